@@ -1,0 +1,24 @@
+"""evalframe: trustworthy, fast retrieval evaluation.
+
+>>> import evalframe
+>>> sso = evalframe.datasets.load_sso()
+>>> evalframe.evaluate(sso.runs, sso.qrels, "P@5")["value"].tolist()
+[0.4]
+"""
+__version__ = "0.1.0"
+
+from . import datasets
+from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
+                     QuestionsDroppedWarning, QuestionsScoredZeroWarning)
+from .evaluate import aggregate, diagnostics, evaluate, index_recall
+from .io import read_qrels, read_run
+from .measures import Measure, parse_measure, parse_measures
+
+__all__ = [
+    "evaluate", "aggregate", "diagnostics", "index_recall",
+    "read_qrels", "read_run",
+    "Measure", "parse_measure", "parse_measures",
+    "datasets",
+    "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
+    "QuestionsScoredZeroWarning", "NoRelevantWarning",
+]

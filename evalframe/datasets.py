@@ -1,0 +1,305 @@
+"""Bundled example data, loaded offline.
+
+Three small evaluation sets ship inside the package (folder ``data/`` of the
+repository, installed as ``evalframe._data``):
+
+- ``load_sso()``: 1 question, 3 judgments (grade 1), 1 system; segment
+  column ``segment``.
+- ``load_cranfield()``: 225 questions, 1,837 judgments (graded 0-4),
+  5 systems; segment columns ``length`` and ``question_form``.
+- ``load_scifact()``: 300 claims, 339 judgments (binary), 5 systems; segment
+  columns ``length`` and ``claim_label``.
+
+``sso`` is the worked example of the spec "Measuring Retrieval Quality" (one
+question, ten returned pages; recall@5 = 0.67, nDCG@10 = 0.62). Cranfield and
+SciFact are real test collections with the top 100 results of five real
+retrieval systems (``bm25``, ``tfidf``, ``dense_exact``, ``dense_hnsw``,
+``hybrid_rrf``). Where each comes from, its licence and how it was converted are
+in the dataset's ``provenance`` text.
+
+Every loader returns a :class:`Dataset` of canonical long tables:
+
+- ``qrels``: ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64);
+- ``runs``: ``query_id`` (str), ``doc_id`` (str), ``score`` (float64),
+  ``system`` (str), every system in one table;
+- ``segments``: ``query_id`` (str) plus one str column per way of grouping
+  the questions;
+- ``queries``: ``query_id`` (str), ``text`` (str).
+
+Runs carry no rank column: within a (system, query) the rows are stored in
+trec_eval's order (score descending, then ``doc_id`` descending for exact ties),
+and the rank is the position in that order.
+
+The files are read once and cached; each call hands out fresh copies of the
+tables, so changing a returned table never changes what the next call returns.
+"""
+from __future__ import annotations
+
+__all__ = ["Dataset", "load_sso", "load_cranfield", "load_scifact"]
+
+import functools
+from dataclasses import dataclass
+from importlib.resources import files
+
+import pandas as pd
+
+_PACKAGE = "evalframe._data"
+_QRELS_COLUMNS = ["query_id", "doc_id", "relevance"]
+_RUN_COLUMNS = ["query_id", "doc_id", "score", "system"]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Dataset:
+    """A bundled evaluation set: golden set, runs, segments and question texts.
+
+    Attributes
+    ----------
+    name : str
+        Short name: ``"sso"``, ``"cranfield"`` or ``"scifact"``.
+    qrels : pandas.DataFrame
+        Judgments, columns ``query_id`` (str), ``doc_id`` (str),
+        ``relevance`` (int64). A document is relevant when ``relevance >= 1``.
+    runs : pandas.DataFrame
+        Ranked results of every system, columns ``query_id`` (str), ``doc_id``
+        (str), ``score`` (float64), ``system`` (str). Higher score ranks
+        first.
+    segments : pandas.DataFrame
+        One row per question: ``query_id`` (str) plus one str column per
+        segmentation.
+    queries : pandas.DataFrame
+        Question texts, columns ``query_id`` (str), ``text`` (str).
+    description : str
+        One-paragraph summary.
+    provenance : str
+        Where the data comes from, its licence and how it was converted
+        (the Markdown file shipped with it).
+
+    Notes
+    -----
+    The dataclass is frozen, but pandas DataFrames are mutable; the loaders
+    therefore return new copies on every call.
+    """
+
+    name: str
+    qrels: pd.DataFrame
+    runs: pd.DataFrame
+    segments: pd.DataFrame
+    queries: pd.DataFrame
+    description: str
+    provenance: str
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """Names of the systems in ``runs``, in the order they are stored."""
+        return tuple(str(s) for s in pd.unique(self.runs["system"]))
+
+    @property
+    def segment_columns(self) -> tuple[str, ...]:
+        """Names of the segment columns (every column of ``segments`` but ``query_id``)."""
+        return tuple(c for c in self.segments.columns if c != "query_id")
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset(name={self.name!r}, queries={len(self.queries)}, "
+            f"qrels={len(self.qrels)}, runs={len(self.runs)}, systems={list(self.systems)}, "
+            f"segments={list(self.segment_columns)})"
+        )
+
+
+def load_sso() -> Dataset:
+    """Load the spec's worked example: one question, three relevant pages, one run.
+
+    The golden set holds the question ``"sso"`` ("Does the Pro plan include
+    single sign-on?") with pages ``page-212``, ``page-1140`` and ``page-2306``
+    at grade 1. The run ``librarian`` returns ten pages with scores 10 down to
+    1; the relevant pages sit at ranks 2, 5 and 9.
+
+    Returns
+    -------
+    Dataset
+        ``qrels`` 3 rows, ``runs`` 10 rows (system ``"librarian"``),
+        ``segments`` one row with column ``segment`` = ``"multi-condition"``,
+        ``queries`` one row.
+
+    Notes
+    -----
+    The spec's numbers for this list: recall@3 = 0.33, recall@5 = 0.67,
+    recall@10 = 1.00, precision@5 = 0.40, reciprocal rank = 0.50 and
+    nDCG@10 = DCG / IDCG = 1.319 / 2.131 = 0.62. The files are plain TREC text
+    (``data/sso/qrels.txt``, ``data/sso/run.trec``).
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_sso
+    >>> sso = load_sso()
+    >>> sso.qrels.shape
+    (3, 3)
+    >>> sso.runs.shape
+    (10, 4)
+    >>> sso.systems
+    ('librarian',)
+    >>> sso.runs["doc_id"].head(3).tolist()
+    ['enterprise-plan', 'page-212', 'two-factor']
+    >>> sorted(sso.qrels["doc_id"])
+    ['page-1140', 'page-212', 'page-2306']
+    """
+    return _copy(_load_sso())
+
+
+def load_cranfield() -> Dataset:
+    """Load Cranfield: 225 aeronautics questions, graded judgments, five runs.
+
+    Returns
+    -------
+    Dataset
+        ``qrels`` 1,837 rows with relevance 0-4 (1,612 with relevance >= 1;
+        each question has one judged-non-relevant document, see provenance),
+        ``runs`` 112,471 rows from ``bm25``, ``tfidf``, ``dense_exact``,
+        ``dense_hnsw`` and ``hybrid_rrf`` (top 100 per question; ``tfidf``
+        returns 71 for question ``"192"``), ``segments`` with columns
+        ``length`` (``short``/``medium``/``long``) and ``question_form``
+        (``wh_question``/``how_question``/``yes_no``/``request``), ``queries``
+        225 rows.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_cranfield
+    >>> cran = load_cranfield()
+    >>> cran.qrels.shape
+    (1837, 3)
+    >>> cran.runs.shape
+    (112471, 4)
+    >>> cran.systems
+    ('bm25', 'tfidf', 'dense_exact', 'dense_hnsw', 'hybrid_rrf')
+    >>> cran.segment_columns
+    ('length', 'question_form')
+    >>> int((cran.qrels["relevance"] >= 1).sum())
+    1612
+    """
+    return _copy(_load_parquet_collection("cranfield"))
+
+
+def load_scifact() -> Dataset:
+    """Load SciFact: 300 scientific claims, binary judgments, five runs.
+
+    Returns
+    -------
+    Dataset
+        ``qrels`` 339 rows, all relevance 1 (the abstracts each claim cites),
+        ``runs`` 149,747 rows from ``bm25``, ``tfidf``, ``dense_exact``,
+        ``dense_hnsw`` and ``hybrid_rrf`` (top 100 per claim; the lexical runs
+        return fewer for a few claims), ``segments`` with columns ``length``
+        (``short``/``medium``/``long``) and ``claim_label``
+        (``support``/``contradict``/``no_rationale``), ``queries`` 300 rows.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_scifact
+    >>> sci = load_scifact()
+    >>> sci.qrels.shape
+    (339, 3)
+    >>> sci.runs.shape
+    (149747, 4)
+    >>> sci.segments["claim_label"].value_counts().to_dict()
+    {'support': 124, 'no_rationale': 112, 'contradict': 64}
+    """
+    return _copy(_load_parquet_collection("scifact"))
+
+
+_DESCRIPTIONS = {
+    "sso": (
+        "Worked example of the spec 'Measuring Retrieval Quality': the question "
+        "'Does the Pro plan include single sign-on?', three relevant pages (grade 1) "
+        "and the Librarian's ten results, with relevant pages at ranks 2, 5 and 9."
+    ),
+    "cranfield": (
+        "Cranfield II: 1,400 aeronautics abstracts, 225 questions, 1,837 graded "
+        "judgments (0-4), top-100 runs of five systems (bm25, tfidf, dense_exact, "
+        "dense_hnsw, hybrid_rrf). Research/teaching data with no explicit licence."
+    ),
+    "scifact": (
+        "SciFact (BEIR test split): 5,183 biomedical abstracts, 300 claims, 339 binary "
+        "judgments, top-100 runs of five systems (bm25, tfidf, dense_exact, dense_hnsw, "
+        "hybrid_rrf). Claims CC BY 4.0, abstracts ODC-By 1.0."
+    ),
+}
+
+
+def _resource(name: str, filename: str):
+    return files(_PACKAGE).joinpath(name, filename)
+
+
+def _read_parquet(name: str, filename: str) -> pd.DataFrame:
+    with _resource(name, filename).open("rb") as fh:
+        return pd.read_parquet(fh)
+
+
+def _read_text(name: str, filename: str) -> str:
+    return _resource(name, filename).read_text(encoding="utf-8")
+
+
+def _read_tsv(name: str, filename: str) -> pd.DataFrame:
+    with _resource(name, filename).open("rb") as fh:
+        return pd.read_csv(fh, sep="\t", dtype=str, keep_default_na=False, quoting=3)
+
+
+def _read_whitespace(name: str, filename: str, columns: list[str]) -> pd.DataFrame:
+    with _resource(name, filename).open("rb") as fh:
+        return pd.read_csv(fh, sep=r"\s+", header=None, names=columns, dtype=str)
+
+
+def _as_str(df: pd.DataFrame, columns) -> pd.DataFrame:
+    return df.astype({c: str for c in columns})
+
+
+def _canonical_qrels(df: pd.DataFrame) -> pd.DataFrame:
+    df = _as_str(df[_QRELS_COLUMNS], ["query_id", "doc_id"])
+    return df.astype({"relevance": "int64"}).reset_index(drop=True)
+
+
+def _canonical_runs(df: pd.DataFrame) -> pd.DataFrame:
+    df = _as_str(df[_RUN_COLUMNS], ["query_id", "doc_id", "system"])
+    return df.astype({"score": "float64"}).reset_index(drop=True)
+
+
+@functools.cache
+def _load_sso() -> Dataset:
+    qrels = _read_whitespace("sso", "qrels.txt", ["query_id", "iteration", "doc_id", "relevance"])
+    runs = _read_whitespace("sso", "run.trec", ["query_id", "q0", "doc_id", "rank", "score", "system"])
+    segments = _read_tsv("sso", "segments.tsv")
+    queries = _read_tsv("sso", "queries.tsv")
+    return Dataset(
+        name="sso",
+        qrels=_canonical_qrels(qrels),
+        runs=_canonical_runs(runs),
+        segments=_as_str(segments, segments.columns),
+        queries=_as_str(queries[["query_id", "text"]], ["query_id", "text"]),
+        description=_DESCRIPTIONS["sso"],
+        provenance=_read_text("sso", "README.md"),
+    )
+
+
+@functools.cache
+def _load_parquet_collection(name: str) -> Dataset:
+    segments = _read_parquet(name, "segments.parquet")
+    return Dataset(
+        name=name,
+        qrels=_canonical_qrels(_read_parquet(name, "qrels.parquet")),
+        runs=_canonical_runs(_read_parquet(name, "runs.parquet")),
+        segments=_as_str(segments, segments.columns),
+        queries=_as_str(_read_parquet(name, "queries.parquet")[["query_id", "text"]], ["query_id", "text"]),
+        description=_DESCRIPTIONS[name],
+        provenance=_read_text(name, "PROVENANCE.md"),
+    )
+
+
+def _copy(ds: Dataset) -> Dataset:
+    return Dataset(
+        name=ds.name,
+        qrels=ds.qrels.copy(deep=True),
+        runs=ds.runs.copy(deep=True),
+        segments=ds.segments.copy(deep=True),
+        queries=ds.queries.copy(deep=True),
+        description=ds.description,
+        provenance=ds.provenance,
+    )

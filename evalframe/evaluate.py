@@ -1,0 +1,241 @@
+"""evaluate(): every measure per question; aggregate(): means per system and segment.
+
+The per-question computation works on any partition of the questions
+independently: evaluating the golden set's questions in several chunks and
+concatenating the results gives the same table as one call (tested), so the
+engine can be run chunk by chunk or on a distributed engine.
+"""
+from __future__ import annotations
+
+__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics"]
+
+import warnings
+from typing import Iterable, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
+from .io import read_qrels, read_run
+from .measures import Measure, compute, parse_measure, parse_measures, resolve
+from .ranking import Judged, Missing, Ties, judge
+
+Duplicates = Literal["error", "max", "first"]
+
+
+def _prepare(run, qrels, *, ties, missing, depth, duplicates, warn=True) -> Judged:
+    """Read and check both inputs (never trusting, never modifying them), then judge."""
+    return judge(read_run(run, duplicates=duplicates), read_qrels(qrels),
+                 ties=ties, missing=missing, depth=depth, warn=warn)
+
+
+def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
+             rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+             depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+    """Compute measures per question (and per system).
+
+    Parameters
+    ----------
+    run : DataFrame, path, dict, or list/dict of those
+        One or many systems (see :func:`evalframe.read_run`).
+    qrels : DataFrame, path or dict
+        The golden set (see :func:`evalframe.read_qrels`).
+    measures : name, Measure or list of them, optional
+        Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
+        trec_eval names (``ndcg_cut_10``, ``P_5``, ``map``...) keep trec_eval's
+        meaning.
+    rel : int
+        A document is relevant when its label is >= ``rel`` (for measures that
+        do not set their own ``rel``).  Reported in the measure name when != 1.
+    ties : {"doc_id_desc", "doc_id_asc", "rank"}
+        Order of documents with equal scores (trec_eval: doc_id descending).
+    missing : {"zero", "drop"}
+        Golden-set questions a system did not answer: score 0 (default) or
+        leave out (trec_eval's default).
+    depth : int, optional
+        Evaluate only the top ``depth`` documents of each ranking.
+    duplicates : {"error", "max", "first"}
+        A document listed twice for one question: raise, keep the highest
+        score, or keep the first row.
+
+    Returns
+    -------
+    DataFrame
+        Long table, one row per (system, question, measure):
+
+        ========== ======= =============================================
+        system     str     present when the run names its systems
+        query_id   str
+        measure    str     canonical measure name (``str(Measure)``)
+        value      float64
+        ========== ======= =============================================
+
+    Notes
+    -----
+    The conventions (tie order, which questions count, empty relevant sets,
+    gains) are in :mod:`evalframe.measures`.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_sso
+    >>> sso = load_sso()
+    >>> evaluate(sso.runs, sso.qrels, ["R@5", "nDCG@10"]).round(2)
+          system query_id  measure  value
+    0  librarian      sso      R@5   0.67
+    1  librarian      sso  nDCG@10   0.62
+    """
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
+        raise ValueError(f"rel must be an int, got {rel!r}")
+    J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    return _long(J, ms)
+
+
+def _long(J: Judged, ms: list[Measure]) -> pd.DataFrame:
+    values = compute(J, ms)
+    G, M = values.shape
+    names = np.array([str(m) for m in ms], dtype=object)
+    cols = {}
+    for c in J.groups.columns:
+        cols[c] = np.repeat(J.groups[c].to_numpy(dtype=object), M)
+    cols["measure"] = np.tile(names, G)
+    cols["value"] = values.ravel()
+    out = pd.DataFrame(cols)
+    for c in out.columns[:-1]:
+        out[c] = out[c].astype(str)
+    return out
+
+
+def diagnostics(run, qrels, *, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+                depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+    """The facts behind evaluate()'s warnings, as a table (no warnings issued).
+
+    Returns
+    -------
+    DataFrame
+        ``system, check, count, action, examples`` where ``check`` is one of
+        ``run_questions_not_in_golden_set`` (dropped),
+        ``golden_questions_not_in_run`` (scored 0, or dropped with
+        ``missing="drop"``), ``golden_questions_without_relevant``,
+        ``score_ties`` (tied rows, ordered by the ``ties`` convention).
+    """
+    return _prepare(run, qrels, ties=ties, missing=missing, depth=depth,
+                    duplicates=duplicates, warn=False).diagnostics
+
+
+def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
+    """Summarise a per-question table per system (and per segment).
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        Output of :func:`evaluate`, optionally with segment columns joined.
+    by : column name or list of names, optional
+        Segment columns to group by, in addition to ``system``.
+
+    Returns
+    -------
+    DataFrame
+        ``system, [by...], measure, n, mean, value, aggregation``: ``n``
+        questions, the arithmetic ``mean``, and ``value``, the measure's own
+        aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
+        NumRelRet, as trec_eval reports them); ``aggregation`` names it.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_sso
+    >>> sso = load_sso()
+    >>> aggregate(evaluate(sso.runs, sso.qrels, ["RR"]))[["system", "measure", "n", "mean"]]
+          system measure  n  mean
+    0  librarian      RR  1   0.5
+    """
+    by = [by] if isinstance(by, str) else list(by or [])
+    need = ["query_id", "measure", "value"] + by
+    missing = [c for c in need if c not in per_question.columns]
+    if missing:
+        raise EvalframeInputError("per-question table", [InputProblem(
+            f"missing columns {missing} (found {list(per_question.columns)})",
+            "pass the output of evaluate(), with the segment columns joined")])
+    keys = (["system"] if "system" in per_question.columns else []) + by + ["measure"]
+    g = per_question.groupby(keys, sort=False, observed=True, dropna=False)["value"]
+    out = g.agg(n="count", mean="mean", total="sum").reset_index()
+    agg = out["measure"].map(lambda name: _aggregation(name))
+    out["value"] = np.where(agg == "sum", out["total"], out["mean"])
+    out["aggregation"] = agg
+    out["n"] = out["n"].astype(np.int64)
+    return out.drop(columns="total")
+
+
+def _aggregation(name: str) -> str:
+    try:
+        return parse_measure(name).aggregation
+    except (ValueError, TypeError):
+        return "mean"
+
+
+def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -> pd.DataFrame:
+    """Index recall@k: how much of the exact top k the approximate index returned.
+
+    This is the *other* recall (ANN recall): its answer key is exact nearest
+    neighbour search, not a golden set, and it knows nothing about relevance.
+
+    Parameters
+    ----------
+    approx_run : run (DataFrame, path, dict), one or many systems
+        Results of the approximate index.
+    exact_run : run, one system
+        Results of exact (brute-force) search for the same questions.
+    k : int
+        Cutoff.
+
+    Returns
+    -------
+    DataFrame
+        ``[system,] query_id, measure, value`` with ``measure = "IndexRecall@k"``
+        and, per question, ``|approx top k ∩ exact top k| / k``.
+
+    Notes
+    -----
+    The denominator is k, as the spec defines it; when the exact list holds
+    fewer than k documents (a collection smaller than k) it is that length.
+    Every question of the exact run counts; one the approximate run does not
+    answer scores 0.  Questions only in the approximate run are dropped (with
+    a :class:`~evalframe.errors.QuestionsDroppedWarning`).  Both lists are
+    ranked with the ``ties`` convention.
+    """
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    exact = read_run(exact_run)
+    if "system" in exact and exact["system"].nunique() > 1:
+        raise EvalframeInputError("exact run", [InputProblem(
+            f"holds {exact['system'].nunique()} systems", "pass the exact search of one system")])
+    exact = exact.drop(columns=[c for c in ("system",) if c in exact])
+    # The exact top k of each question becomes a binary golden set.
+    order_idx = _ranked_rows(exact, ties)
+    e_sorted = exact.iloc[order_idx]
+    rank = e_sorted.groupby("query_id", sort=False).cumcount().to_numpy() + 1
+    key = e_sorted.loc[rank <= k, ["query_id", "doc_id"]].assign(relevance=1)
+    approx = read_run(approx_run)
+    J = judge(approx, key.reset_index(drop=True), ties=ties, missing="zero", depth=k, warn=False)
+    dropped = J.diagnostics[J.diagnostics["check"] == "run_questions_not_in_golden_set"]
+    for row in dropped.itertuples(index=False):
+        warnings.warn(f"{row.count} approximate-run questions are not in the exact run and were dropped "
+                      f"(e.g. {row.examples})", QuestionsDroppedWarning, stacklevel=2)
+    hits = J.per_group(J.label >= 1)
+    n_exact = np.bincount(J.qrels_query, minlength=J.n_queries)[J.group_query]
+    value = hits / np.minimum(n_exact, k)
+    out = J.groups.copy()
+    out["measure"] = f"IndexRecall@{k}"
+    out["value"] = value
+    return out.reset_index(drop=True)
+
+
+def _ranked_rows(run: pd.DataFrame, ties: Ties) -> np.ndarray:
+    """Row positions of ``run`` sorted by (query, score desc, tie order)."""
+    q = run["query_id"].to_numpy(dtype=object)
+    qcode = pd.factorize(q)[0]
+    dcode = pd.factorize(run["doc_id"].to_numpy(dtype=object), sort=True)[0]
+    score = run["score"].to_numpy(dtype=np.float64)
+    if ties == "rank":
+        return np.lexsort((-dcode, run["rank"].to_numpy(dtype=np.float64), qcode))
+    return np.lexsort((dcode if ties == "doc_id_asc" else -dcode, -score, qcode))

@@ -1,0 +1,259 @@
+"""Read golden sets and runs from files, DataFrames and dicts.
+
+Accepted sources (for both :func:`read_qrels` and :func:`read_run`):
+
+- TREC text files: whitespace separated (tabs or runs of spaces), ``#`` comment
+  lines, optionally gzip-compressed (``.gz``).  Qrels: ``query_id iter doc_id
+  relevance``; runs: ``query_id Q0 doc_id rank score tag``.
+- CSV / TSV with a header line, Parquet, JSON lines (``.jsonl``), using the
+  canonical column names or the aliases in :data:`evalframe.schema.ALIASES`.
+- pandas DataFrames (copied, never modified).
+- The dict-of-dicts used by pytrec_eval and ranx: ``{query_id: {doc_id: value}}``.
+
+Several systems: a table with a ``system`` column, a list of runs, or a dict
+``{system_name: run}``.  A TREC run file's tag column becomes ``system``.
+"""
+from __future__ import annotations
+
+__all__ = ["read_qrels", "read_run"]
+
+import gzip
+import io as _io
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal, Union
+
+import numpy as np
+import pandas as pd
+
+from .errors import EvalframeInputError, InputProblem
+from .schema import ALIASES, clean_qrels, clean_run
+
+Source = Union[str, os.PathLike, pd.DataFrame, Mapping]
+
+_QRELS_COLS = ["query_id", "iteration", "doc_id", "relevance"]
+_RUN_COLS = ["query_id", "q0", "doc_id", "rank", "score", "system"]
+_KNOWN = {a for names in ALIASES.values() for a in names}
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {str(path)!r}") from None
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data
+
+
+def _strip_ext(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    return name
+
+
+def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd.DataFrame:
+    """Parse a whitespace-separated file with a fixed number of columns (pyarrow)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if b"\r" in data:
+        data = data.replace(b"\r", b"")
+    if data.startswith(b"#") or b"\n#" in data:
+        data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
+    # Normalise runs of spaces/tabs to one space, and strip line ends.
+    if b"\t" in data or b"  " in data or b"\n " in data or data.startswith(b" ") or b" \n" in data:
+        data = re.sub(rb"[ \t]+", b" ", data)
+        data = re.sub(rb"(?m)^ | $", b"", data)
+    data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
+    if not data.strip():
+        raise EvalframeInputError(what, [InputProblem(f"{path} holds no data lines", "check the file")])
+    n = len(names)
+    bad_lines: list[str] = []
+
+    def on_invalid(row):
+        bad_lines.append(f"line {row.number}: {row.text!r} ({row.actual_columns} fields, expected {n})")
+        return "skip"
+
+    try:
+        table = pacsv.read_csv(
+            _io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                             invalid_row_handler=on_invalid),
+            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in names},
+                                                 strings_can_be_null=False),
+        )
+    except pa.ArrowInvalid as exc:  # pragma: no cover - defensive
+        raise EvalframeInputError(what, [InputProblem(f"{path}: cannot parse: {exc}",
+                                                      f"expected {n} whitespace-separated fields per line")]) from None
+    if bad_lines:
+        # Line numbers count data lines after comment/blank lines are removed when
+        # the file has such lines; report them as given by the parser.
+        raise EvalframeInputError(what, [InputProblem(
+            f"{path}: {len(bad_lines)} malformed lines (expected {n} fields: {' '.join(names)})",
+            "fix or remove those lines", "\n".join(bad_lines[:_MAX]))])
+    df = table.to_pandas()
+    return df
+
+
+_MAX = 5
+
+
+def _read_table_file(path: Path, kind: Literal["qrels", "run"]) -> pd.DataFrame:
+    name = _strip_ext(path)
+    what = "golden set (qrels)" if kind == "qrels" else "run"
+    if name.endswith((".parquet", ".pq")):
+        return pd.read_parquet(path)
+    if name.endswith((".jsonl", ".ndjson")):
+        return pd.read_json(path, lines=True, dtype=False)
+    if name.endswith(".json"):
+        import json
+        with (gzip.open(path, "rt") if path.name.endswith(".gz") else open(path)) as fh:
+            obj = json.load(fh)
+        return _from_mapping(obj, kind)
+    data = _read_bytes(path)
+    first = next((ln for ln in data.splitlines() if ln.strip() and not ln.startswith(b"#")), b"")
+    tokens = [t.decode(errors="replace").strip().strip('"').lower() for t in re.split(rb"[,\t ]+", first.strip())]
+    has_header = any(t in _KNOWN for t in tokens) and not (
+        kind == "run" and len(tokens) == 6 and tokens[1].lower() == "q0")
+    if has_header or name.endswith(".csv"):
+        sep = "," if (name.endswith(".csv") or (b"," in first and b"\t" not in first)) else ("\t" if b"\t" in first else r"\s+")
+        return pd.read_csv(_io.BytesIO(data), sep=sep, dtype={c: str for c in _KNOWN
+                                                              if c not in ALIASES["score"] + ALIASES["relevance"] + ALIASES["rank"]},
+                           comment=None, skip_blank_lines=True)
+    ntok = len(first.split())
+    if kind == "qrels":
+        if ntok == 4:
+            df = _parse_whitespace(data, _QRELS_COLS, what, str(path))
+            return df[["query_id", "doc_id", "relevance"]]
+        if ntok == 3:
+            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path))
+        raise EvalframeInputError(what, [InputProblem(
+            f"{path}: first line has {ntok} fields: {first[:200]!r}",
+            "TREC qrels lines are 'query_id iteration doc_id relevance' (4 fields)")])
+    if ntok == 6:
+        df = _parse_whitespace(data, _RUN_COLS, what, str(path))
+        return df[["query_id", "doc_id", "rank", "score", "system"]]
+    if ntok == 3:
+        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path))
+    raise EvalframeInputError(what, [InputProblem(
+        f"{path}: first line has {ntok} fields: {first[:200]!r}",
+        "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
+
+
+def _from_mapping(obj: Mapping, kind: str) -> pd.DataFrame:
+    """{query_id: {doc_id: value}} (pytrec_eval/ranx) to a long table."""
+    value = "relevance" if kind == "qrels" else "score"
+    q, d, v = [], [], []
+    for qid, docs in obj.items():
+        if not isinstance(docs, Mapping):
+            raise EvalframeInputError("golden set (qrels)" if kind == "qrels" else "run", [InputProblem(
+                f"dict value for {qid!r} is {type(docs).__name__}, not a dict of doc_id -> {value}",
+                "pass {query_id: {doc_id: value}} (pytrec_eval/ranx style)")])
+        n = len(docs)
+        q.append(np.full(n, str(qid), dtype=object))
+        d.append(np.fromiter((str(k) for k in docs.keys()), dtype=object, count=n))
+        v.append(np.fromiter(docs.values(), dtype=float, count=n))
+    if not q:
+        return pd.DataFrame({"query_id": [], "doc_id": [], value: []})
+    return pd.DataFrame({"query_id": np.concatenate(q), "doc_id": np.concatenate(d), value: np.concatenate(v)})
+
+
+def _is_nested_run_mapping(obj: Mapping) -> bool:
+    """True for {system: run} where each run is itself a dict-of-dicts or a table."""
+    for v in obj.values():
+        if isinstance(v, pd.DataFrame) or isinstance(v, (str, os.PathLike)):
+            return True
+        if isinstance(v, Mapping):
+            inner = next(iter(v.values()), None)
+            return isinstance(inner, Mapping)
+        return False
+    return False
+
+
+def _raw(source, kind: Literal["qrels", "run"]) -> pd.DataFrame:
+    if isinstance(source, pd.DataFrame):
+        return source
+    if isinstance(source, (str, os.PathLike)):
+        return _read_table_file(Path(source), kind)
+    if isinstance(source, Mapping):
+        return _from_mapping(source, kind)
+    raise TypeError(f"cannot read a {'golden set' if kind == 'qrels' else 'run'} from "
+                    f"{type(source).__name__}: pass a file path, a DataFrame or a dict of dicts")
+
+
+def read_qrels(source: Source) -> pd.DataFrame:
+    """Read a golden set (qrels) into a canonical DataFrame.
+
+    Parameters
+    ----------
+    source : path, DataFrame or dict
+        See the module docstring for the accepted formats.
+
+    Returns
+    -------
+    DataFrame
+        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64).
+
+    Examples
+    --------
+    >>> read_qrels({"q1": {"d1": 1, "d2": 0}}).shape
+    (2, 3)
+    """
+    return clean_qrels(_raw(source, "qrels"))
+
+
+def read_run(source: Source | Sequence[Source], *, system: str | None = None,
+             duplicates: Literal["error", "max", "first"] = "error") -> pd.DataFrame:
+    """Read a run (one or many systems) into a canonical DataFrame.
+
+    Parameters
+    ----------
+    source : path, DataFrame, dict, or a list / dict of those
+        A single run, a list of runs, or ``{system_name: run}``.
+    system : str, optional
+        System name for a single run (overrides its tag / ``system`` column).
+    duplicates : {"error", "max", "first"}
+        See :func:`evalframe.schema.clean_run`.
+
+    Returns
+    -------
+    DataFrame
+        ``system, query_id, doc_id, score`` (+ ``rank`` when the source has it);
+        ``system`` is present when the source names systems (TREC tag column,
+        a ``system`` column, a list or dict of runs, or the argument).
+
+    Examples
+    --------
+    >>> read_run({"q1": {"d1": 2.0, "d2": 1.0}}, system="bm25").columns.tolist()
+    ['system', 'query_id', 'doc_id', 'score']
+    """
+    if isinstance(source, Mapping) and _is_nested_run_mapping(source):
+        if system is not None:
+            raise ValueError("system= names a single run; a dict of runs is already named by its keys")
+        parts = [read_run(v, system=str(k), duplicates=duplicates) for k, v in source.items()]
+        return pd.concat(parts, ignore_index=True)
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike)):
+        if system is not None:
+            raise ValueError("system= names a single run; name each run in a dict {name: run} instead")
+        parts = []
+        for i, src in enumerate(source):
+            part = read_run(src, duplicates=duplicates)
+            if "system" not in part:
+                name = Path(src).stem if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
+                part.insert(0, "system", name)
+            parts.append(part)
+        if not parts:
+            raise EvalframeInputError("run", [InputProblem("the list of runs is empty", "pass at least one run")])
+        out = pd.concat(parts, ignore_index=True)
+        names = out["system"].drop_duplicates()
+        if len(names) < len(parts):
+            raise EvalframeInputError("run", [InputProblem(
+                f"{len(parts)} runs but only {len(names)} distinct system names",
+                "give each run its own name: pass a dict {name: run}")])
+        return out
+    return clean_run(_raw(source, "run"), system=system, duplicates=duplicates)

@@ -1,0 +1,248 @@
+"""Clean and check input tables: one step, one error listing every problem.
+
+:func:`clean_qrels` and :func:`clean_run` take a DataFrame with canonical or
+alias column names and return a new DataFrame with canonical columns and dtypes:
+
+- golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64)
+- run: ``query_id`` (str), ``doc_id`` (str), ``score`` (float64), plus
+  ``system`` (str) when the input has one (or the ``system`` argument is given)
+  and ``rank`` (int64) when the input has one.
+
+Ids are strings after cleaning, so an integer question id in one table matches
+the same id written as text in the other.  Integral floats (``1.0``, as pandas
+reads an integer column with gaps) become ``"1"``.  The caller's DataFrame is
+never modified.
+"""
+from __future__ import annotations
+
+__all__ = ["clean_qrels", "clean_run", "ALIASES"]
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from .errors import EvalframeInputError, InputProblem
+
+#: Accepted column names, canonical name first.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "query", "topic", "topic_id", "question_id", "question", "queryid", "q_id"),
+    "doc_id": ("doc_id", "docno", "docid", "doc", "document", "document_id", "page", "page_id", "did", "pid"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement"),
+    "score": ("score", "sim", "similarity"),
+    "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
+    "rank": ("rank",),
+}
+
+_MAX_EXAMPLES = 5
+
+
+def _examples(df: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
+    rows = df.loc[np.asarray(mask)].head(_MAX_EXAMPLES)
+    return rows.to_string(index=True, max_colwidth=40)
+
+
+def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...],
+            problems: list[InputProblem]) -> pd.DataFrame:
+    """Map alias columns to canonical names; report missing or ambiguous ones."""
+    lower = {str(c).lower(): c for c in df.columns}
+    mapping: dict[object, str] = {}
+    for canon in wanted + optional:
+        found = [lower[a] for a in ALIASES[canon] if a in lower]
+        if canon in df.columns:
+            found = [canon]
+        if len(found) > 1:
+            problems.append(InputProblem(
+                f"several columns could be {canon!r}: {found}",
+                f"rename or drop all but one of them (accepted names: {', '.join(ALIASES[canon])})"))
+        elif found:
+            mapping[found[0]] = canon
+        elif canon in wanted:
+            problems.append(InputProblem(
+                f"missing column {canon!r} (found columns: {[str(c) for c in df.columns]})",
+                f"name a column {canon!r} or one of its aliases: {', '.join(ALIASES[canon][1:])}"))
+    out = df[list(mapping)].rename(columns=mapping)
+    return out
+
+
+def _ids_to_str(s: pd.Series) -> pd.Series:
+    """Ids as strings; integral floats lose their '.0' so 1 and '1' match."""
+    if pd.api.types.is_float_dtype(s.dtype):
+        v = s.to_numpy(dtype=float, na_value=np.nan)
+        ok = np.isfinite(v)
+        if ok.all() and (v == np.round(v)).all():
+            return pd.Series(v.astype(np.int64), index=s.index).astype(str)
+    if pd.api.types.is_string_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
+        return s.astype(str)
+    out = s.astype(str)
+    return out.where(s.notna(), None) if s.isna().any() else out
+
+
+def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id")) -> None:
+    for col in cols:
+        if col not in df:
+            continue
+        bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
+        if bad.any():
+            problems.append(InputProblem(
+                f"{int(bad.sum())} rows have a missing or empty {col}",
+                f"drop those rows or fill in their {col}", _examples(df, bad)))
+
+
+def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
+    """Check a golden set and return a canonical copy.
+
+    Parameters
+    ----------
+    qrels : DataFrame
+        Columns ``query_id, doc_id, relevance`` or aliases
+        (``qid/query/topic``, ``docno/docid/doc``, ``rel/label/grade``).
+
+    Returns
+    -------
+    DataFrame
+        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64); one row
+        per (query_id, doc_id) (exact duplicate rows are merged).
+
+    Raises
+    ------
+    EvalframeInputError
+        Listing every problem: missing columns, missing ids, missing or
+        non-numeric or non-integral labels, conflicting duplicate rows, an
+        empty table.
+    """
+    if not isinstance(qrels, pd.DataFrame):
+        raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
+                        "use evalframe.read_qrels() for files and dicts")
+    problems: list[InputProblem] = []
+    df = _rename(qrels, ("query_id", "doc_id", "relevance"), (), problems)
+    if problems:
+        raise EvalframeInputError("golden set (qrels)", problems)
+    if len(df) == 0:
+        raise EvalframeInputError("golden set (qrels)", [InputProblem(
+            "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
+    _check_ids(df, problems)
+    rel = pd.to_numeric(df["relevance"], errors="coerce")
+    rel_f = rel.to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(rel_f)
+    if bad.any():
+        problems.append(InputProblem(
+            f"{int(bad.sum())} rows have a missing or non-numeric relevance label",
+            "give every row an integer label (0 = judged not relevant)", _examples(df, bad)))
+    frac = np.isfinite(rel_f) & (rel_f != np.round(np.where(np.isfinite(rel_f), rel_f, 0)))
+    if frac.any():
+        problems.append(InputProblem(
+            f"{int(frac.sum())} rows have a non-integral relevance label",
+            "relevance labels are integer grades (0, 1, 2, ...); round or map them to integers",
+            _examples(df, frac)))
+    if problems:
+        raise EvalframeInputError("golden set (qrels)", problems)
+    out = pd.DataFrame({
+        "query_id": _ids_to_str(df["query_id"]).to_numpy(),
+        "doc_id": _ids_to_str(df["doc_id"]).to_numpy(),
+        "relevance": rel_f.astype(np.int64),
+    })
+    out = out.drop_duplicates(ignore_index=True)
+    dup = out.duplicated(["query_id", "doc_id"], keep=False)
+    if dup.any():
+        n_pairs = int(out.loc[dup, ["query_id", "doc_id"]].drop_duplicates().shape[0])
+        raise EvalframeInputError("golden set (qrels)", [InputProblem(
+            f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
+            "keep one label per judged document (e.g. the adjudicated or the maximum label)",
+            _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
+    return out
+
+
+def clean_run(run: pd.DataFrame, *, system: str | None = None,
+              duplicates: Literal["error", "max", "first"] = "error") -> pd.DataFrame:
+    """Check a run (one or many systems) and return a canonical copy.
+
+    Parameters
+    ----------
+    run : DataFrame
+        Columns ``query_id, doc_id, score`` or aliases (``qid``, ``docno``,
+        ``sim``...), optionally ``system`` (or ``run``/``tag``) and ``rank``.
+    system : str, optional
+        Name for the system; overrides a ``system`` column.
+    duplicates : {"error", "max", "first"}
+        What to do with a document listed twice for the same question (and
+        system): raise (default), keep its highest score, or keep its first row.
+
+    Returns
+    -------
+    DataFrame
+        ``[system,] query_id, doc_id, score[, rank]`` with str ids, float64 score.
+
+    Raises
+    ------
+    EvalframeInputError
+        Listing every problem: missing columns, missing ids, missing, NaN,
+        infinite or non-numeric scores, duplicate documents, an empty table.
+    """
+    if duplicates not in ("error", "max", "first"):
+        raise ValueError(f"duplicates must be 'error', 'max' or 'first', got {duplicates!r}")
+    if not isinstance(run, pd.DataFrame):
+        raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
+                        "use evalframe.read_run() for files and dicts")
+    problems: list[InputProblem] = []
+    df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank"), problems)
+    if problems:
+        raise EvalframeInputError("run", problems)
+    if len(df) == 0:
+        raise EvalframeInputError("run", [InputProblem(
+            "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
+    _check_ids(df, problems, ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ()))
+    score = df["score"]
+    if not pd.api.types.is_float_dtype(score.dtype):
+        score = pd.to_numeric(score, errors="coerce")
+    sc = score.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(sc)
+    if bad.any():
+        nonnum = bad & df["score"].notna().to_numpy() & ~np.isinf(sc)
+        what = f"{int(bad.sum())} rows have a missing, NaN, infinite or non-numeric score"
+        if nonnum.any():
+            what += f" ({int(nonnum.sum())} non-numeric)"
+        problems.append(InputProblem(what, "give every retrieved document a finite numeric score "
+                                     "(drop the rows, or map -inf/inf to the lowest/highest finite score)",
+                                     _examples(df, bad)))
+    rank = None
+    if "rank" in df:
+        r = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        if np.isfinite(r).all():
+            rank = r
+    data = {}
+    if system is not None:
+        data["system"] = np.full(len(df), str(system), dtype=object)
+    elif "system" in df:
+        data["system"] = _ids_to_str(df["system"]).to_numpy()
+    data["query_id"] = _ids_to_str(df["query_id"]).to_numpy()
+    data["doc_id"] = _ids_to_str(df["doc_id"]).to_numpy()
+    data["score"] = sc
+    if rank is not None:
+        data["rank"] = rank
+    out = pd.DataFrame(data)
+    for col in ("system", "query_id", "doc_id"):
+        if col in out:
+            out[col] = out[col].astype(str)
+    keys = [c for c in ("system", "query_id", "doc_id") if c in out]
+    dup = out.duplicated(keys, keep=False).to_numpy()
+    if dup.any() and duplicates == "error":
+        n = int(out.loc[dup, keys].drop_duplicates().shape[0])
+        problems.append(InputProblem(
+            f"{n} documents are listed more than once for the same question"
+            + (" and system" if "system" in out else "") + f" ({int(dup.sum())} rows)",
+            "pass duplicates='max' to keep each document's highest score, or duplicates='first' "
+            "to keep its first row, or remove them",
+            _examples(out.sort_values(keys), dup[out.sort_values(keys).index.to_numpy()])))
+    if problems:
+        raise EvalframeInputError("run", problems)
+    if dup.any():
+        if duplicates == "max":
+            order = out.sort_values("score", ascending=False, kind="stable").index
+            out = out.loc[order].drop_duplicates(keys, keep="first").sort_index()
+        else:
+            out = out.drop_duplicates(keys, keep="first")
+        out = out.reset_index(drop=True)
+    if "rank" in out:
+        out["rank"] = out["rank"].astype(np.int64) if (out["rank"] == np.round(out["rank"])).all() else out["rank"]
+    return out

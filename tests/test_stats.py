@@ -1,0 +1,517 @@
+"""Tests of evalframe.stats: scipy and published values as oracles, slow loops, simulation."""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as st
+
+from evalframe.errors import EvalframeInputError, UnpairedQuestionsWarning
+from evalframe.stats import (
+    adjust_pvalues,
+    compare,
+    detectable_difference,
+    half_width,
+    n_for_difference,
+    n_for_half_width,
+    planning_curve,
+    power,
+    standard_error,
+    summarize,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "trec-per-topic"
+
+
+def tidy(wide: dict[str, np.ndarray], measure: str = "AP", qids=None) -> pd.DataFrame:
+    frames = []
+    for name, values in wide.items():
+        q = qids if qids is not None else [f"q{i}" for i in range(len(values))]
+        frames.append(pd.DataFrame({"system": name, "query_id": q, "measure": measure,
+                                    "value": np.asarray(values, dtype=float)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def adhoc8():
+    d = pd.read_csv(DATA / "adhoc8_ap.csv")
+    return tidy({"run125": d["run125"].to_numpy(), "run126": d["run126"].to_numpy()})
+
+
+def one(df: pd.DataFrame) -> pd.Series:
+    assert len(df) == 1
+    return df.iloc[0]
+
+
+# ------------------------------------------------------------ published values (R)
+def test_published_t_wilcoxon_sign(adhoc8):
+    t = one(compare(adhoc8, baseline="run125", test="t"))
+    assert t.system_a == "run125" and t.system_b == "run126" and t.n == 50
+    assert t.p_value == pytest.approx(0.0013193972, abs=1e-6)
+    assert t["diff"] > 0 and t.wins == 34 and t.losses == 16 and t.ties == 0
+    w = one(compare(adhoc8, baseline="run125", test="wilcoxon"))
+    assert w.p_value == pytest.approx(0.003445188, abs=1e-6)
+    s = one(compare(adhoc8, baseline="run125", test="sign", tie_threshold=0.01))
+    assert s.p_value == pytest.approx(0.009559879, abs=1e-6)
+    assert (s.wins, s.ties, s.losses) == (31, 6, 13)
+    s0 = one(compare(adhoc8, baseline="run125", test="sign"))
+    assert s0.p_value == pytest.approx(0.0153467, abs=1e-6)
+
+
+def test_published_randomization_1e6(adhoc8):
+    B = 10**6
+    r = one(compare(adhoc8, baseline="run125", test="randomization", n_resamples=B))
+    assert r.n_resamples == B
+    mc_sd = math.sqrt(0.001188 * (1 - 0.001188) / B)  # ~3.4e-5, ours and theirs
+    assert abs(r.p_value - 0.001188) < 4 * math.sqrt(2) * mc_sd
+
+
+def test_published_bootstrap_shift(adhoc8):
+    B = 200_000
+    r = one(compare(adhoc8, baseline="run125", test="bootstrap", n_resamples=B))
+    sd = math.sqrt(0.000586 / B + 0.000586 / 10**6)
+    assert abs(r.p_value - 0.000586) < 4 * sd
+
+
+# ----------------------------------------------------------------- against scipy
+@pytest.fixture(scope="module")
+def small_pair():
+    rng = np.random.default_rng(7)
+    a = rng.beta(2, 4, 25)
+    b = np.clip(a + rng.normal(0.03, 0.08, 25), 0, 1)
+    b[:3] = a[:3]  # zero differences
+    b[3], a[3] = 0.5, 0.4
+    b[4], a[4] = 0.6, 0.5  # tied |d|
+    return a, b
+
+
+def test_ttest_matches_scipy(small_pair):
+    a, b = small_pair
+    r = one(compare(tidy({"A": a, "B": b}), test="t", confidence=0.9))
+    ref = st.ttest_rel(b, a)
+    ci = ref.confidence_interval(0.9)
+    assert r.statistic == pytest.approx(ref.statistic, rel=1e-12)
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert (r.ci_low, r.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    d = b - a
+    assert r.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
+
+
+def test_wilcoxon_matches_scipy_approx_with_ties_and_zeros(small_pair):
+    a, b = small_pair
+    r = one(compare(tidy({"A": a, "B": b}), test="wilcoxon"))
+    ref = st.wilcoxon(b, a, zero_method="wilcox", correction=True, method="approx")
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    d = (b - a)[b != a]
+    ranks = st.rankdata(np.abs(d))
+    assert r.statistic == ranks[d > 0].sum()
+
+
+def test_wilcoxon_exact_matches_scipy():
+    rng = np.random.default_rng(3)
+    a = rng.random(12)
+    b = a + rng.normal(0.1, 0.2, 12)
+    r = one(compare(tidy({"A": a, "B": b}), test="wilcoxon", exact=True))
+    assert r.p_value == pytest.approx(st.wilcoxon(b - a, method="exact").pvalue, rel=1e-12)
+
+
+def test_sign_matches_binomtest(small_pair):
+    a, b = small_pair
+    r = one(compare(tidy({"A": a, "B": b}), test="sign"))
+    w, l = int((b > a).sum()), int((b < a).sum())
+    assert (r.wins, r.losses, r.ties) == (w, l, 25 - w - l)
+    assert r.p_value == pytest.approx(st.binomtest(w, w + l).pvalue, rel=1e-12)
+
+
+def _mean_diff(x, y, axis=-1):
+    return np.mean(x - y, axis=axis)
+
+
+def test_randomization_exact_matches_scipy():
+    rng = np.random.default_rng(11)
+    a = rng.random(12)
+    b = a + rng.normal(0.05, 0.1, 12)
+    r = one(compare(tidy({"A": a, "B": b}), test="randomization"))
+    assert r.n_resamples == 2**12
+    ref = st.permutation_test((b, a), _mean_diff, permutation_type="samples",
+                              vectorized=True, n_resamples=np.inf)
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_randomization_monte_carlo_matches_scipy():
+    rng = np.random.default_rng(12)
+    a = rng.random(60)
+    b = a + rng.normal(0.03, 0.1, 60)
+    B = 20_000
+    r = one(compare(tidy({"A": a, "B": b}), test="randomization", n_resamples=B))
+    ref = st.permutation_test((b, a), _mean_diff, permutation_type="samples",
+                              vectorized=True, n_resamples=B, random_state=1)
+    p = ref.pvalue
+    assert 0.005 < p < 0.5
+    assert abs(r.p_value - p) < 4 * math.sqrt(2 * p * (1 - p) / B)
+
+
+def test_bca_matches_scipy():
+    rng = np.random.default_rng(5)
+    x = rng.exponential(0.2, 30)
+    B = 40_000
+    s = one(summarize(tidy({"A": x}), method="bca", n_resamples=B, seed=2))
+    ref = st.bootstrap((x,), np.mean, method="BCa", n_resamples=B, random_state=3).confidence_interval
+    width = ref.high - ref.low
+    assert s.ci_low == pytest.approx(ref.low, abs=0.03 * width)
+    assert s.ci_high == pytest.approx(ref.high, abs=0.03 * width)
+    # the same for the interval of a paired difference
+    y = x + rng.normal(0.02, 0.05, 30)
+    c = one(compare(tidy({"A": x, "B": y}), ci="bca", n_resamples=B))
+    ref = st.bootstrap((y - x,), np.mean, method="BCa", n_resamples=B, random_state=3).confidence_interval
+    width = ref.high - ref.low
+    assert (c.ci_low, c.ci_high) == pytest.approx((ref.low, ref.high), abs=0.03 * width)
+
+
+def test_percentile_bootstrap_matches_scipy_and_spec_loop():
+    rng = np.random.default_rng(6)
+    x = rng.beta(2, 5, 40)
+    B = 40_000
+    s = one(summarize(tidy({"A": x}), method="bootstrap", n_resamples=B))
+    ref = st.bootstrap((x,), np.mean, method="percentile", n_resamples=B,
+                       random_state=4).confidence_interval
+    width = ref.high - ref.low
+    assert (s.ci_low, s.ci_high) == pytest.approx((ref.low, ref.high), abs=0.03 * width)
+    assert s.n_resamples == B and s.seed == 0 and s.method == "bootstrap"
+
+
+def test_wilson_and_clopper_pearson_match_scipy():
+    for k, n in [(0, 20), (3, 20), (19, 20), (20, 20), (37, 50)]:
+        t = tidy({"A": np.r_[np.ones(k), np.zeros(n - k)]}, measure="Success@10")
+        w = one(summarize(t, method="wilson", confidence=0.9))
+        cp = one(summarize(t, method="clopper-pearson", confidence=0.9))
+        ref_w = st.binomtest(k, n).proportion_ci(0.9, method="wilson")
+        ref_cp = st.binomtest(k, n).proportion_ci(0.9, method="exact")
+        assert (w.ci_low, w.ci_high) == pytest.approx((ref_w.low, ref_w.high), abs=1e-12)
+        assert (cp.ci_low, cp.ci_high) == pytest.approx((ref_cp.low, ref_cp.high), abs=1e-10)
+        assert w.se == pytest.approx(math.sqrt(k / n * (1 - k / n) / n))
+
+
+def test_summarize_t_interval_and_auto():
+    rng = np.random.default_rng(8)
+    x = rng.random(30)
+    t = pd.concat([tidy({"A": x}, "nDCG@10"), tidy({"A": (x > 0.5).astype(float)}, "Success@10")])
+    s = summarize(t).set_index("measure")
+    assert s.loc["nDCG@10", "method"] == "t" and s.loc["Success@10", "method"] == "wilson"
+    ref = st.ttest_1samp(x, 0).confidence_interval(0.95)
+    assert (s.loc["nDCG@10", "ci_low"], s.loc["nDCG@10", "ci_high"]) == pytest.approx((ref.low, ref.high))
+    assert s.loc["nDCG@10", "se"] == pytest.approx(x.std(ddof=1) / math.sqrt(30))
+    assert s.loc["nDCG@10", "sd"] == pytest.approx(x.std(ddof=1))
+    assert pd.isna(s.loc["nDCG@10", "n_resamples"])
+    assert list(summarize(t).columns) == ["system", "measure", "n", "mean", "sd", "se", "ci_low",
+                                          "ci_high", "method", "confidence", "n_resamples", "seed"]
+
+
+def test_summarize_by_segment_and_no_system_column():
+    t = pd.DataFrame({"query_id": [f"q{i}" for i in range(6)], "measure": "AP",
+                      "value": [0.1, 0.3, 0.2, 0.9, 0.7, 0.8], "segment": list("aaabbb")})
+    s = summarize(t, by="segment")
+    assert list(s.columns[:3]) == ["system", "segment", "measure"]
+    assert s.set_index("segment")["mean"].to_dict() == pytest.approx({"a": 0.2, "b": 0.8})
+    assert (s["system"] == "system").all() and (s["n"] == 3).all()
+
+
+# ----------------------------------------------------------------- spec numbers
+def test_spec_sample_size_numbers():
+    assert standard_error(p=0.5, n=20) == pytest.approx(0.112, abs=5e-4)
+    assert half_width(p=0.5, n=20) == pytest.approx(0.22, abs=0.005)  # "about +-22 points"
+    assert standard_error(p=0.5, n=50) == pytest.approx(0.07, abs=0.002)  # "about 7 points"
+    assert standard_error(p=0.5, n=200) == pytest.approx(0.035, abs=0.001)  # "about 3.5"
+    t = tidy({"A": [1.0, 0.0] * 10}, "Success@10")
+    s = one(summarize(t))
+    assert s.se == pytest.approx(0.1118, abs=1e-4)
+    assert (s.ci_low, s.ci_high) == pytest.approx((0.28, 0.72), abs=0.02)  # "about 28% to 72%"
+
+
+def test_planning_functions():
+    # G*Power / R power.t.test(delta=.5, sd=1, type="paired", power=.8): n = 33.37 -> 34
+    assert n_for_difference(0.5, sd_diff=1.0) == 34
+    assert power(34, 0.5, 1.0) >= 0.8 > power(33, 0.5, 1.0)
+    assert n_for_half_width(0.05, p=0.5) == 385  # the classic 1.96^2 / (4 * 0.05^2)
+    n = n_for_half_width(0.02, sd=0.25)
+    assert half_width(sd=0.25, n=n) <= 0.02 < half_width(sd=0.25, n=n - 1)
+    dd = detectable_difference(100, sd_diff=0.15)
+    assert power(100, dd, 0.15) == pytest.approx(0.8, abs=1e-9)
+    assert dd == pytest.approx(2.8 * 0.15 / 10, rel=0.03)  # normal rule of thumb
+    with pytest.raises(ValueError, match="exactly one of sd"):
+        standard_error(sd=0.2, p=0.5, n=10)
+
+
+def test_power_matches_simulation():
+    rng = np.random.default_rng(21)
+    n, delta, sd = 30, 0.04, 0.1
+    d = rng.normal(delta, sd, size=(20_000, n))
+    sim = (st.ttest_1samp(d, 0, axis=1).pvalue < 0.05).mean()
+    assert power(n, delta, sd) == pytest.approx(sim, abs=0.015)
+
+
+def test_planning_curve_from_table():
+    rng = np.random.default_rng(4)
+    x = rng.random(40)
+    y = np.clip(x + rng.normal(0.02, 0.1, 40), 0, 1)
+    z = np.clip(x + rng.normal(0.0, 0.1, 40), 0, 1)
+    t = tidy({"A": x, "B": y, "C": z})
+    c = planning_curve(t, n=[20, 50], deltas=[0.02, 0.05])
+    assert len(c) == 4 and set(c.columns) >= {"measure", "n", "se", "half_width", "delta", "power"}
+    sd = math.sqrt(np.mean([v.var(ddof=1) for v in (x, y, z)]))
+    sdd = math.sqrt(np.mean([(v - u).var(ddof=1) for u, v in [(x, y), (x, z), (y, z)]]))
+    assert c["sd"].iloc[0] == pytest.approx(sd) and c["sd_diff"].iloc[0] == pytest.approx(sdd)
+    r = c[(c.n == 50) & (c.delta == 0.05)].iloc[0]
+    assert r.se == pytest.approx(sd / math.sqrt(50))
+    assert r.power == pytest.approx(power(50, 0.05, sdd))
+    assert c.groupby("delta")["power"].apply(lambda s: s.is_monotonic_increasing).all()
+
+
+# ----------------------------------------------------------- calibration by simulation
+def _experiments(n_exp: int, n: int, seed: int) -> pd.DataFrame:
+    """Two systems with the same per-question distribution; experiment e = measure 'e'."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.beta(2, 3, size=(n_exp, n))
+    a = np.clip(difficulty + rng.normal(0, 0.15, (n_exp, n)), 0, 1)
+    b = np.clip(difficulty + rng.normal(0, 0.15, (n_exp, n)), 0, 1)
+    qid = np.tile([f"q{i}" for i in range(n)], n_exp)
+    meas = np.repeat([f"m{e}" for e in range(n_exp)], n)
+    return pd.concat([pd.DataFrame({"system": s, "query_id": qid, "measure": meas, "value": v.ravel()})
+                      for s, v in (("A", a), ("B", b))], ignore_index=True)
+
+
+@pytest.mark.parametrize("test", ["t", "randomization"])
+def test_type_i_error_calibrated(test):
+    t = _experiments(2000, 30, seed=100)
+    r = compare(t, test=test, n_resamples=2000, ci="none")
+    assert len(r) == 2000 and (r["correction"] == "none").all()
+    rate = (r["p_value"] < 0.05).mean()
+    assert 0.035 <= rate <= 0.065, rate
+
+
+def test_interval_coverage_continuous_n50():
+    rng = np.random.default_rng(31)
+    n_exp, n = 2000, 50
+    x = rng.beta(2, 5, size=(n_exp, n))
+    true = 2 / 7
+    t = pd.DataFrame({"system": np.repeat([f"s{e}" for e in range(n_exp)], n),
+                      "query_id": np.tile([f"q{i}" for i in range(n)], n_exp),
+                      "measure": "nDCG@10", "value": x.ravel()})
+    for method in ("t", "bootstrap", "bca"):
+        s = summarize(t, method=method, n_resamples=2000)
+        cover = ((s.ci_low <= true) & (true <= s.ci_high)).mean()
+        assert 0.93 <= cover <= 0.97, (method, cover)
+
+
+def test_wilson_beats_normal_near_095_n20():
+    rng = np.random.default_rng(41)
+    n_exp, n, p = 2000, 20, 0.95
+    x = (rng.random((n_exp, n)) < p).astype(float)
+    t = pd.DataFrame({"system": np.repeat([f"s{e}" for e in range(n_exp)], n),
+                      "query_id": np.tile([f"q{i}" for i in range(n)], n_exp),
+                      "measure": "Success@10", "value": x.ravel()})
+    cov = {}
+    for method in ("wilson", "normal", "bootstrap"):
+        s = summarize(t, method=method, n_resamples=1000)
+        cov[method] = ((s.ci_low <= p) & (p <= s.ci_high)).mean()
+    assert cov["wilson"] >= 0.90
+    assert cov["wilson"] > cov["normal"] + 0.1 and cov["wilson"] > cov["bootstrap"] + 0.1
+
+
+# ------------------------------------------------------------ multiple comparisons
+def _holm_loop(p):
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    out, running = [0.0] * m, 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out
+
+
+def _bh_loop(p):
+    m = len(p)
+    out = []
+    for i in range(m):
+        out.append(min(min(1.0, m * p[j] / (sorted(p).index(p[j]) + 1))
+                       for j in range(m) if p[j] >= p[i]))
+    return out
+
+
+def test_adjust_pvalues_known_values_and_loops():
+    p = [0.01, 0.02, 0.03, 0.04, 0.05]
+    # R: p.adjust(p, "holm") / "BH" / "bonferroni"
+    assert adjust_pvalues(p, "holm") == pytest.approx([0.05, 0.08, 0.09, 0.09, 0.09])
+    assert adjust_pvalues(p, "bh") == pytest.approx([0.05] * 5)
+    assert adjust_pvalues(p, "bonferroni") == pytest.approx([0.05, 0.1, 0.15, 0.2, 0.25])
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        q = list(rng.random(8) ** 3)
+        assert adjust_pvalues(q, "holm") == pytest.approx(_holm_loop(q))
+        assert adjust_pvalues(q, "bh") == pytest.approx(_bh_loop(q))
+        assert adjust_pvalues(q, "none") == pytest.approx(q)
+    out = adjust_pvalues([0.01, np.nan, 0.04], "bonferroni")
+    assert out[0] == pytest.approx(0.02) and np.isnan(out[1]) and out[2] == pytest.approx(0.08)
+
+
+def _systems(n_sys=4, n=40, seed=9):
+    rng = np.random.default_rng(seed)
+    base = rng.beta(2, 3, n)
+    return {f"s{i}": np.clip(base + 0.03 * i + rng.normal(0, 0.1, n), 0, 1) for i in range(n_sys)}
+
+
+def test_compare_pairs_and_default_holm():
+    w = _systems()
+    r = compare(tidy(w))
+    assert list(zip(r.system_a, r.system_b)) == list(itertools.combinations(w, 2))
+    assert (r.correction == "holm").all()
+    assert r.p_adjusted.to_numpy() == pytest.approx(_holm_loop(list(r.p_value)))
+    rb = compare(tidy(w), baseline="s2", correction="bonferroni")
+    assert list(rb.system_a) == ["s2"] * 3 and list(rb.system_b) == ["s0", "s1", "s3"]
+    assert rb["diff"].to_numpy() == pytest.approx([w[b].mean() - w["s2"].mean() for b in rb.system_b])
+    assert rb.p_adjusted.to_numpy() == pytest.approx(np.minimum(1, 3 * rb.p_value))
+
+
+def test_tukey_hsd_matches_hand_anova():
+    w = _systems(n_sys=4, n=30)
+    r = compare(tidy(w), correction="tukey")
+    Y = np.column_stack(list(w.values()))
+    q, s = Y.shape
+    ss = 0.0
+    for i in range(q):
+        for j in range(s):
+            ss += (Y[i, j] - Y[i].mean() - Y[:, j].mean() + Y.mean()) ** 2
+    mse = ss / ((q - 1) * (s - 1))
+    for row in r.itertuples():
+        qstat = abs(row.diff) / math.sqrt(mse / q)
+        assert row.p_adjusted == pytest.approx(st.studentized_range.sf(qstat, s, (q - 1) * (s - 1)), rel=1e-6)
+    assert (r.correction == "tukey").all()
+
+
+def test_randomized_tukey_close_to_tukey_on_normal_data():
+    rng = np.random.default_rng(13)
+    n, s = 40, 4
+    Y = rng.normal(0, 1, (n, 1)) + rng.normal(0, 0.3, (n, s)) + np.array([0, 0.05, 0.12, 0.2])
+    w = {f"s{j}": Y[:, j] for j in range(s)}
+    a = compare(tidy(w), correction="tukey")
+    b = compare(tidy(w), correction="randomized-tukey", test="randomization", n_resamples=20_000)
+    assert (b.correction == "randomized-tukey").all()
+    mid = (a.p_adjusted > 0.01) & (a.p_adjusted < 0.9)
+    assert mid.sum() >= 2
+    assert b.p_adjusted[mid].to_numpy() == pytest.approx(a.p_adjusted[mid].to_numpy(), abs=0.04)
+    assert (b.p_adjusted >= b.p_value - 0.01).all()  # family-wise p above per-pair p
+
+
+# ---------------------------------------------------------- pairing and reproducibility
+def test_pairing_drops_unshared_questions_and_warns():
+    w = _systems(n_sys=2, n=30)
+    t = tidy(w)
+    t = t[~((t.system == "s0") & t.query_id.isin(["q0", "q1"])) & ~((t.system == "s1") & (t.query_id == "q5"))]
+    with pytest.warns(UnpairedQuestionsWarning, match="3 questions dropped"):
+        r = one(compare(t))
+    assert (r.n, r.n_dropped) == (27, 3)
+    keep = np.array([i not in (0, 1, 5) for i in range(30)])
+    ref = st.ttest_rel(w["s1"][keep], w["s0"][keep])
+    assert r.p_value == pytest.approx(ref.pvalue)
+    assert r.mean_a == pytest.approx(w["s0"][keep].mean())
+
+
+def test_reproducible_and_independent_of_other_systems():
+    w = _systems(n_sys=3, n=200)
+    t = tidy(w)
+    kw = dict(test="randomization", n_resamples=3000, seed=5)
+    r1, r2 = compare(t, **kw), compare(t, **kw)
+    pd.testing.assert_frame_equal(r1, r2)
+    r3 = compare(t, **{**kw, "seed": 6})
+    assert not np.allclose(r1.ci_low, r3.ci_low)
+    alone = one(compare(t[t.system.isin(["s0", "s2"])], **kw))
+    both = r1[(r1.system_a == "s0") & (r1.system_b == "s2")].iloc[0]
+    assert alone.p_value == both.p_value  # same sign flips: identical counts
+    # same resamples; the sums may differ in the last bit (BLAS blocks by matrix width)
+    assert (alone.ci_low, alone.ci_high) == pytest.approx((both.ci_low, both.ci_high), rel=1e-12)
+    s1, s2 = summarize(t, method="bca", seed=3), summarize(t, method="bca", seed=3)
+    pd.testing.assert_frame_equal(s1, s2)
+
+
+def test_inputs_not_modified():
+    t = tidy(_systems(n_sys=2, n=10))
+    before = t.copy()
+    compare(t, test="bootstrap", n_resamples=100)
+    summarize(t, method="bootstrap", n_resamples=100)
+    pd.testing.assert_frame_equal(t, before)
+
+
+def test_cluster_bootstrap_and_cluster_se():
+    rng = np.random.default_rng(17)
+    G, m = 12, 8
+    cluster_means = rng.beta(2, 3, G)
+    x = np.repeat(cluster_means, m)  # questions of a cluster are identical
+    t = tidy({"A": x})
+    t["topic"] = np.repeat([f"c{g}" for g in range(G)], m)
+    naive = one(summarize(t, method="bootstrap", n_resamples=4000))
+    clus = one(summarize(t, method="bootstrap", n_resamples=4000, cluster="topic"))
+    ratio = (clus.ci_high - clus.ci_low) / (naive.ci_high - naive.ci_low)
+    assert 2.2 < ratio < 3.6  # ~ sqrt(m) = 2.83: only G independent units
+    ct = one(summarize(t, method="t", cluster="topic"))
+    assert ct.se == pytest.approx(cluster_means.std(ddof=1) / math.sqrt(G))
+    assert ct.ci_high - ct["mean"] == pytest.approx(st.t.ppf(0.975, G - 1) * ct.se)
+
+
+# ------------------------------------------------------------------------ bad input
+def test_bad_input_lists_every_problem():
+    t = pd.DataFrame({"system": ["a", "b"], "query_id": ["1", "1"], "value": [0.5, np.nan]})
+    with pytest.raises(EvalframeInputError) as e:
+        summarize(t)
+    assert len(e.value.problems) == 2
+    msg = str(e.value)
+    assert "missing column ['measure']" in msg and "1 rows have a missing (NaN) value" in msg
+
+
+def test_single_system_and_unknown_baseline():
+    t = tidy({"A": [0.1, 0.2, 0.3]})
+    with pytest.raises(EvalframeInputError, match="only one system"):
+        compare(t)
+    with pytest.raises(EvalframeInputError, match="baseline 'Z'"):
+        compare(tidy({"A": [0.1, 0.2], "B": [0.3, 0.1]}), baseline="Z")
+
+
+def test_duplicates_and_non_numeric():
+    t = tidy({"A": [0.1, 0.2], "B": [0.3, 0.1]})
+    dup = pd.concat([t, t.iloc[:1]])
+    with pytest.raises(EvalframeInputError, match="share the same"):
+        compare(dup)
+    bad = t.astype({"value": object})
+    bad.loc[0, "value"] = "high"
+    with pytest.raises(EvalframeInputError, match="non-numeric"):
+        summarize(bad)
+    with pytest.raises(EvalframeInputError, match="needs 0/1 values"):
+        summarize(t, method="wilson")
+
+
+def test_parameter_checks():
+    t = tidy({"A": [0.1, 0.2], "B": [0.3, 0.1]})
+    with pytest.raises(ValueError, match="test must be one of"):
+        compare(t, test="z")
+    with pytest.raises(ValueError, match="n_resamples must be an int >= 1"):
+        compare(t, n_resamples=0)
+    with pytest.raises(ValueError, match="confidence must be a float in"):
+        summarize(t, confidence=95)
+
+
+def test_compare_within_segments():
+    w = _systems(n_sys=3, n=40)
+    t = tidy(w)
+    t["segment"] = np.where(t.query_id.str[1:].astype(int) < 15, "lookup", "natural")
+    r = compare(t, by="segment")
+    assert list(r.columns[:4]) == ["measure", "segment", "system_a", "system_b"]
+    assert r.groupby("segment")["n"].first().to_dict() == {"lookup": 15, "natural": 25}
+    for seg, g in r.groupby("segment"):  # Holm within each segment's family of 3
+        assert g.p_adjusted.to_numpy() == pytest.approx(_holm_loop(list(g.p_value)))
+        sel = np.arange(40) < 15 if seg == "lookup" else np.arange(40) >= 15
+        row = g[(g.system_a == "s0") & (g.system_b == "s2")].iloc[0]
+        assert row.p_value == pytest.approx(st.ttest_rel(w["s2"][sel], w["s0"][sel]).pvalue)
