@@ -7,7 +7,7 @@
 """
 __version__ = "0.1.0"
 
-from . import datasets
+from . import datasets, stats
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
@@ -18,7 +18,7 @@ __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall",
     "read_qrels", "read_run",
     "Measure", "parse_measure", "parse_measures",
-    "datasets",
+    "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning",
 ]

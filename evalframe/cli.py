@@ -66,6 +66,9 @@ def _cmd_evaluate(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evalframe", description="Trustworthy retrieval evaluation.")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("trec-eval", help="drop-in trec_eval: same flags, same output, faster", add_help=False)
+    sub.add_parser("report", help="the full report: summary, segments, comparisons, diagnostics, plots",
+                   add_help=False)
     p = sub.add_parser("evaluate", help="measures per system (or per question) for one or many runs")
     p.add_argument("qrels", help="golden set: TREC qrels, CSV/TSV, Parquet or JSONL")
     p.add_argument("runs", nargs="+", help="one or more runs (TREC, CSV/TSV, Parquet, JSONL)")
@@ -79,7 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Subcommands with their own argument parsers live in their own modules.
+_DELEGATED = {
+    "trec-eval": ("evalframe.trec_eval", "main"),  # drop-in trec_eval
+    "report": ("evalframe.report_cli", "main"),     # the full report
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _DELEGATED:
+        import importlib
+        mod, fn = _DELEGATED[argv[0]]
+        return getattr(importlib.import_module(mod), fn)(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     from .errors import EvalframeInputError, EvalframeWarning
