@@ -55,6 +55,9 @@ def _strip_ext(path: Path) -> str:
     return name
 
 
+_NUMERIC = {"score": "float64", "rank": "float64", "relevance": "int64"}
+
+
 def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd.DataFrame:
     """Parse a whitespace-separated file with a fixed number of columns (pyarrow)."""
     import pyarrow as pa
@@ -78,26 +81,41 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd
         bad_lines.append(f"line {row.number}: {row.text!r} ({row.actual_columns} fields, expected {n})")
         return "skip"
 
-    try:
-        table = pacsv.read_csv(
+    def parse(typed: bool):
+        types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else pa.string())
+                 for c in names}
+        return pacsv.read_csv(
             _io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26),
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in names},
-                                                 strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
         )
-    except pa.ArrowInvalid as exc:  # pragma: no cover - defensive
-        raise EvalframeInputError(what, [InputProblem(f"{path}: cannot parse: {exc}",
-                                                      f"expected {n} whitespace-separated fields per line")]) from None
+
+    try:
+        table = parse(typed=True)
+    except pa.ArrowInvalid:
+        # A value that is not a number: read everything as text so that the
+        # schema step can report every bad row at once.
+        bad_lines.clear()
+        table = parse(typed=False)
     if bad_lines:
         # Line numbers count data lines after comment/blank lines are removed when
         # the file has such lines; report them as given by the parser.
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {len(bad_lines)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(bad_lines[:_MAX]))])
-    df = table.to_pandas()
-    return df
+    return table.to_pandas(types_mapper=_string_mapper)
+
+
+def _string_mapper(t):
+    import pyarrow as pa
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pd.StringDtype("pyarrow", na_value=np.nan) if _PANDAS_STR else pd.ArrowDtype(t)
+    return None
+
+
+_PANDAS_STR = int(pd.__version__.split(".")[0]) >= 3
 
 
 _MAX = 5
@@ -116,7 +134,7 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"]) -> pd.DataFrame:
             obj = json.load(fh)
         return _from_mapping(obj, kind)
     data = _read_bytes(path)
-    first = next((ln for ln in data.splitlines() if ln.strip() and not ln.startswith(b"#")), b"")
+    first = next((ln for ln in data[:1 << 16].splitlines() if ln.strip() and not ln.startswith(b"#")), b"")
     tokens = [t.decode(errors="replace").strip().strip('"').lower() for t in re.split(rb"[,\t ]+", first.strip())]
     has_header = any(t in _KNOWN for t in tokens) and not (
         kind == "run" and len(tokens) == 6 and tokens[1].lower() == "q0")

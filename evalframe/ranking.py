@@ -175,9 +175,9 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     ql = qrels["relevance"].to_numpy(dtype=np.int64)
     order = np.lexsort((-ql, qq))
     qq, ql = qq[order], ql[order]
-    qdocs = qrels["doc_id"].to_numpy(dtype=object)[order]
+    qdocs = qrels["doc_id"].iloc[order]
 
-    # --- systems
+    # --- systems and questions of the run, factorised once (cheap on Arrow strings)
     if has_system:
         sys_codes, systems = pd.factorize(run["system"], sort=False)
         systems = np.asarray(systems, dtype=object)
@@ -185,19 +185,22 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         sys_codes, systems = np.zeros(len(run), dtype=np.int64), np.array([None], dtype=object)
     ns = len(systems)
 
-    rq = qindex.get_indexer(run["query_id"].to_numpy(dtype=object))
+    rq_codes, rq_uniq = pd.factorize(run["query_id"], sort=False)
+    rq_uniq = np.asarray(rq_uniq, dtype=object)
+    rq = qindex.get_indexer(rq_uniq)[rq_codes]
     diag: list[dict] = []
     unknown = rq < 0
     if unknown.all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
-            f"(run ids e.g. {list(pd.unique(run['query_id'])[:3])}, golden-set ids e.g. {list(queries[:3])})",
+            f"(run ids e.g. {list(rq_uniq[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
-    if unknown.any():
+    any_unknown = bool(unknown.any())
+    if any_unknown:
         for s in range(ns):
             m = unknown & (sys_codes == s)
             if m.any():
-                dropped = pd.unique(run["query_id"].to_numpy(dtype=object)[m])
+                dropped = rq_uniq[np.unique(rq_codes[m])]
                 diag.append(_diag_row(systems[s], "run_questions_not_in_golden_set", len(dropped),
                                       "dropped", dropped))
 
@@ -218,30 +221,40 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     gid[flat] = np.arange(len(flat))
     g_sys, g_q = np.divmod(flat, nq)
 
-    # --- judge each row: look its (question, doc) up in the golden set
-    keep = ~unknown
-    run_docs = run["doc_id"].to_numpy(dtype=object)[keep]
-    codes, uniq = pd.factorize(np.concatenate([run_docs, qdocs]), sort=True)
-    nd = max(len(uniq), 1)
-    rcode, qcode = codes[:len(run_docs)], codes[len(run_docs):]
+    # --- judge each row: look its (question, doc) up in the golden set.  Doc codes
+    # follow byte-wise doc_id order (used to break score ties).
+    keep = ~unknown if any_unknown else slice(None)
+    d_codes, d_uniq = pd.factorize(run["doc_id"], sort=False)
+    d_uniq = np.asarray(d_uniq, dtype=object)
+    nd = max(len(d_uniq), 1)
+    rcode = d_codes[keep]
+    qcode = pd.Index(d_uniq).get_indexer(np.asarray(qdocs, dtype=object))  # -1: never retrieved
     rkey = rq[keep].astype(np.int64) * nd + rcode
-    qkey = qq.astype(np.int64) * nd + qcode
+    retrieved = np.flatnonzero(qcode >= 0)  # judged documents some system retrieved
+    qkey = qq[retrieved].astype(np.int64) * nd + qcode[retrieved]
     qorder = np.argsort(qkey, kind="stable")
     qkey_sorted = qkey[qorder]
-    pos = np.searchsorted(qkey_sorted, rkey)
-    pos_c = np.minimum(pos, len(qkey_sorted) - 1)
-    hit = qkey_sorted[pos_c] == rkey
-    label = np.where(hit, ql[qorder][pos_c], NOT_JUDGED)
+    if len(qkey_sorted):
+        pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
+        hit = qkey_sorted[pos] == rkey
+        label = np.where(hit, ql[retrieved][qorder][pos], NOT_JUDGED)
+    else:
+        label = np.full(len(rkey), NOT_JUDGED, dtype=np.int64)
 
     grp = gid[sys_codes[keep].astype(np.int64) * nq + rq[keep]]
     score = run["score"].to_numpy(dtype=np.float64)[keep]
-    if ties == "doc_id_desc":
-        sort_keys = (-rcode, -score, grp)
-    elif ties == "doc_id_asc":
-        sort_keys = (rcode, -score, grp)
+    if ties == "rank":
+        primary = run["rank"].to_numpy(dtype=np.float64)[keep]
     else:
-        sort_keys = (-rcode, run["rank"].to_numpy(dtype=np.float64)[keep], grp)
-    order = np.lexsort(sort_keys)
+        primary = -score
+    def tiebreak(rows: np.ndarray) -> np.ndarray:
+        """Byte-wise doc_id order of the given rows (ascending or descending)."""
+        codes = rcode[rows]
+        u, inv = np.unique(codes, return_inverse=True)
+        pos = np.argsort(np.argsort(d_uniq[u].astype(str), kind="stable"))[inv]
+        return pos if ties == "doc_id_asc" else -pos
+
+    order = _order_rows(grp, primary, tiebreak)
     grp, label = grp[order], label[order]
     n_groups = len(flat)
     starts = np.searchsorted(grp, np.arange(n_groups))
@@ -275,6 +288,51 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         _warn(diagnostics)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, nq, diagnostics)
+
+
+def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
+    """Permutation sorting rows by (grp, primary, tiebreak), all ascending.
+
+    ``tiebreak(rows)`` returns the tie-breaking key of the given rows; it is
+    called only for rows whose (grp, primary) is tied with another row's.  Runs
+    usually arrive grouped by question and sorted by score; that case is
+    detected in O(n) and costs no sort.  Otherwise: two stable argsorts (primary,
+    then group), and the tie-breaking key is sorted only inside blocks of ties.
+    """
+    n = len(grp)
+    if n == 0:
+        return np.arange(0)
+    same_g = grp[1:] == grp[:-1]
+    eq = same_g & (primary[1:] == primary[:-1])
+    in_order = ~same_g | (primary[1:] > primary[:-1])
+    if eq.any():
+        pairs = np.flatnonzero(eq)
+        tb = tiebreak(np.concatenate([pairs, pairs + 1]))
+        in_order[pairs] = tb[len(pairs):] > tb[:len(pairs)]
+    starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
+    if in_order.all() and len(starts) == len(np.unique(grp[starts])):
+        # Already grouped and ordered within groups: only the blocks move.
+        block_order = np.argsort(grp[starts], kind="stable")
+        lengths = np.diff(np.append(starts, n))[block_order]
+        first = starts[block_order]
+        offsets = np.cumsum(lengths) - lengths
+        return np.repeat(first - offsets, lengths) + np.arange(n)
+    order = np.argsort(primary, kind="stable")
+    gkey = grp[order]
+    if gkey.max(initial=0) < 2 ** 16:
+        gkey = gkey.astype(np.uint16)  # radix sort
+    order = order[np.argsort(gkey, kind="stable")]
+    g_s, p_s = grp[order], primary[order]
+    tied = (g_s[1:] == g_s[:-1]) & (p_s[1:] == p_s[:-1])
+    if tied.any():
+        in_tie = np.zeros(n, dtype=bool)
+        in_tie[1:] |= tied
+        in_tie[:-1] |= tied
+        idx = np.flatnonzero(in_tie)
+        block = np.cumsum(np.concatenate(([True], ~tied)))[idx]
+        sub = np.lexsort((tiebreak(order[idx]), block))
+        order[idx] = order[idx][sub]
+    return order
 
 
 _WARNINGS = {

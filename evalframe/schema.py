@@ -66,16 +66,31 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
 
 
 def _ids_to_str(s: pd.Series) -> pd.Series:
-    """Ids as strings; integral floats lose their '.0' so 1 and '1' match."""
+    """Ids as strings; integral floats lose their '.0' so 1 and '1' match.
+
+    String columns (including Arrow-backed ones) are kept as they are, without
+    a per-row conversion."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.to_numpy(dtype=float, na_value=np.nan)
-        ok = np.isfinite(v)
-        if ok.all() and (v == np.round(v)).all():
+        if np.isfinite(v).all() and (v == np.round(v)).all():
             return pd.Series(v.astype(np.int64), index=s.index).astype(str)
-    if pd.api.types.is_string_dtype(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
-        return s.astype(str)
+    if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
+        return s
     out = s.astype(str)
     return out.where(s.notna(), None) if s.isna().any() else out
+
+
+def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """Rows whose key columns repeat an earlier or later row (all copies marked)."""
+    key = np.zeros(len(df), dtype=np.int64)
+    for col in keys:
+        codes, uniq = pd.factorize(df[col], sort=False)
+        if key.max(initial=0) >= (2 ** 62) // max(len(uniq), 1):
+            key = pd.factorize(key)[0].astype(np.int64)
+        key = key * max(len(uniq), 1) + codes
+    return pd.Series(key).duplicated(keep=False).to_numpy()
 
 
 def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id")) -> None:
@@ -193,7 +208,7 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
             "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
     _check_ids(df, problems, ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ()))
     score = df["score"]
-    if not pd.api.types.is_float_dtype(score.dtype):
+    if not pd.api.types.is_numeric_dtype(score.dtype) or pd.api.types.is_bool_dtype(score.dtype):
         score = pd.to_numeric(score, errors="coerce")
     sc = score.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(sc)
@@ -207,33 +222,33 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
                                      _examples(df, bad)))
     rank = None
     if "rank" in df:
-        r = pd.to_numeric(df["rank"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        r = df["rank"]
+        r = r if pd.api.types.is_numeric_dtype(r.dtype) else pd.to_numeric(r, errors="coerce")
+        r = r.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(r).all():
             rank = r
     data = {}
     if system is not None:
-        data["system"] = np.full(len(df), str(system), dtype=object)
+        data["system"] = pd.Series([str(system)] * len(df), dtype=str)
     elif "system" in df:
-        data["system"] = _ids_to_str(df["system"]).to_numpy()
-    data["query_id"] = _ids_to_str(df["query_id"]).to_numpy()
-    data["doc_id"] = _ids_to_str(df["doc_id"]).to_numpy()
+        data["system"] = _ids_to_str(df["system"]).reset_index(drop=True)
+    data["query_id"] = _ids_to_str(df["query_id"]).reset_index(drop=True)
+    data["doc_id"] = _ids_to_str(df["doc_id"]).reset_index(drop=True)
     data["score"] = sc
     if rank is not None:
         data["rank"] = rank
     out = pd.DataFrame(data)
-    for col in ("system", "query_id", "doc_id"):
-        if col in out:
-            out[col] = out[col].astype(str)
     keys = [c for c in ("system", "query_id", "doc_id") if c in out]
-    dup = out.duplicated(keys, keep=False).to_numpy()
+    dup = _duplicated(out, keys)
     if dup.any() and duplicates == "error":
         n = int(out.loc[dup, keys].drop_duplicates().shape[0])
+        srt = out.sort_values(keys)
         problems.append(InputProblem(
             f"{n} documents are listed more than once for the same question"
             + (" and system" if "system" in out else "") + f" ({int(dup.sum())} rows)",
             "pass duplicates='max' to keep each document's highest score, or duplicates='first' "
             "to keep its first row, or remove them",
-            _examples(out.sort_values(keys), dup[out.sort_values(keys).index.to_numpy()])))
+            _examples(srt, dup[srt.index.to_numpy()])))
     if problems:
         raise EvalframeInputError("run", problems)
     if dup.any():
