@@ -110,14 +110,15 @@ class Measure:
             if key not in fam.params:
                 raise ValueError(f"{self.family} has no parameter {key!r}; parameters: {list(fam.params) or 'none'}")
             _check_param(self.family, key, val)
-            if val != fam.params[key] or type(val) is not type(fam.params[key]):
-                if not (val == fam.params[key] and not isinstance(val, bool) and not isinstance(fam.params[key], bool)):
-                    clean.append((key, val))
+            default = fam.params[key]
+            if not (val == default and type(val) is type(default)):
+                clean.append((key, val))
         order = list(fam.params)
         object.__setattr__(self, "params", tuple(sorted(clean, key=lambda kv: order.index(kv[0]))))
 
     def param(self, key):
-        return dict(self.params).get(key, FAMILIES[self.family].params[key])
+        value = dict(self.params).get(key, FAMILIES[self.family].params[key])
+        return 1 if key == "rel" and value is None else value
 
     @property
     def aggregation(self) -> str:
@@ -144,7 +145,7 @@ _PARAM_TYPES = {"rel": int, "gain": str, "judged_only": bool}
 
 
 def _check_param(family, key, val):
-    if key == "rel" and (not isinstance(val, (int, np.integer)) or isinstance(val, bool)):
+    if key == "rel" and val is not None and (not isinstance(val, (int, np.integer)) or isinstance(val, bool)):
         raise ValueError(f"{family}: rel must be an int, got {val!r}")
     if key == "gain" and val not in ("exp", "linear"):
         raise ValueError(f"{family}: gain must be 'exp' (2**label - 1) or 'linear' (label), got {val!r}")
@@ -283,7 +284,9 @@ def _hits(J: Judged, rel: int, k: int | None) -> np.ndarray:
     return J.per_group(w)
 
 
-_COMMON = {"rel": 1, "judged_only": False}
+# rel=None means "evaluate()'s rel convention (default 1)"; an explicit rel=1 is
+# kept in the name because it pins the threshold whatever the convention.
+_COMMON = {"rel": None, "judged_only": False}
 
 
 @_register("P", "required", _COMMON, aliases=("Precision",), doc="relevant in top k / k")
@@ -367,7 +370,7 @@ def _ndcg(J, ms):
     return out
 
 
-@_register("bpref", "none", {"rel": 1}, aliases=("BPref",),
+@_register("bpref", "none", {"rel": None}, aliases=("BPref",),
            doc="preference of each relevant over judged non-relevant above it")
 def _bpref(J, ms):
     out = []
@@ -396,7 +399,7 @@ def _numret(J, ms):
     return [_view(J, m).per_group() for m in ms]
 
 
-@_register("NumRel", "none", {"rel": 1}, aggregation="sum", doc="relevant documents in the golden set")
+@_register("NumRel", "none", {"rel": None}, aggregation="sum", doc="relevant documents in the golden set")
 def _numrel(J, ms):
     return [_num_rel(J, m.param("rel")) for m in ms]
 
@@ -412,7 +415,7 @@ DEFAULT_MEASURES = ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")
 
 def resolve(m: Measure, *, rel: int = 1) -> Measure:
     """Apply evaluate()'s ``rel`` convention to a measure that does not pin its own."""
-    if rel != 1 and "rel" in FAMILIES[m.family].params and "rel" not in dict(m.params):
+    if rel != 1 and "rel" in FAMILIES[m.family].params and dict(m.params).get("rel") is None:
         return m.with_params(rel=rel)
     return m
 

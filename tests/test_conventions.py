@@ -1,0 +1,299 @@
+"""Each convention of evalframe.measures, and properties every measure must have."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe.measures import FAMILIES
+from evalframe.ranking import _order_rows
+
+ALL = ["P@3", "R@3", "R", "RR", "RR@2", "AP", "AP@3", "nDCG", "nDCG@3", "nDCG(gain='linear')@3",
+       "Rprec", "Success@3", "Judged@3", "bpref", "AP(judged_only=True)", "nDCG(judged_only=True)@3"]
+RANGE_01 = ALL
+
+
+def vals(run, qrels, measures, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ef.EvalframeWarning)
+        out = ef.evaluate(run, qrels, measures, **kw)
+    return out
+
+
+def one(run, qrels, measure, **kw):
+    return float(vals(run, qrels, measure, **kw)["value"].iloc[0])
+
+
+# ---------------------------------------------------------------- ranking and ties
+def test_ties_broken_by_doc_id_descending_like_trec_eval():
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 1.0, "c": 1.0}}  # all tied: order c, b, a
+    assert one(run, qrels, "RR") == pytest.approx(1 / 3)
+    assert one(run, qrels, "RR", ties="doc_id_asc") == 1.0
+
+
+def test_ties_bytewise_not_numeric():
+    # "10" < "9" byte-wise, so descending puts "9" first
+    run = {"q": {"10": 0.5, "9": 0.5}}
+    assert one(run, {"q": {"9": 1}}, "RR") == 1.0
+    assert one(run, {"q": {"10": 1}}, "RR") == 0.5
+
+
+def test_rank_column_ignored_by_default_and_used_on_request():
+    run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 2]})
+    qrels = {"q": {"a": 1}}
+    assert one(run, qrels, "RR") == 0.5
+    assert one(run, qrels, "RR", ties="rank") == 1.0
+
+
+def test_scores_compared_as_float64():
+    # differ only beyond float32 precision: ordered by score, not tied
+    run = {"q": {"a": 1.0, "b": 1.0 + 1e-12}}
+    assert one(run, {"q": {"b": 1}}, "RR") == 1.0
+
+
+def test_order_rows_matches_lexsort():
+    rng = np.random.default_rng(3)
+    for presorted in (False, True):
+        for _ in range(20):
+            n = int(rng.integers(1, 400))
+            grp = rng.integers(0, 7, n)
+            primary = rng.integers(0, 5, n).astype(float)
+            tb = rng.permutation(n)
+            if presorted:
+                o = np.lexsort((tb, primary, grp))
+                # shuffle whole groups only
+                perm = rng.permutation(7)
+                o = o[np.argsort(perm[grp[o]], kind="stable")]
+                grp, primary, tb = grp[o], primary[o], tb[o]
+            expected = np.lexsort((tb, primary, grp))
+            got = _order_rows(grp, primary, lambda rows: tb[rows])
+            assert np.array_equal(got, expected)
+
+
+# ---------------------------------------------------------------- which questions count
+def test_missing_questions_score_zero_by_default_and_warn():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 1.0}}
+    with pytest.warns(ef.QuestionsScoredZeroWarning, match="q2"):
+        out = ef.evaluate(run, qrels, "RR")
+    assert dict(zip(out.query_id, out.value)) == {"q1": 1.0, "q2": 0.0}
+    out = vals(run, qrels, "RR", missing="drop")
+    assert out.query_id.tolist() == ["q1"]
+
+
+def test_run_questions_not_in_golden_set_dropped_with_warning():
+    with pytest.warns(ef.QuestionsDroppedWarning, match="extra"):
+        out = ef.evaluate({"q1": {"a": 1.0}, "extra": {"a": 1.0}}, {"q1": {"a": 1}}, "RR")
+    assert out.query_id.tolist() == ["q1"]
+
+
+def test_no_shared_question_is_an_error():
+    with pytest.raises(ef.EvalframeInputError, match="share no question"):
+        ef.evaluate({"x": {"a": 1.0}}, {"q": {"a": 1}}, "RR")
+
+
+def test_int_and_str_question_ids_match():
+    run = pd.DataFrame({"query_id": [1, 1, 2], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["b", "a"], "relevance": [1, 1]})
+    out = vals(run, qrels, "RR")
+    assert dict(zip(out.query_id, out.value)) == {"1": 0.5, "2": 1.0}
+    # float ids as pandas reads an int column with gaps
+    run2 = run.assign(query_id=run.query_id.astype(float))
+    assert vals(run2, qrels, "RR")["value"].tolist() == [0.5, 1.0]
+
+
+def test_diagnostics_table_has_the_same_facts():
+    d = ef.diagnostics({"q1": {"a": 1.0}, "x": {"a": 1.0}}, {"q1": {"a": 1}, "q2": {"b": 0}})
+    checks = dict(zip(d["check"], d["count"]))
+    assert checks == {"run_questions_not_in_golden_set": 1, "golden_questions_not_in_run": 1,
+                      "golden_questions_without_relevant": 1}
+
+
+# ---------------------------------------------------------------- relevance
+def test_rel_threshold():
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    assert one(run, qrels, "RR") == 1.0
+    assert one(run, qrels, "RR", rel=2) == 0.5
+    out = vals(run, qrels, ["P@2", "P(rel=1)@2"], rel=2)
+    assert out.measure.tolist() == ["P(rel=2)@2", "P(rel=1)@2"]
+    assert out.value.tolist() == [0.5, 1.0]
+
+
+def test_negative_labels_nonrelevant_but_unjudged_for_bpref_and_judged():
+    qrels = {"q": {"r": 1, "n": 0, "neg": -1}}
+    run = {"q": {"neg": 3.0, "r": 2.0, "n": 1.0}}
+    v = vals(run, qrels, ["P@3", "bpref", "Judged@3", "RR", "AP(judged_only=True)"]).set_index("measure").value
+    assert v["P@3"] == pytest.approx(1 / 3)
+    assert v["RR"] == 0.5
+    assert v["bpref"] == 1.0          # the negative label above r is not a judged non-relevant doc
+    assert v["Judged@3"] == pytest.approx(2 / 3)
+    assert v["AP(judged_only=True)"] == 1.0  # condensed list drops neg
+
+
+def test_question_with_only_negative_labels_counts_and_scores_zero():
+    out = vals({"q": {"a": 1.0}, "p": {"a": 1.0}}, {"q": {"a": -1}, "p": {"a": 1}}, ["AP", "NumRel"])
+    v = out.set_index(["query_id", "measure"]).value
+    assert v[("q", "AP")] == 0.0 and v[("q", "NumRel")] == 0.0 and v[("p", "AP")] == 1.0
+
+
+def test_empty_relevant_set_scores_zero_and_warns():
+    with pytest.warns(ef.NoRelevantWarning):
+        out = ef.evaluate({"q": {"a": 1.0}}, {"q": {"a": 0}}, ["R@5", "AP", "RR", "nDCG@5", "Rprec", "bpref",
+                                                                "Success@5"])
+    assert (out.value == 0).all()
+
+
+# ---------------------------------------------------------------- cutoffs and nDCG
+def test_precision_divides_by_k_even_for_short_lists():
+    assert one({"q": {"a": 1.0}}, {"q": {"a": 1}}, "P@10") == 0.1
+
+
+def test_recall_divides_by_relevant():
+    assert one({"q": {"a": 1.0}}, {"q": {"a": 1, "b": 1, "c": 1, "d": 1}}, "R@10") == 0.25
+
+
+def test_ndcg_gain_exp_vs_linear_and_ideal_from_all_judged():
+    qrels = {"q": {"a": 1, "b": 3}}
+    run = {"q": {"a": 2.0}}  # b never retrieved, still in the ideal ranking
+    exp = one(run, qrels, "nDCG@5")
+    lin = one(run, qrels, "nDCG(gain='linear')@5")
+    assert exp == pytest.approx(1 / (7 + 1 / np.log2(3)))
+    assert lin == pytest.approx(1 / (3 + 1 / np.log2(3)))
+    assert one(run, qrels, "ndcg_cut_5") == lin
+
+
+def test_depth_truncates_rankings():
+    run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
+    qrels = {"q": {"c": 1}}
+    assert one(run, qrels, "R@100") == 1.0
+    assert one(run, qrels, "R@100", depth=2) == 0.0
+
+
+# ---------------------------------------------------------------- properties of every measure
+def _random_case(seed, n_q=6, n_d=12):
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows = [], []
+    for q in range(n_q):
+        for d in rng.choice(n_d, int(rng.integers(1, n_d)), replace=False):
+            run_rows.append((f"q{q}", f"d{d}", float(rng.integers(0, 4))))
+        for d in rng.choice(n_d, int(rng.integers(1, n_d)), replace=False):
+            qrels_rows.append((f"q{q}", f"d{d}", int(rng.integers(-1, 4))))
+    return (pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"]),
+            pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_row_order_does_not_matter(seed):
+    run, qrels = _random_case(seed)
+    a = vals(run, qrels, ALL)
+    b = vals(run.sample(frac=1, random_state=seed), qrels.sample(frac=1, random_state=seed + 1), ALL)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_renaming_ids_does_not_matter_when_order_is_kept(seed):
+    run, qrels = _random_case(seed)
+    # An order-preserving renaming keeps tie order; question names are arbitrary.
+    ren_d = lambda s: "doc-" + s.str[1:].str.zfill(3)
+    ren_q = lambda s: "Q" + s
+    run2 = run.assign(doc_id=ren_d(run.doc_id.str.replace("d", "x")), query_id=ren_q(run.query_id))
+    qrels2 = qrels.assign(doc_id=ren_d(qrels.doc_id.str.replace("d", "x")), query_id=ren_q(qrels.query_id))
+    # zero-padding is order-preserving only numerically; use integer ranks to avoid ties
+    run = run.assign(score=run.score + np.arange(len(run)) * 1e-6)
+    run2 = run2.assign(score=run.score.to_numpy())
+    a, b = vals(run, qrels, ALL), vals(run2, qrels2, ALL)
+    assert np.allclose(a.value.to_numpy(), b.value.to_numpy())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_values_in_range(seed):
+    run, qrels = _random_case(seed)
+    v = vals(run, qrels, RANGE_01).value
+    assert ((v >= 0) & (v <= 1)).all()
+
+
+def test_perfect_ranking_scores_one():
+    qrels = {"q": {"a": 3, "b": 2, "c": 1, "n": 0}}
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "n": 1.0}}
+    v = vals(run, qrels, ["R", "RR", "AP", "nDCG", "nDCG@3", "Rprec", "bpref", "Success@1", "P@3"])
+    assert (v.value == 1.0).all(), v
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_documents_below_k_do_not_change_at_k(seed):
+    run, qrels = _random_case(seed)
+    at_k = ["P@3", "R@3", "RR@3", "AP@3", "nDCG@3", "Success@3", "Judged@3"]
+    a = vals(run, qrels, at_k)
+    w = warnings.catch_warnings()
+    # keep the top 3 of each question only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranked = ef.evaluate(run, qrels, "NumRet")  # noqa: F841  (exercise)
+    top = (run.assign(neg=-run.score).sort_values(["query_id", "neg", "doc_id"], ascending=[True, True, False])
+           .groupby("query_id").head(3).drop(columns="neg"))
+    b = vals(top, qrels, at_k)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_partitions_of_questions_give_the_same_values(seed):
+    run, qrels = _random_case(seed, n_q=9)
+    whole = vals(run, qrels, ALL)
+    qs = sorted(qrels.query_id.unique())
+    parts = [vals(run[run.query_id.isin(p)], qrels[qrels.query_id.isin(p)], ALL)
+             for p in (qs[:3], qs[3:7], qs[7:])]
+    merged = pd.concat(parts).sort_values(["query_id"], kind="stable").reset_index(drop=True)
+    pd.testing.assert_frame_equal(whole.sort_values(["query_id"], kind="stable").reset_index(drop=True), merged)
+
+
+def test_slow_loop_oracle_for_judged_and_bpref():
+    run, qrels = _random_case(11)
+    got = vals(run, qrels, ["Judged@5", "bpref"]).set_index(["query_id", "measure"]).value
+    lab = {(q, d): r for q, d, r in qrels.itertuples(index=False)}
+    for q, grp in run.groupby("query_id"):
+        ranked = grp.assign(neg=-grp.score).sort_values(["neg", "doc_id"], ascending=[True, False]).doc_id.tolist()
+        judged = sum(1 for d in ranked[:5] if lab.get((q, d), -9) >= 0)
+        assert got[(q, "Judged@5")] == pytest.approx(judged / 5)
+        R = sum(1 for (qq, _), r in lab.items() if qq == q and r >= 1)
+        N = sum(1 for (qq, _), r in lab.items() if qq == q and 0 <= r < 1)
+        total, nonrel = 0.0, 0
+        for d in ranked:
+            r = lab.get((q, d))
+            if r is None or r < 0:
+                continue
+            if r < 1:
+                nonrel += 1
+            else:
+                total += 1.0 - (min(nonrel, R) / min(N, R) if nonrel else 0.0)
+        assert got[(q, "bpref")] == pytest.approx(total / R if R else 0.0)
+
+
+def test_every_family_is_tested_here():
+    names = {ef.parse_measure(m).family for m in ALL} | {"NumRet", "NumRel", "NumRelRet"}
+    assert set(FAMILIES) - names <= {f for f in FAMILIES if f not in
+                                     {"P", "R", "RR", "AP", "nDCG", "Rprec", "Success", "Judged", "bpref",
+                                      "NumRet", "NumRel", "NumRelRet"}}
+
+
+def test_inputs_are_not_modified():
+    run, qrels = _random_case(1)
+    run_c, qrels_c = run.copy(), qrels.copy()
+    vals(run, qrels, ALL)
+    pd.testing.assert_frame_equal(run, run_c)
+    pd.testing.assert_frame_equal(qrels, qrels_c)
+
+
+def test_many_systems_in_one_call():
+    run, qrels = _random_case(2)
+    both = pd.concat([run.assign(system="A"), run.assign(system="B", score=-run.score)])
+    out = vals(both, qrels, ["AP", "nDCG@3"])
+    a = vals(run, qrels, ["AP", "nDCG@3"])
+    b = vals(run.assign(score=-run.score), qrels, ["AP", "nDCG@3"])
+    assert np.allclose(out[out.system == "A"].value, a.value)
+    assert np.allclose(out[out.system == "B"].value, b.value)
+    agg = ef.aggregate(out)
+    assert agg.columns.tolist() == ["system", "measure", "n", "mean", "value", "aggregation"]
+    assert agg.n.tolist() == [6, 6, 6, 6]

@@ -1,0 +1,153 @@
+"""Loading: every accepted source gives the same canonical table; bad input gives one clear error."""
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+
+QRELS_TXT = "# a comment line\n1 0 d1 1\n1\t0\td2   0\n2 0 d1 2\n"
+RUN_TXT = "# comment\n1 Q0 d1 1  2.5 sysA\n1\tQ0\td2\t2\t  1.5\tsysA\n2 Q0 d9 1 0.5 sysA\n"
+
+
+def canon_qrels():
+    return pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["d1", "d2", "d1"], "relevance": [1, 0, 2]})
+
+
+def canon_run():
+    return pd.DataFrame({"system": ["sysA"] * 3, "query_id": ["1", "1", "2"], "doc_id": ["d1", "d2", "d9"],
+                         "score": [2.5, 1.5, 0.5]})
+
+
+def same(df, expected):
+    got = df[expected.columns].astype({c: object for c in expected.columns if expected[c].dtype == object})
+    exp = expected.astype({c: object for c in expected.columns if expected[c].dtype == object})
+    assert got.reset_index(drop=True).astype(str).equals(exp.astype(str)), (got, exp)
+
+
+def test_trec_text_tabs_spaces_comments_and_gzip(tmp_path):
+    (tmp_path / "q.txt").write_text(QRELS_TXT)
+    (tmp_path / "r.trec").write_text(RUN_TXT)
+    with gzip.open(tmp_path / "r.trec.gz", "wt") as fh:
+        fh.write(RUN_TXT)
+    same(ef.read_qrels(tmp_path / "q.txt"), canon_qrels())
+    for name in ("r.trec", "r.trec.gz"):
+        run = ef.read_run(tmp_path / name)
+        same(run, canon_run())
+        assert run["score"].dtype == np.float64
+        assert run["rank"].tolist() == [1, 2, 1]
+
+
+def test_csv_tsv_parquet_jsonl_and_aliases(tmp_path):
+    q = canon_qrels().rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    r = canon_run().rename(columns={"query_id": "topic", "doc_id": "docid", "score": "sim", "system": "run"})
+    q.to_csv(tmp_path / "q.csv", index=False)
+    r.to_csv(tmp_path / "r.tsv", sep="\t", index=False)
+    r.to_parquet(tmp_path / "r.parquet")
+    r.to_json(tmp_path / "r.jsonl", orient="records", lines=True)
+    same(ef.read_qrels(tmp_path / "q.csv"), canon_qrels())
+    for name in ("r.tsv", "r.parquet", "r.jsonl"):
+        same(ef.read_run(tmp_path / name), canon_run())
+    same(ef.read_run(r), canon_run())
+
+
+def test_dict_of_dicts_like_pytrec_eval_and_ranx():
+    same(ef.read_qrels({"1": {"d1": 1, "d2": 0}, "2": {"d1": 2}}), canon_qrels())
+    run = ef.read_run({"1": {"d1": 2.5, "d2": 1.5}, "2": {"d9": 0.5}}, system="sysA")
+    same(run, canon_run())
+
+
+def test_several_systems_as_list_or_dict(tmp_path):
+    a = canon_run().drop(columns="system")
+    runs = ef.read_run({"A": a, "B": a.assign(score=-a.score)})
+    assert runs.system.unique().tolist() == ["A", "B"]
+    a.to_csv(tmp_path / "bm25.csv", index=False)
+    a.to_csv(tmp_path / "dense.csv", index=False)
+    runs = ef.read_run([tmp_path / "bm25.csv", tmp_path / "dense.csv"])
+    assert runs.system.unique().tolist() == ["bm25", "dense"]
+    with pytest.raises(ef.EvalframeInputError, match="distinct system names"):
+        ef.read_run([canon_run(), canon_run()])
+
+
+def test_ids_are_strings():
+    run = ef.read_run(pd.DataFrame({"qid": [1, 2], "docno": [10, 20], "score": [1.0, 2.0]}))
+    assert run.query_id.tolist() == ["1", "2"] and run.doc_id.tolist() == ["10", "20"]
+
+
+def test_callers_dataframe_not_modified():
+    r = canon_run().rename(columns={"score": "sim"})
+    before = r.copy()
+    ef.read_run(r, duplicates="max")
+    pd.testing.assert_frame_equal(r, before)
+
+
+def test_one_error_lists_every_run_problem():
+    bad = pd.DataFrame({"query_id": ["1", "1", "1", None], "doc_id": ["a", "a", "b", "c"],
+                        "score": [1.0, 2.0, np.nan, np.inf]})
+    with pytest.raises(ef.EvalframeInputError) as exc:
+        ef.read_run(bad)
+    msg = str(exc.value)
+    assert "missing or empty query_id" in msg
+    assert "2 rows have a missing, NaN, infinite or non-numeric score" in msg
+    assert "listed more than once" in msg and "duplicates='max'" in msg
+    assert len(exc.value.problems) == 3
+
+
+def test_non_numeric_scores_reported():
+    bad = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": ["1.5", "high"]})
+    with pytest.raises(ef.EvalframeInputError, match="1 non-numeric"):
+        ef.read_run(bad)
+
+
+def test_missing_columns_named_with_aliases():
+    with pytest.raises(ef.EvalframeInputError, match="(?s)missing column 'score'.*sim"):
+        ef.read_run(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"]}))
+
+
+def test_duplicates_options():
+    dup = pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "a", "b"], "score": [1.0, 3.0, 2.0]})
+    assert ef.read_run(dup, duplicates="max").sort_values("doc_id").score.tolist() == [3.0, 2.0]
+    assert ef.read_run(dup, duplicates="first").sort_values("doc_id").score.tolist() == [1.0, 2.0]
+
+
+def test_qrels_problems():
+    bad = pd.DataFrame({"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "c", "d"],
+                        "relevance": [1, 0.5, "x", np.nan]})
+    with pytest.raises(ef.EvalframeInputError) as exc:
+        ef.read_qrels(bad)
+    msg = str(exc.value)
+    assert "2 rows have a missing or non-numeric relevance label" in msg
+    assert "1 rows have a non-integral relevance label" in msg
+    conflict = pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "a", "a"], "relevance": [1, 2, 1]})
+    with pytest.raises(ef.EvalframeInputError, match="conflicting relevance"):
+        ef.read_qrels(conflict)
+    same_twice = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    assert len(ef.read_qrels(same_twice)) == 1
+
+
+def test_empty_tables():
+    with pytest.raises(ef.EvalframeInputError, match="empty"):
+        ef.read_qrels(pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}))
+    with pytest.raises(ef.EvalframeInputError, match="empty"):
+        ef.read_run(pd.DataFrame({"query_id": [], "doc_id": [], "score": []}))
+
+
+def test_malformed_trec_line_reports_line(tmp_path):
+    p = tmp_path / "r.trec"
+    p.write_text("1 Q0 a 1 1.0 s\n1 Q0 b 2 s\n")
+    with pytest.raises(ef.EvalframeInputError, match="malformed"):
+        ef.read_run(p)
+
+
+def test_non_numeric_score_in_trec_file_reported_by_schema(tmp_path):
+    p = tmp_path / "r.trec"
+    p.write_text("1 Q0 a 1 1.0 s\n1 Q0 b 2 oops s\n")
+    with pytest.raises(ef.EvalframeInputError, match="non-numeric"):
+        ef.read_run(p)
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        ef.read_run("/nonexistent/run.trec")
