@@ -7,7 +7,7 @@ engine can be run chunk by chunk or on a distributed engine.
 """
 from __future__ import annotations
 
-__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics"]
+__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import warnings
 from typing import Iterable, Literal, Sequence
@@ -117,7 +117,8 @@ def diagnostics(run, qrels, *, ties: Ties = "doc_id_desc", missing: Missing = "z
         ``run_questions_not_in_golden_set`` (dropped),
         ``golden_questions_not_in_run`` (scored 0, or dropped with
         ``missing="drop"``), ``golden_questions_without_relevant``,
-        ``score_ties`` (tied rows, ordered by the ``ties`` convention).
+        ``score_ties`` (rows whose score equals another row's of the same
+        question and system, ordered by the ``ties`` convention).
     """
     return _prepare(run, qrels, ties=ties, missing=missing, depth=depth,
                     duplicates=duplicates, warn=False).diagnostics
@@ -139,7 +140,9 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
         ``system, [by...], measure, n, mean, value, aggregation``: ``n``
         questions, the arithmetic ``mean``, and ``value``, the measure's own
         aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
-        NumRelRet, as trec_eval reports them); ``aggregation`` names it.
+        NumRelRet, as trec_eval reports them; ``gmean`` for GMAP and GMbpref:
+        exp(mean(log(max(value, 1e-5)))), trec_eval's gm_map); ``aggregation``
+        names it.
 
     Examples
     --------
@@ -161,6 +164,10 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     out = g.agg(n="count", mean="mean", total="sum").reset_index()
     agg = out["measure"].map(lambda name: _aggregation(name))
     out["value"] = np.where(agg == "sum", out["total"], out["mean"])
+    if (agg == "gmean").any():  # trec_eval's gm_map, gm_bpref: geometric mean, values floored at 1e-5
+        logs = np.log(np.maximum(per_question["value"].to_numpy(dtype=np.float64), 1e-5))
+        gm = per_question.assign(value=logs).groupby(keys, sort=False, observed=True, dropna=False)["value"].mean()
+        out["value"] = np.where(agg == "gmean", np.exp(gm.to_numpy()), out["value"])
     out["aggregation"] = agg
     out["n"] = out["n"].astype(np.int64)
     return out.drop(columns="total")
@@ -239,3 +246,25 @@ def _ranked_rows(run: pd.DataFrame, ties: Ties) -> np.ndarray:
     if ties == "rank":
         return np.lexsort((-dcode, run["rank"].to_numpy(dtype=np.float64), qcode))
     return np.lexsort((dcode if ties == "doc_id_asc" else -dcode, -score, qcode))
+
+
+def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
+                              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+                              depth: int | None = None, duplicates: Duplicates = "error"
+                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
+
+    Same parameters and warnings as :func:`evaluate`; the run is read, checked,
+    ranked and judged once (for large runs this is most of the work).
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        The per-question table of :func:`evaluate` and the table of
+        :func:`diagnostics`.
+    """
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
+        raise ValueError(f"rel must be an int, got {rel!r}")
+    J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    return _long(J, ms), J.diagnostics.copy()

@@ -239,7 +239,11 @@ def _split_params(text: str) -> list[str]:
 
 
 def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -> list[Measure]:
-    """Parse one or many measure names; ``None`` gives :data:`DEFAULT_MEASURES`."""
+    """Parse one or many measure names; ``None`` gives :data:`DEFAULT_MEASURES`.
+
+    Names that denote the same measure (``ndcg_cut_10`` and
+    ``nDCG(gain='linear')@10``) are computed and reported once, under the
+    canonical name, in the order of their first appearance."""
     if measures is None:
         measures = DEFAULT_MEASURES
     if isinstance(measures, (str, Measure)):

@@ -264,13 +264,17 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         s_sorted = score[order]
         tied = (np.diff(s_sorted) == 0) & (np.diff(grp) == 0)
         if tied.any():
-            tgrp = grp[1:][tied]
+            in_tie = np.zeros(len(grp), dtype=bool)  # every row sharing its score with another
+            in_tie[1:] |= tied
+            in_tie[:-1] |= tied
+            tgrp = grp[in_tie]
             for s in range(ns):
-                n_tied = int(np.count_nonzero(g_sys[tgrp] == s))
+                mine = g_sys[tgrp] == s
+                n_tied = int(np.count_nonzero(mine))
                 if n_tied:
                     diag.append(_diag_row(systems[s], "score_ties", n_tied,
                                           f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}",
-                                          queries[np.unique(g_q[tgrp[g_sys[tgrp] == s]])]))
+                                          queries[np.unique(g_q[tgrp[mine]])]))
     if depth is not None:
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]

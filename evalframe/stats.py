@@ -115,11 +115,14 @@ def _clean(per_question, *, by: list[str], cluster: str | None,
             f"missing column{'s' if len(missing) > 1 else ''} {missing} (found {list(df.columns)})",
             "pass the per-question table of evaluate(): columns system, query_id, measure, "
             "value (+ the segment / cluster columns you name in by= or cluster=)"))
-    reserved = [c for c in extra if c in ("system", "query_id", "measure", "value")]
+    output_names = ("system", "query_id", "measure", "value", "n", "mean", "sd", "se", "ci_low", "ci_high",
+                    "method", "confidence", "n_resamples", "seed", "system_a", "system_b", "diff", "p_value",
+                    "p_adjusted", "statistic", "mean_a", "mean_b")
+    reserved = [c for c in extra if c in output_names]
     if reserved:
         problems.append(InputProblem(
             f"by= / cluster= name reserved column{'s' if len(reserved) > 1 else ''} {reserved}",
-            "name a segment column such as 'segment'"))
+            "rename the segment column (e.g. 'segment' or 'size'): these names are input or output columns"))
     if "value" in df.columns:
         raw = df["value"]
         num = pd.to_numeric(raw, errors="coerce")
@@ -1035,7 +1038,8 @@ def _power(n: int, delta: float, sd_diff: float, alpha: float, two_sided: bool) 
     ncp = abs(delta) / sd_diff * math.sqrt(n)
     if two_sided:
         c = st.t.ppf(1 - alpha / 2, df)
-        return float(st.nct.sf(c, df, ncp) + st.nct.cdf(-c, df, ncp))
+        lower = float(st.nct.cdf(-c, df, ncp))  # scipy returns NaN when this underflows
+        return float(st.nct.sf(c, df, ncp) + (lower if math.isfinite(lower) else 0.0))
     c = st.t.ppf(1 - alpha, df)
     return float(st.nct.sf(c, df, ncp))
 

@@ -297,3 +297,18 @@ def test_many_systems_in_one_call():
     agg = ef.aggregate(out)
     assert agg.columns.tolist() == ["system", "measure", "n", "mean", "value", "aggregation"]
     assert agg.n.tolist() == [6, 6, 6, 6]
+
+
+def test_score_ties_diagnostic_counts_every_tied_row():
+    ds = ef.datasets.load_cranfield()
+    bm25 = ds.runs[ds.runs.system == "bm25"]
+    d = ef.diagnostics(bm25, ds.qrels)
+    row = d[d.check == "score_ties"].iloc[0]
+    # PROVENANCE.md: bm25 has ties in 24 Cranfield queries (103 rows)
+    assert row["count"] == 103
+    assert len(row["examples"].split(", ")) == 5
+
+
+def test_same_measure_under_two_names_reported_once():
+    out = vals({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["nDCG(gain='linear')@10", "ndcg_cut_10"])
+    assert out.measure.tolist() == ["nDCG(gain='linear')@10"]

@@ -515,3 +515,16 @@ def test_compare_within_segments():
         sel = np.arange(40) < 15 if seg == "lookup" else np.arange(40) >= 15
         row = g[(g.system_a == "s0") & (g.system_b == "s2")].iloc[0]
         assert row.p_value == pytest.approx(st.ttest_rel(w["s2"][sel], w["s0"][sel]).pvalue)
+
+
+def test_segment_column_named_like_an_output_column_is_a_clear_error():
+    pq = pd.DataFrame({"system": "a", "query_id": ["1", "2", "3"], "measure": "AP", "value": [.1, .2, .3],
+                       "n": ["x", "x", "y"]})
+    with pytest.raises(EvalframeInputError, match="reserved"):
+        summarize(pq, by="n")
+
+
+def test_power_near_one_is_finite():
+    # scipy's noncentral t lower tail underflows to NaN for large shifts
+    assert power(30, 3.0, 1.0) == pytest.approx(1.0)
+    assert power(200, 0.1, 0.05) == pytest.approx(1.0)
