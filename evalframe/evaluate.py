@@ -217,11 +217,10 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
         raise EvalframeInputError("exact run", [InputProblem(
             f"holds {exact['system'].nunique()} systems", "pass the exact search of one system")])
     exact = exact.drop(columns=[c for c in ("system",) if c in exact])
-    # The exact top k of each question becomes a binary golden set.
-    order_idx = _ranked_rows(exact, ties)
-    e_sorted = exact.iloc[order_idx]
-    rank = e_sorted.groupby("query_id", sort=False).cumcount().to_numpy() + 1
-    key = e_sorted.loc[rank <= k, ["query_id", "doc_id"]].assign(relevance=1)
+    # The exact top k of each question (ranked as every run is) becomes a binary golden set.
+    dummy = exact[["query_id", "doc_id"]].assign(relevance=np.int64(1))
+    Je = judge(exact, dummy, ties=ties, missing="zero", depth=k, warn=False, keep_rows=True)
+    key = dummy.iloc[Je.source_row]
     approx = read_run(approx_run)
     J = judge(approx, key.reset_index(drop=True), ties=ties, missing="zero", depth=k, warn=False)
     dropped = J.diagnostics[J.diagnostics["check"] == "run_questions_not_in_golden_set"]
@@ -235,17 +234,6 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
     out["measure"] = f"IndexRecall@{k}"
     out["value"] = value
     return out.reset_index(drop=True)
-
-
-def _ranked_rows(run: pd.DataFrame, ties: Ties) -> np.ndarray:
-    """Row positions of ``run`` sorted by (query, score desc, tie order)."""
-    q = run["query_id"].to_numpy(dtype=object)
-    qcode = pd.factorize(q)[0]
-    dcode = pd.factorize(run["doc_id"].to_numpy(dtype=object), sort=True)[0]
-    score = run["score"].to_numpy(dtype=np.float64)
-    if ties == "rank":
-        return np.lexsort((-dcode, run["rank"].to_numpy(dtype=np.float64), qcode))
-    return np.lexsort((dcode if ties == "doc_id_asc" else -dcode, -score, qcode))
 
 
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,

@@ -73,6 +73,9 @@ class Judged:
     n_queries : int
     diagnostics : DataFrame
         ``system, check, count, action, examples``.
+    source_row : int array (N,) or None
+        Position of each row in the run given to :func:`judge` (only with
+        ``keep_rows=True``).
     """
 
     groups: pd.DataFrame
@@ -84,6 +87,7 @@ class Judged:
     qrels_label: np.ndarray
     n_queries: int
     diagnostics: pd.DataFrame = field(repr=False)
+    source_row: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_groups(self) -> int:
@@ -129,7 +133,8 @@ class Judged:
         starts = np.searchsorted(grp, np.arange(self.n_groups))
         rank = (np.arange(len(grp)) - starts[grp] + 1).astype(np.int64)
         return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
-                      self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics)
+                      self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
+                      None if self.source_row is None else self.source_row[keep])
 
 
 def _diag_row(system, check, count, action, examples=()) -> dict:
@@ -138,7 +143,8 @@ def _diag_row(system, check, count, action, examples=()) -> dict:
 
 
 def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
-          missing: Missing = "zero", depth: int | None = None, warn: bool = True) -> Judged:
+          missing: Missing = "zero", depth: int | None = None, warn: bool = True,
+          keep_rows: bool = False) -> Judged:
     """Join a cleaned run with a cleaned golden set, rank it, and label every row.
 
     Parameters
@@ -149,6 +155,8 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         Conventions; see the module docstring.
     warn : bool
         Issue the structured warnings (they are always in ``diagnostics``).
+    keep_rows : bool
+        Also return each ranked row's position in ``run`` (``source_row``).
 
     Returns
     -------
@@ -275,9 +283,13 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
                     diag.append(_diag_row(systems[s], "score_ties", n_tied,
                                           f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}",
                                           queries[np.unique(g_q[tgrp[mine]])]))
+    source_row = None
+    if keep_rows:
+        source_row = (np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)))[order]
     if depth is not None:
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]
+        source_row = None if source_row is None else source_row[cut]
 
     norel = np.bincount(qq, weights=ql >= 1, minlength=nq) == 0
     if norel.any():
@@ -291,7 +303,7 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     if warn:
         _warn(diagnostics)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
-                  qq.astype(np.int64), ql, nq, diagnostics)
+                  qq.astype(np.int64), ql, nq, diagnostics, source_row)
 
 
 def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
