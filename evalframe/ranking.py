@@ -174,12 +174,13 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
 
     has_system = "system" in run
-    queries = _natural_order(qrels["query_id"].to_numpy(dtype=object))
+    q_codes, q_uniq = pd.factorize(qrels["query_id"], sort=False)
+    queries = _natural_order(np.asarray(q_uniq, dtype=object))
     nq = len(queries)
     qindex = pd.Index(queries)
 
     # --- golden set: sorted by (question, label descending)
-    qq = qindex.get_indexer(qrels["query_id"].to_numpy(dtype=object))
+    qq = qindex.get_indexer(np.asarray(q_uniq, dtype=object))[q_codes]
     ql = qrels["relevance"].to_numpy(dtype=np.int64)
     order = np.lexsort((-ql, qq))
     qq, ql = qq[order], ql[order]
@@ -236,7 +237,8 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     d_uniq = np.asarray(d_uniq, dtype=object)
     nd = max(len(d_uniq), 1)
     rcode = d_codes[keep]
-    qcode = pd.Index(d_uniq).get_indexer(np.asarray(qdocs, dtype=object))  # -1: never retrieved
+    qd_codes, qd_uniq = pd.factorize(qdocs, sort=False)
+    qcode = pd.Index(d_uniq).get_indexer(np.asarray(qd_uniq, dtype=object))[qd_codes]  # -1: never retrieved
     rkey = rq[keep].astype(np.int64) * nd + rcode
     retrieved = np.flatnonzero(qcode >= 0)  # judged documents some system retrieved
     qkey = qq[retrieved].astype(np.int64) * nd + qcode[retrieved]

@@ -83,13 +83,19 @@ def _ids_to_str(s: pd.Series) -> pd.Series:
 
 
 def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """Rows whose key columns repeat an earlier or later row (all copies marked)."""
+    """Rows whose key columns repeat another row's (all copies marked).
+
+    The common case, no duplicates, is settled by one integer sort; the mask is
+    only built (with a hash table) when there are duplicates."""
     key = np.zeros(len(df), dtype=np.int64)
     for col in keys:
         codes, uniq = pd.factorize(df[col], sort=False)
         if key.max(initial=0) >= (2 ** 62) // max(len(uniq), 1):
             key = pd.factorize(key)[0].astype(np.int64)
         key = key * max(len(uniq), 1) + codes
+    srt = np.sort(key, kind="stable")
+    if not (srt[1:] == srt[:-1]).any():
+        return np.zeros(len(df), dtype=bool)
     return pd.Series(key).duplicated(keep=False).to_numpy()
 
 
@@ -157,8 +163,10 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         "doc_id": _ids_to_str(df["doc_id"]).to_numpy(),
         "relevance": rel_f.astype(np.int64),
     })
-    out = out.drop_duplicates(ignore_index=True)
-    dup = out.duplicated(["query_id", "doc_id"], keep=False)
+    dup = _duplicated(out, ["query_id", "doc_id"])
+    if dup.any():
+        out = out.drop_duplicates(ignore_index=True)  # identical rows are harmless
+        dup = out.duplicated(["query_id", "doc_id"], keep=False)
     if dup.any():
         n_pairs = int(out.loc[dup, ["query_id", "doc_id"]].drop_duplicates().shape[0])
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
