@@ -17,7 +17,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/evalframe evaluate data/cranfield/qrels.txt data/cranfield/runs.parquet
+	$(BIN)/evalframe report data/cranfield/qrels.txt data/cranfield/runs.parquet --segments data/cranfield/segments.parquet --baseline bm25 --out out/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -13,9 +13,10 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
 from .io import read_qrels, read_run
 from .measures import Measure, parse_measure, parse_measures
+from .report import Report, report
 
 __all__ = [
-    "evaluate", "aggregate", "diagnostics", "index_recall",
+    "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report",
     "read_qrels", "read_run",
     "Measure", "parse_measure", "parse_measures",
     "datasets", "stats",

@@ -1,0 +1,83 @@
+"""Benchmark of evalframe.report() on a large synthetic evaluation.
+
+Workload: 10 systems x 10,000 questions x the 7 default measures (R@5, R@10, R@100,
+P@5, RR, nDCG@10, AP), each system returning its top 100 documents (10 million run
+rows), all 45 pairs compared, with the default resampling (bootstrap intervals and a
+paired randomisation test with bootstrap intervals of the differences, 10,000 resamples
+each). report() also computes Judged@k, the recall@k curve (13 cutoffs), the planning
+curve and the diagnostics. Target: < 30 s.
+
+Run: ``.venv/bin/python benchmarks/bench_report.py [--baseline] [--segments]``
+(``--baseline`` compares with sys0 only: 9 pairs instead of 45; ``--segments`` adds two
+segment columns with 7 values, bootstrapped too). Building the synthetic tables is not timed.
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+N_SYSTEMS, N_QUESTIONS, DEPTH, N_DOCS = 10, 10_000, 100, 50_000
+
+
+def make_data(seed: int = 0):
+    """Golden set (1-7 relevant documents per question, graded 1-2, plus judged
+    non-relevant ones), runs whose quality grows with the system number, segments."""
+    rng = np.random.default_rng(seed)
+    nrel = rng.integers(1, 8, N_QUESTIONS)
+    q = np.repeat(np.arange(N_QUESTIONS), nrel + 3)
+    docs = rng.integers(0, N_DOCS, q.size)
+    label = np.where(np.concatenate([np.r_[np.ones(n), np.zeros(3)] for n in nrel]) > 0,
+                     rng.integers(1, 3, q.size), 0)
+    qrels = pd.DataFrame({"query_id": q.astype(str), "doc_id": docs.astype(str), "relevance": label})
+    qrels = qrels.drop_duplicates(["query_id", "doc_id"]).reset_index(drop=True)
+    rel = qrels[qrels["relevance"] > 0]
+    frames = []
+    for s in range(N_SYSTEMS):
+        qq = np.repeat(np.arange(N_QUESTIONS), DEPTH)
+        dd = rng.integers(0, N_DOCS, qq.size)
+        # put a share of each question's relevant documents into the list
+        keep = rng.random(len(rel)) < 0.45 + 0.03 * s
+        rq = rel["query_id"].to_numpy().astype(np.int64)[keep]
+        slot = rq * DEPTH + rng.integers(0, DEPTH, rq.size)
+        dd[slot] = rel["doc_id"].to_numpy().astype(np.int64)[keep]
+        frames.append(pd.DataFrame({"system": f"sys{s}", "query_id": qq.astype(str), "doc_id": dd.astype(str),
+                                    "score": rng.random(qq.size)}))
+    run = pd.concat(frames, ignore_index=True).drop_duplicates(["system", "query_id", "doc_id"])
+    segments = pd.DataFrame({"query_id": np.arange(N_QUESTIONS).astype(str),
+                             "length": rng.choice(["short", "medium", "long"], N_QUESTIONS),
+                             "form": rng.choice(["lookup", "natural", "multi", "yes_no"], N_QUESTIONS)})
+    return run.reset_index(drop=True), qrels, segments
+
+
+def main(baseline: bool = False, with_segments: bool = False) -> float:
+    from evalframe import report
+
+    t0 = time.perf_counter()
+    run, qrels, segments = make_data()
+    print(f"synthetic data: {len(run):,} run rows, {len(qrels):,} judgments "
+          f"({time.perf_counter() - t0:.1f} s, not timed)")
+    steps: list[tuple[str, float]] = []
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = report(run, qrels, segments=segments if with_segments else None, baseline="sys0" if baseline else None,
+                     progress=lambda label: steps.append((label, time.perf_counter())))
+    total = time.perf_counter() - t0
+    marks = steps + [("end", t0 + total)]
+    for (label, t), (_, t_next) in zip(marks, marks[1:]):
+        print(f"  {label:32s} {t_next - t:6.2f} s")
+    n_pairs = len(rep.comparisons) // len(rep.measures)
+    print(f"report(){' with 2 segment columns' if with_segments else ''}: {N_SYSTEMS} systems x {N_QUESTIONS:,} questions x {len(rep.measures)} measures, "
+          f"{n_pairs} pairs, {rep.metadata['n_resamples']:,} resamples: {total:.1f} s "
+          f"(target < 30 s); peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    assert len(rep.summary) == N_SYSTEMS * 7 and rep.summary["ci_low"].notna().all()
+    return total
+
+
+if __name__ == "__main__":
+    main(baseline="--baseline" in sys.argv, with_segments="--segments" in sys.argv)

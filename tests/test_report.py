@@ -1,0 +1,332 @@
+"""report(): every table checked against evaluate() and the statistics layer."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe import stats
+from evalframe.errors import EvalframeInputError
+from evalframe.report import (MIN_SEGMENT_QUESTIONS, Report, SmallGoldenSetWarning,
+                              UnjudgedDocumentsWarning, _pipe_table, read_segments, report)
+
+B = 200
+MEASURES = ["R@5", "nDCG@10", "RR"]
+
+
+@pytest.fixture(scope="module")
+def cran():
+    return ef.datasets.load_cranfield()
+
+
+@pytest.fixture(scope="module")
+def rep(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return report(cran.runs, cran.qrels, measures=MEASURES, segments=cran.segments, baseline="bm25",
+                      stages={"bm25": 100, "hybrid_rrf": 5}, n_resamples=B, seed=3)
+
+
+@pytest.fixture(scope="module")
+def per_q(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ef.evaluate(cran.runs, cran.qrels, MEASURES)
+
+
+def test_summary_matches_stats_layer(rep, per_q):
+    want = stats.summarize(per_q, method="bootstrap", n_resamples=B, seed=3)
+    got = rep.summary
+    assert list(got.columns[:7]) == ["system", "measure", "n", "mean", "sd", "se", "ci_low"]
+    assert "ci_high" in got.columns
+    assert len(got) == 5 * len(MEASURES)
+    m = got.merge(want, on=["system", "measure"], suffixes=("", "_want"))
+    assert len(m) == len(got)
+    for c in ["n", "mean", "se", "ci_low", "ci_high"]:
+        np.testing.assert_allclose(m[c].astype(float), m[c + "_want"].astype(float), rtol=1e-12)
+    # and the means are evaluate()'s aggregate
+    agg = ef.aggregate(per_q).set_index(["system", "measure"])["mean"]
+    np.testing.assert_allclose(got.set_index(["system", "measure"])["mean"], agg.loc[got.set_index(
+        ["system", "measure"]).index], rtol=1e-12)
+    assert list(pd.unique(got["system"])) == ["bm25", "tfidf", "dense_exact", "dense_hnsw", "hybrid_rrf"]
+    assert list(pd.unique(got["measure"])) == MEASURES
+
+
+def test_per_question_is_evaluate_with_segments(rep, per_q, cran):
+    got = rep.per_question
+    assert list(got.columns) == ["system", "query_id", "measure", "value", "length", "question_form"]
+    want = per_q.merge(cran.segments, on="query_id", how="left")
+    key = ["system", "query_id", "measure"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True), check_dtype=False)
+
+
+def test_by_segment_matches_stats_layer(rep, per_q, cran):
+    t = rep.by_segment
+    assert list(t.columns[:9]) == ["system", "segment", "segment_value", "measure", "n", "mean", "se",
+                                  "ci_low", "ci_high"]
+    assert set(t["segment"]) == {"length", "question_form"}
+    j = per_q.merge(cran.segments, on="query_id")
+    want = stats.summarize(j, by="question_form", method="bootstrap", n_resamples=B, seed=3)
+    got = t[t["segment"] == "question_form"].rename(columns={"segment_value": "question_form"})
+    m = got.merge(want, on=["system", "question_form", "measure"], suffixes=("", "_w"))
+    assert len(m) == len(got) == 5 * 4 * len(MEASURES)
+    for c in ["n", "mean", "ci_low", "ci_high"]:
+        np.testing.assert_allclose(m[c].astype(float), m[c + "_w"].astype(float), rtol=1e-12)
+    # flags
+    np.testing.assert_array_equal(t["too_small"], t["n"] < MIN_SEGMENT_QUESTIONS)
+    np.testing.assert_array_equal(t["below_overall"], t["ci_high"] < t["overall_mean"])
+    overall = rep.summary.set_index(["system", "measure"])["mean"]
+    np.testing.assert_allclose(t["overall_mean"], overall.loc[list(zip(t["system"], t["measure"]))].to_numpy())
+    np.testing.assert_allclose(t["gap"], t["mean"] - t["overall_mean"])
+    assert set(t.loc[t["below_overall"] & ~t["too_small"], "flag"]) <= {"below overall"}
+
+
+def test_segment_flags_on_a_planted_zero_segment(cran):
+    seg = cran.segments.copy()
+    # a segment of the questions where bm25 scores 0 on R@10: far below, must be flagged
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = ef.evaluate(cran.runs[cran.runs.system == "bm25"], cran.qrels, "R@10")
+        zero = set(pq.loc[pq["value"] == 0, "query_id"])
+        seg["kind"] = np.where(seg["query_id"].isin(zero), "zeros", "rest")
+        seg.loc[seg.index[:5], "kind"] = "tiny"
+        r = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["R@10"],
+                   segments=seg[["query_id", "kind"]], n_resamples=B)
+    t = r.by_segment.set_index("segment_value")
+    assert t.loc["zeros", "mean"] == 0 and t.loc["zeros", "below_overall"]
+    assert t.loc["zeros", "flag"] == "below overall"
+    assert t.loc["tiny", "too_small"] and t.loc["tiny", "flag"].startswith("too small")
+    assert not t.loc["rest", "below_overall"]
+
+
+def test_comparisons_are_the_paired_table(rep, per_q):
+    want = stats.compare(per_q, baseline="bm25", test="randomization", n_resamples=B, seed=3)
+    got = rep.comparisons
+    assert set(want.columns) <= set(got.columns) and "significant" in got.columns
+    key = ["measure", "system_a", "system_b"]
+    m = got.merge(want, on=key, suffixes=("", "_w"))
+    assert len(m) == len(got) == 4 * len(MEASURES)
+    for c in ["diff", "ci_low", "ci_high", "p_value", "p_adjusted", "wins", "losses"]:
+        np.testing.assert_allclose(m[c].astype(float), m[c + "_w"].astype(float), rtol=1e-12)
+    assert (got["system_a"] == "bm25").all()
+    np.testing.assert_array_equal(got["significant"], got["p_adjusted"] < 0.05)
+
+
+def test_all_pairs_without_baseline(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs, cran.qrels, measures=["RR"], n_resamples=B)
+    assert len(r.comparisons) == 10
+
+
+def test_diagnostics(rep, cran):
+    d = rep.diagnostics
+    assert list(d.columns) == ["check", "system", "measure", "count", "value", "level", "detail"]
+    counted = d[d["check"] == "questions_counted"]
+    assert counted["count"].tolist() == [225] * 5
+    size = d[d["check"] == "golden_set_size"].iloc[0]
+    assert size["count"] == 225 and size["level"] == "info"
+    assert size["value"] == pytest.approx(stats.half_width(p=0.5, n=225))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        judged = ef.aggregate(ef.evaluate(cran.runs, cran.qrels, ["Judged@5", "Judged@10"]))
+    j = d[d["check"] == "judged_at_k"].merge(judged[["system", "measure", "mean"]], on=["system", "measure"])
+    assert len(j) == 10
+    np.testing.assert_allclose(j["value"], j["mean"])
+    assert (j["level"] == "warning").all()  # Cranfield judges few of the top 5
+    ties = d[d["check"] == "score_ties"].set_index("system")["count"]
+    raw = ef.diagnostics(cran.runs, cran.qrels)
+    assert ties.to_dict() == raw[raw["check"] == "score_ties"].set_index("system")["count"].to_dict()
+    assert set(d.loc[d["check"] == "measure", "measure"]) == set(MEASURES)
+    conv = d[d["check"] == "convention"]
+    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates"}
+    assert (d["check"] == "duplicates").sum() == 1
+
+
+def test_warnings_are_structured(cran):
+    with pytest.warns(UnjudgedDocumentsWarning):
+        report(cran.runs, cran.qrels, measures=["R@5"], n_resamples=B)
+    sso = ef.datasets.load_sso()
+    with pytest.warns(SmallGoldenSetWarning):
+        r = report(sso.runs, sso.qrels, n_resamples=B)
+    w = r.warnings
+    assert "golden_set_size" in set(w["check"])
+    assert any("working minimum" in x for x in r.warning_lines())
+
+
+def test_scored_zero_and_dropped_questions_reach_diagnostics(cran):
+    run = cran.runs[~((cran.runs.system == "tfidf") & cran.runs.query_id.isin(["1", "2"]))]
+    extra = pd.DataFrame({"system": "bm25", "query_id": "nope", "doc_id": "x", "score": 1.0}, index=[0])
+    run = pd.concat([run, extra], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(run, cran.qrels, measures=["R@5"], n_resamples=B)
+    d = r.diagnostics.set_index(["check", "system"])
+    assert d.loc[("golden_questions_not_in_run", "tfidf"), "count"] == 2
+    assert d.loc[("run_questions_not_in_golden_set", "bm25"), "count"] == 1
+    assert d.loc[("questions_counted", "tfidf"), "count"] == 225
+
+
+def test_stages(rep, cran):
+    st = rep.stages
+    assert list(st.columns) == ["stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
+                                "share_of_ceiling", "lost"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = ef.aggregate(ef.evaluate(cran.runs, cran.qrels, ["R@100", "R@5"])).set_index(["system", "measure"])
+    first, final = a.loc[("bm25", "R@100"), "mean"], a.loc[("hybrid_rrf", "R@5"), "mean"]
+    assert st["system"].tolist() == ["bm25", "hybrid_rrf"] and st["k"].tolist() == [100, 5]
+    assert st["mean"].tolist() == pytest.approx([first, final])
+    assert st["share_of_ceiling"].tolist() == pytest.approx([1.0, final / first])
+    assert st["lost"].iloc[1] == pytest.approx(first - final)
+    assert (st["ci_low"] <= st["mean"]).all() and (st["mean"] <= st["ci_high"]).all()
+
+
+def test_curves(rep):
+    c = rep.curves
+    assert list(c.columns[:5]) == ["system", "family", "k", "measure", "n"]
+    assert c["k"].min() == 1 and c["k"].max() == 100
+    r5 = c[(c["system"] == "bm25") & (c["k"] == 5)]["mean"].iloc[0]
+    s5 = rep.summary.query("system == 'bm25' and measure == 'R@5'")["mean"].iloc[0]
+    assert r5 == pytest.approx(s5)
+    for _, g in c.groupby("system"):
+        assert (np.diff(g.sort_values("k")["mean"]) >= -1e-12).all()  # recall@k never falls with k
+
+
+def test_planning(rep):
+    p = rep.planning
+    assert 225 in set(p["n"]) and set(p["measure"]) == set(MEASURES)
+    assert p["power"].notna().all()
+
+
+def test_report_is_immutable_and_inputs_untouched(cran):
+    runs, qrels, seg = cran.runs.copy(), cran.qrels.copy(), cran.segments.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(runs, qrels, measures=["R@5"], segments=seg, n_resamples=B)
+    pd.testing.assert_frame_equal(runs, cran.runs)
+    pd.testing.assert_frame_equal(qrels, cran.qrels)
+    pd.testing.assert_frame_equal(seg, cran.segments)
+    s = r.summary
+    s.loc[:, "mean"] = -1
+    assert (r.summary["mean"] >= 0).all()
+    with pytest.raises(Exception):
+        r._tables = {}
+    m = r.metadata
+    m["seed"] = 99
+    assert r.metadata["seed"] == 0
+
+
+def test_segments_as_golden_set_column_and_missing(cran):
+    q = cran.qrels.merge(cran.segments[["query_id", "length"]], on="query_id")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs[cran.runs.system == "bm25"], q, measures=["R@5"], segments="length", n_resamples=B)
+        assert set(r.by_segment["segment_value"]) == {"short", "medium", "long"}
+        part = cran.segments.iloc[10:]
+        r2 = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["R@5"], segments=part,
+                    n_resamples=B)
+    assert "(none)" in set(r2.by_segment["segment_value"])
+    assert "segments_missing_questions" in set(r2.warnings["check"])
+
+
+def test_read_segments_checks(tmp_path, cran):
+    with pytest.raises(EvalframeInputError, match="query_id"):
+        read_segments(pd.DataFrame({"q": ["1"], "s": ["a"]}))
+    with pytest.raises(EvalframeInputError, match="more than one row"):
+        read_segments(pd.DataFrame({"query_id": ["1", "1"], "s": ["a", "b"]}))
+    with pytest.raises(EvalframeInputError, match="no segment column"):
+        read_segments(pd.DataFrame({"query_id": ["1"]}))
+    cran.segments.to_csv(tmp_path / "s.csv", index=False)
+    cran.segments.to_csv(tmp_path / "s.tsv", index=False, sep="\t")
+    for f in ("s.csv", "s.tsv"):
+        pd.testing.assert_frame_equal(read_segments(tmp_path / f), cran.segments)
+    ints = pd.DataFrame({"query_id": [1, 2], "s": ["a", "b"]})
+    assert read_segments(ints)["query_id"].tolist() == ["1", "2"]
+
+
+def test_bad_arguments(cran):
+    with pytest.raises(TypeError, match="unknown keyword"):
+        report(cran.runs, cran.qrels, tie="doc_id_asc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(EvalframeInputError, match="baseline 'nope'"):
+            report(cran.runs, cran.qrels, measures=["RR"], baseline="nope", n_resamples=B)
+        with pytest.raises(EvalframeInputError, match="not systems"):
+            report(cran.runs, cran.qrels, measures=["RR"], stages=["bm25", "nope"], n_resamples=B)
+    with pytest.raises(EvalframeInputError, match="at least two"):
+        report(cran.runs, cran.qrels, stages=["bm25"])
+    with pytest.raises(ValueError, match="confidence"):
+        report(cran.runs, cran.qrels, confidence=95)
+
+
+def test_single_system(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["RR"], n_resamples=B)
+    assert r.comparisons.empty and r.systems == ["bm25"]
+    assert "Comparisons" not in r.to_markdown()
+
+
+def test_csv_round_trip(rep, tmp_path):
+    rep.to_csv(tmp_path)
+    back = Report.read_csv(tmp_path)
+    for name in ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages", "curves",
+                 "planning"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(rep, name), check_dtype=False,
+                                      check_exact=False, rtol=1e-12)
+    assert back.metadata == rep.metadata
+
+
+def test_parquet_round_trip_with_metadata(rep, tmp_path):
+    import pyarrow.parquet as pq
+    import json
+
+    rep.to_parquet(tmp_path)
+    meta = json.loads(pq.read_schema(tmp_path / "summary.parquet").metadata[b"evalframe"])
+    assert meta["evalframe_version"] == ef.__version__
+    assert meta["seed"] == 3 and meta["n_resamples"] == B and meta["measures"] == MEASURES
+    assert meta["conventions"]["ties"] == "doc_id_desc" and meta["test"] == "randomization"
+    back = Report.read_parquet(tmp_path)
+    for name in ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages", "curves",
+                 "planning"):
+        pd.testing.assert_frame_equal(getattr(back, name), getattr(rep, name), check_dtype=False)
+
+
+def test_html(rep):
+    h = rep._repr_html_()
+    row = rep.summary.query("system == 'hybrid_rrf' and measure == 'R@5'").iloc[0]
+    assert f"{row['mean']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]" in h
+    assert "▲" in h and "warning" in h and "<table" in h and "Holm" in h
+
+
+def test_markdown_without_tabulate(rep, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "tabulate", None)
+    md = rep.to_markdown()
+    assert md.startswith("# evalframe report")
+    assert "| system" in md and "## Comparisons" in md and "## Segments" in md
+    lines = [l for l in md.splitlines() if l.startswith("|")]
+    widths = {len(l) for l in lines[:7]}
+    assert len(widths) == 1  # aligned
+    t = _pipe_table(pd.DataFrame({"a": ["x|y"], "b": [1.5]})).splitlines()
+    assert t[1] == "| ---- | --: |" and "x\\|y" in t[2]
+
+
+def test_latex(rep):
+    tex = rep.to_latex()
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
+    assert "hybrid\\_rrf" in tex and "\\textbf{" in tex
+    assert "randomisation test" in tex and "Holm" in tex and "$^{\\dagger}$" in tex
+    best = rep.summary.query("measure == 'R@5'").sort_values("mean").iloc[-1]
+    assert f"\\textbf{{{best['mean']:.3f}}}" in tex
+    assert tex.count("\\\\") == 1 + 5
+
+
+def test_repr(rep):
+    assert "bm25" in repr(rep) and "questions=225" in repr(rep)

@@ -1,0 +1,114 @@
+"""evalframe report: the CLI on the bundled data."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalframe import cli
+from evalframe.report_cli import Progress, main
+
+ROOT = Path(__file__).resolve().parents[1]
+QRELS = str(ROOT / "data" / "cranfield" / "qrels.txt")
+RUNS = str(ROOT / "data" / "cranfield" / "runs.parquet")
+SEGMENTS = str(ROOT / "data" / "cranfield" / "segments.parquet")
+FAST = ["--n-resamples", "200", "-m", "R@5", "nDCG@10"]
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    return d
+
+
+def test_full_run_writes_everything(out_dir, capsys):
+    rc = main([QRELS, RUNS, "--segments", SEGMENTS, "--baseline", "bm25", "--out", str(out_dir), *FAST])
+    assert rc == 0
+    out = capsys.readouterr()
+    assert "Summary" in out.out and "Comparisons" in out.out and "hybrid_rrf" in out.out
+    assert "▲" in out.out
+    for sub in ("csv", "parquet"):
+        for name in ("summary", "per_question", "by_segment", "comparisons", "diagnostics"):
+            assert (out_dir / sub / f"{name}.{sub}").exists()
+    pngs = sorted(p.name for p in (out_dir / "plots").glob("*.png"))
+    assert "forest.png" in pngs and "segments.png" in pngs and len(pngs) == 7
+    md = (out_dir / "report.md").read_text()
+    assert md.startswith("# evalframe report") and "| system" in md
+    s = pd.read_parquet(out_dir / "parquet" / "summary.parquet")
+    assert set(s["system"]) == {"bm25", "tfidf", "dense_exact", "dense_hnsw", "hybrid_rrf"}
+    assert "wrote" in out.err
+
+
+def test_terminal_table_is_aligned(capsys):
+    assert main([QRELS, RUNS, *FAST]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = lines.index(next(l for l in lines if l.startswith("system")))
+    body = lines[i - 1:i + 6]
+    assert len({len(l) for l in body}) == 1
+
+
+def test_json_and_markdown(capsys):
+    assert main([QRELS, RUNS, "--format", "json", "--baseline", "bm25", *FAST]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert {"metadata", "summary", "comparisons", "diagnostics"} <= set(payload)
+    assert payload["metadata"]["n_resamples"] == 200 and len(payload["summary"]) == 10
+    assert main([QRELS, RUNS, "--format", "markdown", *FAST]) == 0
+    assert capsys.readouterr().out.startswith("# evalframe report")
+
+
+def test_several_run_files_and_csv_segments(tmp_path, capsys):
+    runs = pd.read_parquet(RUNS)
+    paths = []
+    for s in ("bm25", "tfidf"):
+        p = tmp_path / f"{s}.tsv"
+        runs[runs.system == s][["query_id", "doc_id", "score"]].to_csv(p, sep="\t", index=False)
+        paths.append(str(p))
+    seg = tmp_path / "seg.csv"
+    pd.read_parquet(SEGMENTS).to_csv(seg, index=False)
+    assert main([QRELS, *paths, "--segments", str(seg), "--stages", "bm25:100", "tfidf:5", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "bm25" in out and "tfidf" in out and "Pipeline stages" in out and "Segments" in out
+
+
+def test_dispatch_from_main_cli(capsys):
+    assert cli.main(["report", QRELS, RUNS, *FAST]) == 0
+    assert "Summary" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["missing.txt", RUNS], "missing.txt"),
+    ([QRELS, RUNS, "--baseline", "nope"], "baseline 'nope'"),
+    ([QRELS, RUNS, "--segments", "nope.tsv"], "nope.tsv"),
+    ([QRELS, RUNS, "-m", "XYZ@5"], "unknown measure"),
+    ([QRELS, RUNS, "--stages", "bm25"], "at least two"),
+])
+def test_bad_input_exits_2(argv, message, capsys):
+    assert main([*argv, "--n-resamples", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and message in err
+
+
+def test_usage_error_and_help(capsys):
+    assert main([]) == 2
+    assert main(["--help"]) == 0
+    assert "--segments" in capsys.readouterr().out
+
+
+def test_progress_bar_only_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    s = Tty()
+    p = Progress(3, stream=s)
+    p.step("reading")
+    p.step("resampling")
+    p.close()
+    assert "reading" in s.getvalue() and "[" in s.getvalue() and "\r" in s.getvalue()
+    quiet = io.StringIO()
+    q = Progress(3, stream=quiet)
+    q.step("reading")
+    q.close()
+    assert quiet.getvalue() == ""
