@@ -435,3 +435,6 @@ def compute(J: Judged, measures: list[Measure]) -> np.ndarray:
         for i, v in zip(idx, vals):
             out[:, i] = v
     return out
+
+
+from . import trec_measures as _trec_measures  # noqa: E402,F401  (registers trec_eval's other families)

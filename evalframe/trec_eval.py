@@ -1,0 +1,610 @@
+"""``evalframe trec-eval``: a drop-in trec_eval (version 10) on evalframe's engine.
+
+Same flags, same measure names and parameter syntax, same output, byte for
+byte::
+
+    evalframe trec-eval [-q] [-c] [-n] [-J] [-M N] [-l N] [-N N] [-m MEASURE[.PARAMS]] ... QRELS RUN
+
+``RUN`` may be ``-`` (standard input).  The files are read by
+:func:`evalframe.read_qrels` / :func:`evalframe.read_run`, ranked and judged by
+:func:`evalframe.ranking.judge` and measured by
+:func:`evalframe.measures.compute`; this module only translates trec_eval's
+command line into evalframe measures and prints trec_eval's format.
+
+Flags map onto evalframe's conventions: ``-c`` is ``missing="zero"`` (default
+``missing="drop"``), ``-M`` is ``depth``, ``-l`` is ``rel``, ``-J`` evaluates
+the condensed (judged-only) lists.  Differences from trec_eval 10: a question
+of the golden set that the run does not answer is left out without ``-c``
+(trec_eval 10 stops with "result qid not found"; trec_eval 9 and the manual
+leave it out); the preference (``-R prefs``), ``qrels_jg`` and z-score
+(``-Z``) modes and the measures ``dcg``, ``ideal_dcg`` and ``yaap`` are not
+provided.
+"""
+from __future__ import annotations
+
+__all__ = ["main", "TREC_MEASURES", "NICKNAMES"]
+
+import getopt
+import math
+import os
+import re
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+_LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One of trec_eval's measures: how its parameters are read and printed,
+    and which evalframe measures compute it."""
+
+    name: str
+    kind: str  # single | cut_long | cut_double | p_double | p_pair | runid | num_q | relstring
+    build: Callable | None = None  # (values, opts) -> evalframe measure name(s)
+    default: tuple = ()
+    per_query: bool = True
+    integer: bool = False  # printed as a count
+
+
+def _g(x: float) -> str:
+    return repr(float(x))
+
+
+def _gains_text(pairs) -> str:
+    """trec_eval's ``level=gain`` pairs as evalframe's gains parameter (integer
+    levels only, as trec_eval's setup_gains)."""
+    kept = [(int(k), v) for k, v in pairs if re.fullmatch(r"[+-]?\d+", k)]
+    return "(" + "".join(f"({k}, {_g(v)}), " for k, v in kept) + ")" if kept else ""
+
+
+def _with_gains(base: str, pairs, extra: str = "") -> str:
+    g = _gains_text(pairs) if pairs else ""
+    params = [p for p in (extra, f"gains={g}" if g else "") if p]
+    if not params:
+        return base
+    if base.endswith(")"):
+        return base[:-1] + "," + ",".join(params) + ")"
+    return base + "(" + ",".join(params) + ")"
+
+
+def _rbp(residual: bool):
+    def build(pairs, opts):
+        p = next((v for k, v in pairs if k == "p"), 0.9)
+        extra = f"p={_g(p)}" + (",residual=True" if residual else "")
+        return _with_gains("RBP", [] if residual else pairs, extra)
+    return build
+
+
+def _setf(vals, opts):
+    x = vals[0] if vals else 1.0
+    if x < 0:
+        raise ValueError("set_F: the parameter must be >= 0")
+    return "SetF" if x == 1.0 else f"SetF(beta={_g(math.sqrt(x))})"
+
+
+def _utility(vals, opts):
+    if len(vals) != 4:
+        raise ValueError("utility needs 4 coefficients, e.g. utility.1,-1,0,0")
+    w = "(" + ", ".join(_g(v) for v in vals) + ")"
+    return f"Utility(weights={w}" + (f",docs={opts['docs']}" if opts["docs"] else "") + ")"
+
+
+def _single(name: str, **kw) -> TrecMeasure:
+    return TrecMeasure(name, "single", build=kw.pop("ef"), **kw)
+
+
+#: trec_eval's measures, in trec_eval's order (the order it prints them).
+TREC_MEASURES: list[TrecMeasure] = [
+    TrecMeasure("runid", "runid"),
+    TrecMeasure("num_q", "num_q"),
+    _single("num_ret", ef="NumRet", integer=True),
+    _single("num_rel", ef="NumRel", integer=True),
+    _single("num_rel_ret", ef="NumRelRet", integer=True),
+    _single("map", ef="AP"),
+    _single("gm_map", ef="GMAP", per_query=False),
+    _single("Rprec", ef="Rprec"),
+    _single("bpref", ef="bpref"),
+    _single("recip_rank", ef="RR"),
+    TrecMeasure("iprec_at_recall", "cut_double", lambda x, o: f"IPrec(recall={_g(x)})", _ELEVEN),
+    TrecMeasure("P", "cut_long", lambda k, o: f"P@{k}", _LONG_CUTS),
+    TrecMeasure("relstring", "relstring", default=(10.0,)),
+    TrecMeasure("recall", "cut_long", lambda k, o: f"R@{k}", _LONG_CUTS),
+    _single("infAP", ef="infAP"),
+    _single("gm_bpref", ef="GMbpref", per_query=False),
+    TrecMeasure("Rprec_mult", "cut_double", lambda x, o: f"Rprec(mult={_g(x)})", _RPREC_MULT),
+    TrecMeasure("utility", "p_double", _utility, (1.0, -1.0, 0.0, 0.0)),
+    TrecMeasure("11pt_avg", "p_double",
+                lambda v, o: "IPrecAvg(recalls=(" + ", ".join(_g(x) for x in v) + ",))", _ELEVEN),
+    _single("binG", ef="binG"),
+    TrecMeasure("G", "p_pair", lambda p, o: _with_gains("G", p)),
+    TrecMeasure("ndcg", "p_pair", lambda p, o: _with_gains("nDCG(gain='linear')", p)),
+    TrecMeasure("ndcg_rel", "p_pair", lambda p, o: _with_gains("nDCGrel", p)),
+    TrecMeasure("Rndcg", "p_pair", lambda p, o: _with_gains("RnDCG", p)),
+    TrecMeasure("ndcg_cut", "cut_long", lambda k, o: f"nDCG(gain='linear')@{k}", _LONG_CUTS),
+    TrecMeasure("map_cut", "cut_long", lambda k, o: f"AP@{k}", _LONG_CUTS),
+    TrecMeasure("relative_P", "cut_long", lambda k, o: f"RelP@{k}", _LONG_CUTS),
+    TrecMeasure("success", "cut_long", lambda k, o: f"Success@{k}", (1, 5, 10)),
+    _single("set_P", ef="SetP"),
+    _single("set_relative_P", ef="SetRelP"),
+    _single("set_recall", ef="SetR"),
+    _single("set_map", ef="SetAP"),
+    TrecMeasure("set_F", "p_double", _setf, (1.0,)),
+    _single("num_nonrel_judged_ret", ef="NumNonrelJudgedRet", integer=True),
+    TrecMeasure("rbp", "p_pair", _rbp(False)),
+    TrecMeasure("rbp_resid", "p_pair", _rbp(True)),
+    TrecMeasure("unj", "cut_long", lambda k, o: f"Unjudged@{k}", (5, 10, 20)),
+]
+_BY_NAME = {t.name: t for t in TREC_MEASURES}
+
+#: trec_eval's nicknames for sets of measures.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map",
+                 "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "relstring",
+                 "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref",
+                 "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+                 "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+                 "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+                 "num_nonrel_judged_ret"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+            "set_recall", "set_relative_P", "set_map", "set_F"),
+}
+_NOT_PROVIDED = {"dcg", "ideal_dcg", "yaap", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+                 "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+                 "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+                 "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+                 "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "all_prefs", "prefs", "qrels_jg"}
+
+USAGE = """Usage: evalframe trec-eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file
+   -h: Give full help information, including other options
+   -q: In addition to summary evaluation, give evaluation for each query
+   -m: calculate and print measures indicated by 'measure'
+       ('-m all_trec' prints all measures, '-m official' is default)
+"""
+
+HELP = USAGE + """
+Options (as trec_eval 10):
+   -c       average over every question of the qrels (a question missing from the run scores 0)
+   -n       no summary ('all') rows
+   -l N     a document is relevant when its label is >= N (default 1)
+   -M N     use only the top N documents of each ranking
+   -J       evaluate only judged documents (unjudged ones are removed first)
+   -N N     number of documents in the collection (for utility)
+   -m name[.params]   e.g. P.5,10  ndcg_cut.10  iprec_at_recall..1,.5  ndcg.1=3,2=9
+                      utility.2,-1,0,0  Rprec_mult.0.5  relstring.20  set_F.0.5  rbp.p=0.95
+RUN may be '-' for standard input.  Measures: """ + ", ".join(t.name for t in TREC_MEASURES) + "\n"
+
+
+class _Usage(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# Parameters, the way trec_eval reads them (atol / atof on comma-separated parts)
+# ---------------------------------------------------------------------------
+
+_ATOL = re.compile(r"\s*([+-]?\d+)")
+_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def _atol(s: str) -> int:
+    m = _ATOL.match(s)
+    return int(m[1]) if m else 0
+
+
+def _atof(s: str) -> float:
+    m = _ATOF.match(s)
+    return float(m[1]) if m else 0.0
+
+
+@dataclass
+class _Slot:
+    """One printed measure: its trec_eval name and the evalframe measure behind it."""
+
+    name: str
+    spec: TrecMeasure
+    measure: object = None  # evalframe Measure
+    column: int = -1
+
+
+@dataclass
+class _Request:
+    slots: list = field(default_factory=list)
+    relstring_len: int | None = None
+    relstring_name: str = "relstring"
+    runid: bool = False
+    num_q: bool = False
+
+
+def _plan(marked: list[str], params: dict[str, str], opts: dict) -> _Request:
+    """trec_eval's measure list, in trec_eval's order, as evalframe measures."""
+    from .measures import parse_measure
+
+    req = _Request()
+    for spec in TREC_MEASURES:
+        if spec.name not in marked:
+            continue
+        text = params.get(spec.name)
+        if spec.kind == "runid":
+            req.runid = True
+            req.slots.append(_Slot("runid", spec))
+            continue
+        if spec.kind == "num_q":
+            req.num_q = True
+            req.slots.append(_Slot("num_q", spec))
+            continue
+        if spec.kind == "relstring":
+            req.relstring_len = int(_atof(text.split(",")[0])) if text else int(spec.default[0])
+            req.relstring_name = f"relstring_{text}" if text else "relstring"
+            req.slots.append(_Slot(req.relstring_name, spec))
+            continue
+        if spec.kind == "single":
+            req.slots.append(_Slot(spec.name, spec, parse_measure(spec.build)))
+        elif spec.kind == "cut_long":
+            cuts = sorted(_atol(p) for p in text.split(",")) if text else list(spec.default)
+            if cuts[0] <= 0:
+                raise ValueError(f"{spec.name}: cutoffs must be positive (got {text!r})")
+            if len(set(cuts)) < len(cuts):
+                raise ValueError(f"{spec.name}: duplicate cutoffs in {text!r}")
+            for k in cuts:
+                req.slots.append(_Slot(f"{spec.name}_{k}", spec, parse_measure(spec.build(k, opts))))
+        elif spec.kind == "cut_double":
+            cuts = sorted(_atof(p) for p in text.split(",")) if text else list(spec.default)
+            if len(set(cuts)) < len(cuts):
+                raise ValueError(f"{spec.name}: duplicate cutoffs in {text!r}")
+            for x in cuts:
+                req.slots.append(_Slot(f"{spec.name}_{x:3.2f}", spec, parse_measure(spec.build(x, opts))))
+        elif spec.kind == "p_double":
+            vals = [_atof(p) for p in text.split(",")] if text else list(spec.default)
+            name = f"{spec.name}_{text}" if text else spec.name
+            req.slots.append(_Slot(name, spec, parse_measure(spec.build(vals, opts))))
+        elif spec.kind == "p_pair":
+            pairs = _pairs(spec.name, text) if text else []
+            name = f"{spec.name}_{text}" if text else spec.name
+            req.slots.append(_Slot(name, spec, parse_measure(spec.build(pairs, opts))))
+    return req
+
+
+def _pairs(name: str, text: str) -> list[tuple[str, float]]:
+    out = []
+    for part in text.split(","):
+        key, sep, val = part.partition("=")
+        if not sep or not key:
+            raise ValueError(f"malformed pair parameters in '{text}' (expected name=value,...)")
+        out.append((key, _atof(val)))
+    return out
+
+
+def _parse_args(argv: list[str]):
+    try:
+        optlist, args = getopt.gnu_getopt(argv, "hvqm:cl:nD:JN:M:R:T:oZ:", [
+            "help", "version", "query_eval_wanted", "measure=", "complete_rel_info_wanted",
+            "level_for_rel=", "nosummary", "Debug_level=", "Judged_docs_only",
+            "Number_docs_in_coll=", "Max_retrieved_per_topic=", "Rel_info_format=",
+            "Results_format=", "Output_old_results_format=", "Zscore="])
+    except getopt.GetoptError as exc:
+        raise _Usage(str(exc)) from None
+    opts = {"q": False, "c": False, "n": False, "J": False, "rel": 1, "depth": None, "docs": 0,
+            "help": False, "version": False}
+    marked: list[str] = []
+    params: dict[str, str] = {}
+    for flag, val in optlist:
+        if flag in ("-h", "--help"):
+            opts["help"] = True
+        elif flag in ("-v", "--version"):
+            opts["version"] = True
+        elif flag in ("-q", "--query_eval_wanted"):
+            opts["q"] = True
+        elif flag in ("-c", "--complete_rel_info_wanted"):
+            opts["c"] = True
+        elif flag in ("-n", "--nosummary"):
+            opts["n"] = True
+        elif flag in ("-J", "--Judged_docs_only"):
+            opts["J"] = True
+        elif flag in ("-l", "--level_for_rel"):
+            opts["rel"] = _atol(val)
+        elif flag in ("-M", "--Max_retrieved_per_topic"):
+            opts["depth"] = _atol(val)
+            if opts["depth"] < 1:
+                raise ValueError(f"-M needs a number of documents >= 1, got {val!r}")
+        elif flag in ("-N", "--Number_docs_in_coll"):
+            opts["docs"] = _atol(val)
+        elif flag in ("-R", "--Rel_info_format"):
+            if val != "qrels":
+                raise ValueError(f"rel_info format {val!r} is not provided (only 'qrels')")
+        elif flag in ("-T", "--Results_format"):
+            if val != "trec_results":
+                raise ValueError(f"results format {val!r} is not provided (only 'trec_results')")
+        elif flag in ("-Z", "--Zscore"):
+            raise ValueError("-Z (z-scores) is not provided by evalframe trec-eval")
+        elif flag in ("-m", "--measure"):
+            name, dot, text = val.partition(".")
+            if dot and text == "":
+                raise _Illegal(val, f"improper measure in parameter '{name}'")
+            if name in _NOT_PROVIDED:
+                raise _Illegal(val, f"measure '{name}' is not provided by evalframe trec-eval")
+            names = NICKNAMES.get(name, (name,))
+            for n in names:
+                if n not in _BY_NAME:
+                    raise _Illegal(val)
+                if n not in marked:
+                    marked.append(n)
+            if dot and name not in params:
+                params[name] = text
+        # -D (debug level) and -o (obsolete) are accepted and ignored, as in trec_eval
+    return opts, marked, params, args
+
+
+class _Illegal(Exception):
+    def __init__(self, arg: str, why: str = ""):
+        super().__init__(why)
+        self.arg = arg
+        self.why = why
+
+
+# ---------------------------------------------------------------------------
+# Evaluation and output
+# ---------------------------------------------------------------------------
+
+def _read(qrels_path: str, run_path: str):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .errors import EvalframeInputError
+    from .io import read_qrels
+
+    def qrels_():
+        try:
+            return read_qrels(qrels_path)
+        except EvalframeInputError:
+            _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
+            raise
+
+    # the qrels are read in a second thread while the run is read (Arrow's parser
+    # and most array work release the GIL)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(qrels_)
+        run, runid = _read_run(run_path)
+        qrels = pending.result()
+    return qrels, run, runid
+
+
+def _read_run(run_path: str):
+    from .errors import EvalframeInputError
+    from .io import read_run
+
+    if run_path == "-":
+        run = _read_run_bytes(sys.stdin.buffer.read(), "standard input")
+    else:
+        try:
+            run = read_run(run_path)
+        except EvalframeInputError:
+            # trec_eval ignores anything after a run line's sixth field
+            data = Path(run_path).read_bytes()
+            if not _EXTRA_FIELDS.search(data):
+                _raise_malformed(data, run_path, 6, None)
+                raise
+            run = _read_run_bytes(data, run_path)
+    runid = ""
+    if "system" in run:
+        tags = run["system"]
+        runid = str(tags.iloc[len(tags) - 1]) if len(tags) else ""
+        run = run.drop(columns="system")
+        if tags.nunique() > 1 and run.duplicated(["query_id", "doc_id"]).any():
+            from .errors import EvalframeInputError, InputProblem
+            raise EvalframeInputError("run", [InputProblem(
+                "a document is listed more than once for the same question", "remove the duplicate lines")])
+    return run, runid
+
+
+_EXTRA_FIELDS = re.compile(rb"(?m)^([ \t]*(?:\S+[ \t]+){5}\S+)[ \t]+[^\s][^\n]*$")
+
+
+def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> None:
+    """Raise trec_eval's error for lines with too few (or too many) fields,
+    naming their line numbers in the file; return when there are none."""
+    from .errors import EvalframeInputError, InputProblem
+
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        data = gzip.decompress(data)
+    bad = []
+    for no, line in enumerate(data.split(b"\n"), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < least or (most is not None and len(fields) > most):
+            bad.append(f"line {no}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
+    if bad:
+        want = f"{least}" if least == most else f"at least {least}"
+        raise EvalframeInputError("golden set (qrels)" if most == 4 else "run", [InputProblem(
+            f"{path}: {len(bad)} malformed lines (expected {want} whitespace-separated fields)",
+            "fix or remove those lines", "\n".join(bad[:5]))])
+
+
+def _read_run_bytes(data: bytes, path: str):
+    """Read a TREC run given as bytes, ignoring fields after the sixth."""
+    from .errors import EvalframeInputError
+    from .io import read_run
+
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        data = gzip.decompress(data)
+    data = _EXTRA_FIELDS.sub(rb"\1", data.replace(b"\r\n", b"\n"))
+    fd, tmp = tempfile.mkstemp(prefix="evalframe-run-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            return read_run(tmp)
+        except EvalframeInputError:
+            _raise_malformed(data, path, 6, None)
+            raise
+    finally:
+        os.unlink(tmp)
+
+
+def _relstrings(V, n: int) -> list[str]:
+    from .ranking import NOT_JUDGED
+    top = V.rank <= n
+    lab = V.label[top]
+    chars = np.where(lab > 9, ">", np.where(lab >= 0, np.clip(lab, 0, 9).astype(str),
+                                            np.where(lab == NOT_JUDGED, "-", ".")))
+    grp = V.grp[top]
+    bounds = np.searchsorted(grp, np.arange(V.n_groups + 1))
+    joined = "".join(chars.tolist())
+    return [joined[bounds[g]:bounds[g + 1]] for g in range(V.n_groups)]
+
+
+def _aggregate(values: np.ndarray, how: str) -> float:
+    """trec_eval's summary of one measure over the questions, in its order of summation."""
+    if len(values) == 0:
+        return 0.0
+    if how == "gmean":
+        logs = np.log(np.maximum(values, 1e-5))
+        return float(math.exp(np.cumsum(logs)[-1] / len(values)))
+    total = float(np.cumsum(values)[-1])
+    return total if how == "sum" else total / len(values)
+
+
+def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
+    from .measures import compute, resolve
+    from .ranking import judge
+
+    qrels, run, runid = _read(qrels_path, run_path)
+    J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
+    V = J.condensed if opts["J"] else J
+    measures = []
+    for s in req.slots:
+        if s.measure is not None:
+            m = resolve(s.measure, rel=opts["rel"])
+            if m not in measures:
+                measures.append(m)
+            s.column = measures.index(m)
+    values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
+
+    qids = J.groups["query_id"].to_numpy(dtype=object)
+    order = np.argsort(qids.astype(str), kind="stable")  # trec_eval: strcmp order of question ids
+    if opts["c"]:
+        # trec_eval -c scores a question the run does not answer on a one-document
+        # ranking of an unknown document, then clears the counts that it would
+        # disturb: every value is 0 except num_rel.
+        unanswered = J.per_group() == 0
+        if unanswered.any():
+            keep = [i for i, m in enumerate(measures) if m.family == "NumRel"]
+            saved = values[:, keep].copy()
+            values[unanswered] = 0.0
+            values[:, keep] = saved
+    values = values[order]
+    qids = qids[order]
+    n_q = len(qids)
+
+    write = out.write
+    if opts["q"]:
+        rel_str = _relstrings(V, req.relstring_len) if req.relstring_len is not None else None
+        if rel_str is not None:
+            rel_str = [rel_str[i] for i in order]
+        rows = [s for s in req.slots if s.spec.per_query and s.spec.kind not in ("runid", "num_q")]
+        heads = [f"{s.name:<22}" for s in rows]
+        step = 2000  # questions per chunk of output
+        for lo in range(0, n_q, step):
+            hi = min(lo + step, n_q)
+            cols = []
+            for s in rows:
+                if s.spec.kind == "relstring":
+                    cols.append(["'" + v + "'" for v in rel_str[lo:hi]])
+                    continue
+                col = values[lo:hi, s.column].tolist()
+                cols.append([str(int(v)) for v in col] if s.spec.integer else [f"{v:6.4f}" for v in col])
+            buf = []
+            for qi in range(hi - lo):
+                tail = f"\t{qids[lo + qi]}\t"
+                buf.extend(h + tail + c[qi] + "\n" for h, c in zip(heads, cols))
+            write("".join(buf))
+    if opts["n"]:
+        return
+    lines = []
+    for s in req.slots:
+        kind = s.spec.kind
+        if kind == "runid":
+            lines.append(f"{'runid':<22}\tall\t{runid}\n")
+        elif kind == "num_q":
+            lines.append(f"{'num_q':<22}\tall\t{n_q}\n")
+        elif kind == "relstring":
+            continue
+        else:
+            how = measures[s.column].aggregation
+            v = _aggregate(values[:, s.column], how)
+            lines.append(f"{s.name:<22}\tall\t{int(v)}\n" if s.spec.integer else f"{s.name:<22}\tall\t{v:6.4f}\n")
+    write("".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``evalframe trec-eval`` with trec_eval's arguments; returns the exit status."""
+    from .errors import EvalframeInputError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    err = sys.stderr
+    try:
+        opts, marked, params, args = _parse_args(argv)
+    except _Usage as exc:
+        err.write(f"trec_eval: {exc}\n{USAGE}")
+        return 1
+    except _Illegal as exc:
+        if exc.why:
+            err.write(f"trec_eval: {exc.why}\n")
+        err.write(f"trec_eval: illegal measure '{exc.arg}'\n")
+        return 1
+    except ValueError as exc:
+        err.write(f"trec_eval: {exc}\n")
+        return 1
+    if opts["help"]:
+        sys.stdout.write(HELP)
+        return 0
+    if opts["version"]:
+        err.write("trec_eval version 10.0 (evalframe)\n")
+        return 0
+    if len(args) != 2:
+        err.write(USAGE)
+        return 1
+    if not marked:
+        marked = list(NICKNAMES["official"])
+    try:
+        req = _plan(marked, params, opts)
+    except ValueError as exc:
+        err.write(f"trec_eval: {exc}\ntrec_eval: Cannot initialize measures\n")
+        return 2
+    qrels_path, run_path = args
+    for path in (qrels_path,) + (() if run_path == "-" else (run_path,)):
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            err.write(f"trec_eval: cannot read file '{path}'\ntrec_eval: Quit in file '{path}'\n")
+            return 2
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _evaluate(opts, req, qrels_path, run_path, sys.stdout)
+    except EvalframeInputError as exc:
+        err.write(f"trec_eval: {exc}\n")
+        return 2
+    except (FileNotFoundError, PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
+        err.write(f"trec_eval: {exc}\n")
+        return 2
+    except ValueError as exc:
+        err.write(f"trec_eval: {exc}\n")
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
