@@ -58,27 +58,57 @@ def _strip_ext(path: Path) -> str:
 _NUMERIC = {"score": "float64", "rank": "float64", "relevance": "int64"}
 
 
+def _malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int, list[str]]:
+    """Count and show the data lines of a file with fewer than ``least`` or more
+    than ``most`` fields, numbered as in the file (error path only)."""
+    if original[:2] == b"\x1f\x8b":
+        original = gzip.decompress(original)
+    bad, shown = 0, []
+    for number, line in enumerate(original.split(b"\n"), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < least or (most is not None and len(fields) > most):
+            bad += 1
+            if len(shown) < _MAX:
+                shown.append(f"line {number}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
+    return bad, shown
+
+
 def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd.DataFrame:
-    """Parse a whitespace-separated file with a fixed number of columns (pyarrow)."""
+    """Parse a whitespace-separated file with a fixed number of columns (pyarrow).
+
+    Files separated by single tabs or single spaces are parsed as they are; any
+    other mix of blanks is first normalised to single spaces."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    original = data
     if b"\r" in data:
         data = data.replace(b"\r", b"")
     if data.startswith(b"#") or b"\n#" in data:
         data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
-    # Normalise runs of spaces/tabs to one space, and strip line ends.
-    if b"\t" in data or b"  " in data or b"\n " in data or data.startswith(b" ") or b" \n" in data:
+    has_tab, has_space = b"\t" in data, b" " in data
+    if has_tab and not has_space and b"\t\t" not in data and b"\n\t" not in data and b"\t\n" not in data \
+            and not data.startswith(b"\t"):
+        delimiter = "\t"
+    elif has_space and not has_tab and b"  " not in data and b"\n " not in data and b" \n" not in data \
+            and not data.startswith(b" ") and not data.endswith(b" "):
+        delimiter = " "
+    else:
+        delimiter = " "
         data = re.sub(rb"[ \t]+", b" ", data)
         data = re.sub(rb"(?m)^ | $", b"", data)
-    data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
+    if b"\n\n" in data or data.startswith(b"\n"):
+        data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
     if not data.strip():
         raise EvalframeInputError(what, [InputProblem(f"{path} holds no data lines", "check the file")])
     n = len(names)
-    bad_lines: list[str] = []
+    n_bad = 0
 
     def on_invalid(row):
-        bad_lines.append(f"line {row.number}: {row.text!r} ({row.actual_columns} fields, expected {n})")
+        nonlocal n_bad
+        n_bad += 1
         return "skip"
 
     def parse(typed: bool):
@@ -87,7 +117,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd
         return pacsv.read_csv(
             _io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26),
-            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
         )
@@ -97,14 +127,13 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd
     except pa.ArrowInvalid:
         # A value that is not a number: read everything as text so that the
         # schema step can report every bad row at once.
-        bad_lines.clear()
+        n_bad = 0
         table = parse(typed=False)
-    if bad_lines:
-        # Line numbers count data lines after comment/blank lines are removed when
-        # the file has such lines; report them as given by the parser.
+    if n_bad:
+        count, shown = _malformed_lines(original, n, n)
         raise EvalframeInputError(what, [InputProblem(
-            f"{path}: {len(bad_lines)} malformed lines (expected {n} fields: {' '.join(names)})",
-            "fix or remove those lines", "\n".join(bad_lines[:_MAX]))])
+            f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
+            "fix or remove those lines", "\n".join(shown))])
     return table.to_pandas(types_mapper=_string_mapper)
 
 

@@ -313,33 +313,29 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
 
     ``tiebreak(rows)`` returns the tie-breaking key of the given rows; it is
     called only for rows whose (grp, primary) is tied with another row's.  Runs
-    usually arrive grouped by question and sorted by score; that case is
-    detected in O(n) and costs no sort.  Otherwise: two stable argsorts (primary,
-    then group), and the tie-breaking key is sorted only inside blocks of ties.
+    usually arrive grouped by question and sorted by score: that is detected in
+    O(n) and only whole groups move.  Otherwise two stable argsorts (primary,
+    then group).  Either way the tie-breaking key is sorted only inside blocks
+    of ties.
     """
     n = len(grp)
     if n == 0:
         return np.arange(0)
     same_g = grp[1:] == grp[:-1]
-    eq = same_g & (primary[1:] == primary[:-1])
-    in_order = ~same_g | (primary[1:] > primary[:-1])
-    if eq.any():
-        pairs = np.flatnonzero(eq)
-        tb = tiebreak(np.concatenate([pairs, pairs + 1]))
-        in_order[pairs] = tb[len(pairs):] > tb[:len(pairs)]
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
-    if in_order.all() and len(starts) == len(np.unique(grp[starts])):
-        # Already grouped and ordered within groups: only the blocks move.
+    if np.all(~same_g | (primary[1:] >= primary[:-1])) and len(starts) == len(np.unique(grp[starts])):
+        # Grouped and sorted within groups: only the blocks move.
         block_order = np.argsort(grp[starts], kind="stable")
         lengths = np.diff(np.append(starts, n))[block_order]
         first = starts[block_order]
         offsets = np.cumsum(lengths) - lengths
-        return np.repeat(first - offsets, lengths) + np.arange(n)
-    order = np.argsort(primary, kind="stable")
-    gkey = grp[order]
-    if gkey.max(initial=0) < 2 ** 16:
-        gkey = gkey.astype(np.uint16)  # radix sort
-    order = order[np.argsort(gkey, kind="stable")]
+        order = np.repeat(first - offsets, lengths) + np.arange(n)
+    else:
+        order = np.argsort(primary, kind="stable")
+        gkey = grp[order]
+        if gkey.max(initial=0) < 2 ** 16:
+            gkey = gkey.astype(np.uint16)  # radix sort
+        order = order[np.argsort(gkey, kind="stable")]
     g_s, p_s = grp[order], primary[order]
     tied = (g_s[1:] == g_s[:-1]) & (p_s[1:] == p_s[:-1])
     if tied.any():

@@ -412,22 +412,14 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> No
     """Raise trec_eval's error for lines with too few (or too many) fields,
     naming their line numbers in the file; return when there are none."""
     from .errors import EvalframeInputError, InputProblem
+    from .io import _malformed_lines
 
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        data = gzip.decompress(data)
-    bad = []
-    for no, line in enumerate(data.split(b"\n"), 1):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) < least or (most is not None and len(fields) > most):
-            bad.append(f"line {no}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
-    if bad:
+    count, shown = _malformed_lines(data, least, most)
+    if count:
         want = f"{least}" if least == most else f"at least {least}"
         raise EvalframeInputError("golden set (qrels)" if most == 4 else "run", [InputProblem(
-            f"{path}: {len(bad)} malformed lines (expected {want} whitespace-separated fields)",
-            "fix or remove those lines", "\n".join(bad[:5]))])
+            f"{path}: {count} malformed lines (expected {want} whitespace-separated fields)",
+            "fix or remove those lines", "\n".join(shown))])
 
 
 def _read_run_bytes(data: bytes, path: str):

@@ -151,3 +151,19 @@ def test_non_numeric_score_in_trec_file_reported_by_schema(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError, match="no such file"):
         ef.read_run("/nonexistent/run.trec")
+
+
+def test_malformed_line_number_counts_comment_lines(tmp_path):
+    p = tmp_path / "r.trec"
+    p.write_text("# header comment\n1 Q0 a 1 1.0 s\n1 Q0 b 2 s\n")
+    with pytest.raises(ef.EvalframeInputError, match="line 3: .1 Q0 b 2 s. \\(5 fields\\)"):
+        ef.read_run(p)
+
+
+@pytest.mark.parametrize("sep", ["\t", " ", "  ", " \t "])
+def test_every_blank_separator_parses_the_same(tmp_path, sep):
+    p = tmp_path / "r.trec"
+    p.write_text("".join(sep.join(["1", "Q0", d, str(r), s, "run"]) + "\n"
+                         for d, r, s in [("a", 1, "2.5"), ("b", 2, "1.5")]))
+    run = ef.read_run(p)
+    assert run.doc_id.tolist() == ["a", "b"] and run.score.tolist() == [2.5, 1.5]
