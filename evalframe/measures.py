@@ -267,10 +267,6 @@ def _view(J: Judged, m: Measure) -> Judged:
     return J.condensed if m.param("judged_only") else J
 
 
-def _rel_mask(J: Judged, rel: int) -> np.ndarray:
-    return J.label >= rel
-
-
 def _num_rel(J: Judged, rel: int) -> np.ndarray:
     return J.per_query_qrels(J.qrels_label >= rel)
 
@@ -281,11 +277,97 @@ def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _hits(J: Judged, rel: int, k: int | None) -> np.ndarray:
-    w = _rel_mask(J, rel)
-    if k is not None:
-        w = w & (J.rank <= k)
-    return J.per_group(w)
+# ---------------------------------------------------------------------------
+# Shared intermediates.  Each per-row array is computed once per ranked table
+# (``J`` or ``J.condensed``) and parameter, cached on the table; a cutoff then
+# costs O(groups), not O(rows).
+# ---------------------------------------------------------------------------
+
+def _memo(V: Judged, key, make):
+    """Compute an intermediate once per ranked table (cached on the table)."""
+    cache = V.__dict__.setdefault("_measures_cache", {})
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
+def _group_first_row(V: Judged) -> np.ndarray:
+    """Row index of each group's first document (== its end when empty)."""
+    return _memo(V, "first", lambda: np.searchsorted(V.grp, np.arange(V.n_groups)))
+
+
+def _nret(V: Judged) -> np.ndarray:
+    """Documents retrieved per group (int)."""
+    return _memo(V, "nret", lambda: np.bincount(V.grp, minlength=V.n_groups))
+
+
+def _isrel(V: Judged, rel: int) -> np.ndarray:
+    return _memo(V, ("isrel", rel), lambda: V.label >= rel)
+
+
+def _R(V: Judged, rel: int) -> np.ndarray:
+    """Relevant documents in the golden set, per group (float)."""
+    return _memo(V, ("R", rel), lambda: _num_rel(V, rel))
+
+
+def _count_in_group(V: Judged, mask: np.ndarray) -> np.ndarray:
+    """Inclusive running count of ``mask`` within each group (int64)."""
+    c = np.cumsum(mask, dtype=np.int64)
+    if len(c) == 0:
+        return c
+    first = _group_first_row(V)
+    offs = np.where(first > 0, c[np.maximum(first - 1, 0)], 0)
+    return c - np.repeat(offs, _nret(V))
+
+
+def _cumrel(V: Judged, rel: int) -> np.ndarray:
+    """Relevant documents at or above each row, within its group (int64)."""
+    return _memo(V, ("cumrel", rel), lambda: _count_in_group(V, _isrel(V, rel)))
+
+
+def _nrelret(V: Judged, rel: int) -> np.ndarray:
+    return _memo(V, ("nrr", rel), lambda: np.bincount(V.grp[_isrel(V, rel)], minlength=V.n_groups))
+
+
+def _count_at(V: Judged, running: np.ndarray, k) -> np.ndarray:
+    """Value of a running count at rank k (a number or one per group), as float;
+    the group's total when it has fewer than k documents."""
+    n = np.minimum(np.asarray(k, dtype=np.float64), _nret(V)).astype(np.int64)
+    idx = _group_first_row(V) + n - 1
+    if len(running) == 0:
+        return np.zeros(V.n_groups)
+    return np.where(n > 0, running[np.maximum(idx, 0)], 0).astype(np.float64)
+
+
+def _disc(V: Judged) -> np.ndarray:
+    """1 / log2(rank + 1) per row."""
+    return _memo(V, "disc", lambda: 1.0 / np.log2(V.rank + 1.0))
+
+
+def _sums_at_cutoffs(owner: np.ndarray, pos: np.ndarray, w: np.ndarray, n: int, ks) -> list[np.ndarray]:
+    """For each cutoff k in ``ks`` (None: no cutoff), the sum of ``w`` over the
+    entries at position <= k of each owner (group or question): n values.
+
+    Entries are sorted by (owner, position).  The sums are accumulated entry by
+    entry in that order, through one cutoff interval after the other, so they are
+    bit-for-bit those of ``np.bincount(owner, w * (pos <= k))``; each entry is read
+    once, and each cutoff costs O(n)."""
+    bounds = sorted({k for k in ks if k is not None})
+    interval = np.searchsorted(np.asarray(bounds, dtype=np.int64), pos)  # first cutoff >= pos
+    total = np.zeros(n)
+    at = {}
+    for j, k in enumerate(bounds + [None]):
+        if k is None and None not in ks:
+            break
+        rows = np.flatnonzero(interval == j)
+        o = owner[rows]
+        wj = w[rows].copy()
+        head = np.concatenate(([True], o[1:] != o[:-1])) if len(o) else np.zeros(0, bool)
+        wj[head] = total[o[head]] + wj[head]  # carry on from the sum through the last cutoff
+        seen = np.bincount(o, minlength=n) > 0
+        total = np.where(seen, np.bincount(o, weights=wj, minlength=n), total)
+        at[k] = total
+    return [at[k] for k in ks]
 
 
 # rel=None means "evaluate()'s rel convention (default 1)"; an explicit rel=1 is
@@ -293,49 +375,71 @@ def _hits(J: Judged, rel: int, k: int | None) -> np.ndarray:
 _COMMON = {"rel": None, "judged_only": False}
 
 
+def _by_view_rel(ms):
+    """Indices of ``ms`` grouped by (judged_only, rel)."""
+    out: dict = {}
+    for i, m in enumerate(ms):
+        out.setdefault((m.param("judged_only"), m.param("rel")), []).append(i)
+    return out.items()
+
+
+def _hits(J: Judged, m: Measure) -> np.ndarray:
+    V = _view(J, m)
+    rel = m.param("rel")
+    return _count_at(V, _cumrel(V, rel), m.k) if m.k is not None else _nrelret(V, rel).astype(np.float64)
+
+
 @_register("P", "required", _COMMON, aliases=("Precision",), doc="relevant in top k / k")
 def _precision(J, ms):
-    return [_hits(_view(J, m), m.param("rel"), m.k) / m.k for m in ms]
+    return [_hits(J, m) / m.k for m in ms]
 
 
 @_register("R", "optional", _COMMON, aliases=("Recall",), doc="relevant in top k / relevant")
 def _recall(J, ms):
-    out = []
-    for m in ms:
-        V = _view(J, m)
-        out.append(_safe_div(_hits(V, m.param("rel"), m.k), _num_rel(V, m.param("rel"))))
-    return out
+    return [_safe_div(_hits(J, m), _R(_view(J, m), m.param("rel"))) for m in ms]
 
 
 @_register("Success", "required", _COMMON, aliases=("HitRate", "Hit", "S"), doc="1 if any relevant in top k")
 def _success(J, ms):
-    return [(_hits(_view(J, m), m.param("rel"), m.k) > 0).astype(np.float64) for m in ms]
+    return [(_hits(J, m) > 0).astype(np.float64) for m in ms]
+
+
+def _first_rel_rank(V: Judged, rel: int) -> np.ndarray:
+    """Rank of each group's first relevant document (inf when none)."""
+    def make():
+        rows = np.flatnonzero(_isrel(V, rel) & (_cumrel(V, rel) == 1))
+        first = np.full(V.n_groups, np.inf)
+        first[V.grp[rows]] = np.maximum(V.rank[rows], 1)
+        return first
+    return _memo(V, ("firstrel", rel), make)
 
 
 @_register("RR", "optional", _COMMON, aliases=("MRR", "RecipRank"), doc="1 / rank of the first relevant")
 def _rr(J, ms):
     out = []
     for m in ms:
-        V = _view(J, m)
-        isrel = _rel_mask(V, m.param("rel"))
-        first = isrel & (V.cumsum_in_group(isrel) == 1)
-        if m.k is not None:
-            first &= V.rank <= m.k
-        out.append(V.per_group(np.where(first, 1.0 / np.maximum(V.rank, 1), 0.0)))
+        first = _first_rel_rank(_view(J, m), m.param("rel"))
+        out.append(np.where(first <= (m.k or np.inf), 1.0 / first, 0.0))  # 1 / inf == 0
     return out
+
+
+def _prec_at_rel(V: Judged, rel: int):
+    """Relevant rows, and the precision at each of them (AP's terms)."""
+    def make():
+        rows = np.flatnonzero(_isrel(V, rel))
+        return rows, _cumrel(V, rel)[rows] / np.maximum(V.rank[rows], 1)
+    return _memo(V, ("precrel", rel), make)
 
 
 @_register("AP", "optional", _COMMON, aliases=("MAP",), doc="mean of precision at each relevant / relevant")
 def _ap(J, ms):
-    out = []
-    for m in ms:
-        V = _view(J, m)
-        rel = m.param("rel")
-        isrel = _rel_mask(V, rel)
-        prec = np.where(isrel, V.cumsum_in_group(isrel) / np.maximum(V.rank, 1), 0.0)
-        if m.k is not None:
-            prec = np.where(V.rank <= m.k, prec, 0.0)
-        out.append(_safe_div(V.per_group(prec), _num_rel(V, rel)))
+    out = [None] * len(ms)
+    for (_, rel), idx in _by_view_rel(ms):
+        V = _view(J, ms[idx[0]])
+        rows, prec = _prec_at_rel(V, rel)
+        sums = _sums_at_cutoffs(V.grp[rows], V.rank[rows], prec, V.n_groups, [ms[i].k for i in idx])
+        for i, s in zip(idx, sums):
+            out[i] = _safe_div(s, _R(V, rel))
     return out
 
 
@@ -345,9 +449,8 @@ def _rprec(J, ms):
     for m in ms:
         V = _view(J, m)
         rel = m.param("rel")
-        R = _num_rel(V, rel)
-        w = _rel_mask(V, rel) & (V.rank <= R[V.grp])
-        out.append(_safe_div(V.per_group(w), R))
+        R = _R(V, rel)
+        out.append(_safe_div(_count_at(V, _cumrel(V, rel), R), R))
     return out
 
 
@@ -356,21 +459,33 @@ def _gain(labels: np.ndarray, kind: str) -> np.ndarray:
     return np.exp2(lab) - 1.0 if kind == "exp" else lab
 
 
+def _dcg_terms(V: Judged, kind: str):
+    """Rows with a non-zero gain and their discounted gains; the same for each
+    question's ideal ranking (golden-set rows)."""
+    def make():
+        g = _gain(V.label, kind)
+        rows = np.flatnonzero(g != 0)
+        ig = _gain(V.qrels_label, kind)
+        irows = np.flatnonzero(ig != 0)
+        return rows, g[rows] * _disc(V)[rows], irows, ig[irows] / np.log2(V.qrels_irank[irows] + 1.0)
+    return _memo(V, ("dcg", kind), make)
+
+
 @_register("nDCG", "optional", {"gain": "exp", "judged_only": False}, aliases=("NDCG",),
            doc="DCG@k / ideal DCG@k")
 def _ndcg(J, ms):
-    out = []
-    for m in ms:
-        V = _view(J, m)
-        kind = m.param("gain")
-        disc = 1.0 / np.log2(V.rank + 1.0)
-        g = _gain(V.label, kind) * disc
-        ig = _gain(V.qrels_label, kind) / np.log2(V.qrels_irank + 1.0)
-        if m.k is not None:
-            g = np.where(V.rank <= m.k, g, 0.0)
-            ig = np.where(V.qrels_irank <= m.k, ig, 0.0)
-        idcg = np.bincount(V.qrels_query, weights=ig, minlength=V.n_queries)[V.group_query]
-        out.append(_safe_div(V.per_group(g), idcg))
+    out = [None] * len(ms)
+    groups: dict = {}
+    for i, m in enumerate(ms):
+        groups.setdefault((m.param("judged_only"), m.param("gain")), []).append(i)
+    for (_, kind), idx in groups.items():
+        V = _view(J, ms[idx[0]])
+        rows, dg, irows, idg = _dcg_terms(V, kind)
+        ks = [ms[i].k for i in idx]
+        dcg = _sums_at_cutoffs(V.grp[rows], V.rank[rows], dg, V.n_groups, ks)
+        idcg = _sums_at_cutoffs(V.qrels_query[irows], V.qrels_irank[irows], idg, V.n_queries, ks)
+        for i, d, ideal in zip(idx, dcg, idcg):
+            out[i] = _safe_div(d, ideal[V.group_query])
     return out
 
 
@@ -380,22 +495,23 @@ def _bpref(J, ms):
     out = []
     for m in ms:
         rel = m.param("rel")
-        isrel = J.label >= rel
-        nonrel = (J.label >= 0) & (J.label < rel)
-        R = _num_rel(J, rel)
+        rows = np.flatnonzero(_isrel(J, rel))  # only relevant documents contribute
+        g = J.grp[rows]
+        R = _R(J, rel)
         N = J.per_query_qrels((J.qrels_label >= 0) & (J.qrels_label < rel))
-        above = J.cumsum_in_group(nonrel)
-        Rg, Ng = R[J.grp], N[J.grp]
+        above = _count_in_group(J, (J.label >= 0) & (J.label < rel))[rows].astype(np.float64)
+        Rg, Ng = R[g], N[g]
         denom = np.minimum(Ng, Rg)
         frac = np.divide(np.minimum(above, Rg), denom, out=np.zeros_like(above), where=denom > 0)
-        contrib = np.where(isrel, np.where(above > 0, 1.0 - frac, 1.0), 0.0)
-        out.append(_safe_div(J.per_group(contrib), R))
+        contrib = np.where(above > 0, 1.0 - frac, 1.0)
+        out.append(_safe_div(np.bincount(g, weights=contrib, minlength=J.n_groups), R))
     return out
 
 
 @_register("Judged", "required", {}, doc="judged documents in top k / k")
 def _judged(J, ms):
-    return [J.per_group((J.label >= 0) & (J.rank <= m.k)) / m.k for m in ms]
+    running = _memo(J, "judged", lambda: _count_in_group(J, J.label >= 0))
+    return [_count_at(J, running, m.k) / m.k for m in ms]
 
 
 @_register("NumRet", "none", {"judged_only": False}, aggregation="sum", doc="documents retrieved")
@@ -410,7 +526,7 @@ def _numrel(J, ms):
 
 @_register("NumRelRet", "none", _COMMON, aggregation="sum", doc="relevant documents retrieved")
 def _numrelret(J, ms):
-    return [_hits(_view(J, m), m.param("rel"), None) for m in ms]
+    return [_nrelret(_view(J, m), m.param("rel")).astype(np.float64) for m in ms]
 
 
 #: The spec's default measures.

@@ -64,7 +64,8 @@ from typing import Callable
 import numpy as np
 
 from . import measures as _m
-from .measures import FAMILIES, Measure, _num_rel, _register, _safe_div, _view
+from .measures import (FAMILIES, Measure, _count_at, _count_in_group, _cumrel, _disc, _group_first_row, _isrel,
+                       _memo, _nret, _nrelret, _R, _register, _safe_div, _view)
 from .ranking import NOT_JUDGED, Judged
 
 MIN_GEO_MEAN = 1e-5  # trec_eval's floor for geometric means
@@ -128,67 +129,8 @@ def _extend(name: str, extra: dict, fn) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Shared intermediates
+# Shared intermediates (the cached ones are in evalframe.measures)
 # ---------------------------------------------------------------------------
-
-def _memo(V: Judged, key, make):
-    """Compute an intermediate once per ranked table (cached on the table)."""
-    cache = V.__dict__.setdefault("_trec_measures_cache", {})
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
-
-
-def _group_first_row(V: Judged) -> np.ndarray:
-    """Row index of each group's first document (== its end when empty)."""
-    return _memo(V, "first", lambda: np.searchsorted(V.grp, np.arange(V.n_groups)))
-
-
-def _nret(V: Judged) -> np.ndarray:
-    """Documents retrieved per group (int)."""
-    return _memo(V, "nret", lambda: np.bincount(V.grp, minlength=V.n_groups))
-
-
-def _isrel(V: Judged, rel: int) -> np.ndarray:
-    return _memo(V, ("isrel", rel), lambda: V.label >= rel)
-
-
-def _R(V: Judged, rel: int) -> np.ndarray:
-    return _memo(V, ("R", rel), lambda: _num_rel(V, rel))
-
-
-def _count_in_group(V: Judged, mask: np.ndarray) -> np.ndarray:
-    """Inclusive running count of ``mask`` within each group (int64)."""
-    c = np.cumsum(mask, dtype=np.int64)
-    if len(c) == 0:
-        return c
-    first = _group_first_row(V)
-    offs = np.where(first > 0, c[np.maximum(first - 1, 0)], 0)
-    return c - np.repeat(offs, _nret(V))
-
-
-def _cumrel(V: Judged, rel: int) -> np.ndarray:
-    return _memo(V, ("cumrel", rel), lambda: _count_in_group(V, _isrel(V, rel)))
-
-
-def _nrelret(V: Judged, rel: int) -> np.ndarray:
-    return _memo(V, ("nrr", rel), lambda: np.bincount(V.grp[_isrel(V, rel)], minlength=V.n_groups))
-
-
-def _count_at(V: Judged, running: np.ndarray, k) -> np.ndarray:
-    """Value of a running count at rank k (a number or one per group), as float;
-    the group's total when it has fewer than k documents."""
-    n = np.minimum(np.asarray(k, dtype=np.float64), _nret(V)).astype(np.int64)
-    idx = _group_first_row(V) + n - 1
-    if len(running) == 0:
-        return np.zeros(V.n_groups)
-    return np.where(n > 0, running[np.maximum(idx, 0)], 0).astype(np.float64)
-
-
-def _disc(V: Judged) -> np.ndarray:
-    """1 / log2(rank + 1) per row."""
-    return _memo(V, "disc", lambda: 1.0 / np.log2(V.rank + 1.0))
-
 
 def _lround(x: np.ndarray) -> np.ndarray:
     """C's lround (halves away from zero) for x >= 0."""
