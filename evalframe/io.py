@@ -75,35 +75,40 @@ def _malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int
     return bad, shown
 
 
-def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd.DataFrame:
+def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
+                      normalise: bool = False) -> pd.DataFrame:
     """Parse a whitespace-separated file with a fixed number of columns (pyarrow).
 
     Files separated by single tabs or single spaces are parsed as they are; any
     other mix of blanks is first normalised to single spaces."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     original = data
+    n = len(names)
     if b"\r" in data:
         data = data.replace(b"\r", b"")
-    if data.startswith(b"#") or b"\n#" in data:
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
         data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
-    has_tab, has_space = b"\t" in data, b" " in data
-    if has_tab and not has_space and b"\t\t" not in data and b"\n\t" not in data and b"\t\n" not in data \
-            and not data.startswith(b"\t"):
+    # Fast path: every line holds exactly n fields separated by one tab or one space
+    # (single-byte counts only; a doubled blank would leave an empty field, which is
+    # checked after parsing).  Anything else is normalised to single spaces.
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    n_tab, n_space = data.count(b"\t"), data.count(b" ")
+    simple = True
+    if not normalise and n_space == 0 and n_tab == (n - 1) * lines:
         delimiter = "\t"
-    elif has_space and not has_tab and b"  " not in data and b"\n " not in data and b" \n" not in data \
-            and not data.startswith(b" ") and not data.endswith(b" "):
+    elif not normalise and n_tab == 0 and n_space == (n - 1) * lines:
         delimiter = " "
     else:
-        delimiter = " "
+        simple, delimiter = False, " "
         data = re.sub(rb"[ \t]+", b" ", data)
         data = re.sub(rb"(?m)^ | $", b"", data)
-    if b"\n\n" in data or data.startswith(b"\n"):
-        data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
+        if b"\n\n" in data or data.startswith(b"\n"):
+            data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
     if not data.strip():
         raise EvalframeInputError(what, [InputProblem(f"{path} holds no data lines", "check the file")])
-    n = len(names)
     n_bad = 0
 
     def on_invalid(row):
@@ -134,6 +139,10 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str) -> pd
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(shown))])
+    if simple and any(table.column(c).type == pa.string() and pc.any(pc.equal(table.column(c), "")).as_py()
+                      for c in names):
+        # an empty field: blanks were doubled somewhere after all; normalise and parse again
+        return _parse_whitespace(original, names, what, path, normalise=True)
     return table.to_pandas(types_mapper=_string_mapper)
 
 

@@ -167,3 +167,15 @@ def test_every_blank_separator_parses_the_same(tmp_path, sep):
                          for d, r, s in [("a", 1, "2.5"), ("b", 2, "1.5")]))
     run = ef.read_run(p)
     assert run.doc_id.tolist() == ["a", "b"] and run.score.tolist() == [2.5, 1.5]
+
+
+def test_doubled_blank_that_keeps_the_blank_count_is_still_parsed_right(tmp_path):
+    # line 1 has a doubled space and line 2 one field fewer: blank counts match a
+    # clean file, but the parse must not produce an empty field
+    p = tmp_path / "q.txt"
+    p.write_text("1 0  d1 1\n1 0 d2\n")
+    with pytest.raises(ef.EvalframeInputError, match="line 2"):
+        ef.read_qrels(p)
+    p.write_text("1\t0\t\td1\t1\n1\t0\td2\n")
+    with pytest.raises(ef.EvalframeInputError, match="line 2"):
+        ef.read_qrels(p)
