@@ -259,22 +259,10 @@ class Report:
     def warning_lines(self) -> list[str]:
         """The warnings in words, one line each (Judged@k warnings grouped over systems)."""
         w = self.warnings
-        lines, done = [], set()
-        for r in w.itertuples(index=False):
-            if r.check == "judged_at_k":
-                if r.measure in done:
-                    continue
-                done.add(r.measure)
-                g = w[(w["check"] == "judged_at_k") & (w["measure"] == r.measure)]
-                k = str(r.measure).split("@")[1]
-                lo, hi = 1 - g["value"].max(), 1 - g["value"].min()
-                span = f"{lo:.0%}" if round(lo, 2) == round(hi, 2) else f"{lo:.0%}-{hi:.0%}"
-                lines.append(f"unjudged documents: {span} of the top-{k} documents of {len(g)} system(s) "
-                             "are not in the golden set and count as not relevant, so scores are lower "
-                             "bounds (judge the pooled top documents of every system)")
-            else:
-                lines.append(f"{r.check}" + (f" [{r.system}]" if isinstance(r.system, str) else "")
-                             + f": {r.detail}")
+        judged = w[w["check"] == "judged_at_k"]
+        lines = [_unjudged_summary(judged)] if len(judged) else []
+        for r in w[w["check"] != "judged_at_k"].itertuples(index=False):
+            lines.append(f"{r.check}" + (f" [{r.system}]" if isinstance(r.system, str) else "") + f": {r.detail}")
         return lines
 
     @property
@@ -1096,16 +1084,24 @@ def _diagnostics(per_q, diag_raw, judged, summary, conv, ms, n_questions, system
     return out
 
 
+def _unjudged_summary(judged: pd.DataFrame) -> str:
+    """One sentence for every judged_at_k warning row: the unjudged share per cutoff."""
+    parts, systems = [], list(dict.fromkeys(judged["system"].astype(str)))
+    for measure, g in judged.groupby("measure", sort=False):
+        k = str(measure).split("@")[1]
+        lo, hi = 1 - g["value"].max(), 1 - g["value"].min()
+        parts.append(f"{lo:.0%} at k = {k}" if round(lo, 2) == round(hi, 2) else f"{lo:.0%}-{hi:.0%} at k = {k}")
+    who = ", ".join(systems[:5]) + ("..." if len(systems) > 5 else "")
+    return (f"unjudged documents in the top k ({'; '.join(parts)}) of {len(systems)} system(s) ({who}) "
+            "count as not relevant, so scores are lower bounds (judge the pooled top documents of every "
+            "system; see the report's diagnostics)")
+
+
 def _issue(diagnostics: pd.DataFrame) -> None:
     d = diagnostics[diagnostics["level"] == "warning"]
     j = d[d["check"] == "judged_at_k"]
-    for measure, g in j.groupby("measure", sort=False):
-        k = str(measure).split("@")[1]
-        lo, hi = f"{1 - g['value'].max():.0%}", f"{1 - g['value'].min():.0%}"
-        warnings.warn(f"{lo if lo == hi else lo + ' to ' + hi} of the top-{k} documents "
-                      f"of {len(g)} system(s) ({', '.join(g['system'].astype(str)[:5])}"
-                      f"{'...' if len(g) > 5 else ''}) are unjudged and count as not relevant; scores "
-                      "are lower bounds (see the report's diagnostics)", UnjudgedDocumentsWarning, stacklevel=3)
+    if len(j):
+        warnings.warn(_unjudged_summary(j), UnjudgedDocumentsWarning, stacklevel=3)
     for r in d.itertuples(index=False):
         if r.check == "golden_set_size":
             warnings.warn(r.detail, SmallGoldenSetWarning, stacklevel=3)

@@ -152,8 +152,15 @@ def test_warnings_are_structured(cran):
     with pytest.warns(UnjudgedDocumentsWarning):
         report(cran.runs, cran.qrels, measures=["R@5"], n_resamples=B)
     sso = ef.datasets.load_sso()
-    with pytest.warns(SmallGoldenSetWarning):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         r = report(sso.runs, sso.qrels, n_resamples=B)
+    kinds = [w.category for w in caught]
+    assert kinds.count(SmallGoldenSetWarning) == 1
+    # one warning names every cutoff whose top k is mostly unjudged
+    assert kinds.count(UnjudgedDocumentsWarning) == 1
+    msg = str(next(w.message for w in caught if w.category is UnjudgedDocumentsWarning))
+    assert "70% at k = 10" in msg and "at k = 5" in msg
     w = r.warnings
     assert "golden_set_size" in set(w["check"])
     assert any("working minimum" in x for x in r.warning_lines())
