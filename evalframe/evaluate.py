@@ -160,12 +160,19 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             f"missing columns {missing} (found {list(per_question.columns)})",
             "pass the output of evaluate(), with the segment columns joined")])
     keys = (["system"] if "system" in per_question.columns else []) + by + ["measure"]
+    dup = per_question.duplicated(keys[:-1] + ["query_id", "measure"], keep=False)
+    if dup.any():
+        raise EvalframeInputError("per-question table", [InputProblem(
+            f"{int(dup.sum())} rows repeat a (system, question, measure) and would be counted twice",
+            "pass evaluate()'s table once (drop duplicated rows, e.g. after a merge with segments)",
+            per_question.loc[dup].head(5).to_string())])
     g = per_question.groupby(keys, sort=False, observed=True, dropna=False)["value"]
     out = g.agg(n="count", mean="mean", total="sum").reset_index()
-    agg = out["measure"].map(lambda name: _aggregation(name))
+    agg = out["measure"].map({name: _aggregation(name) for name in out["measure"].unique()})
     out["value"] = np.where(agg == "sum", out["total"], out["mean"])
     if (agg == "gmean").any():  # trec_eval's gm_map, gm_bpref: geometric mean, values floored at 1e-5
-        logs = np.log(np.maximum(per_question["value"].to_numpy(dtype=np.float64), 1e-5))
+        from .trec_measures import MIN_GEO_MEAN
+        logs = np.log(np.maximum(per_question["value"].to_numpy(dtype=np.float64), MIN_GEO_MEAN))
         gm = per_question.assign(value=logs).groupby(keys, sort=False, observed=True, dropna=False)["value"].mean()
         out["value"] = np.where(agg == "gmean", np.exp(gm.to_numpy()), out["value"])
     out["aggregation"] = agg

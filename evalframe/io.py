@@ -143,7 +143,9 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
                       for c in names):
         # an empty field: blanks were doubled somewhere after all; normalise and parse again
         return _parse_whitespace(original, names, what, path, normalise=True)
-    return table.to_pandas(types_mapper=_string_mapper)
+    df = table.to_pandas(types_mapper=_string_mapper)
+    df.attrs["evalframe_ids_trimmed"] = True  # split on blanks: ids hold none
+    return df
 
 
 def _string_mapper(t):
@@ -178,8 +180,9 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"]) -> pd.DataFrame:
         kind == "run" and len(tokens) == 6 and tokens[1].lower() == "q0")
     if has_header or name.endswith(".csv"):
         sep = "," if (name.endswith(".csv") or (b"," in first and b"\t" not in first)) else ("\t" if b"\t" in first else r"\s+")
-        return pd.read_csv(_io.BytesIO(data), sep=sep, dtype={c: str for c in _KNOWN
-                                                              if c not in ALIASES["score"] + ALIASES["relevance"] + ALIASES["rank"]},
+        # Every column as text: ids keep their exact spelling ("0012") whatever the
+        # header's case; the schema step converts scores, labels and ranks.
+        return pd.read_csv(_io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
                            comment=None, skip_blank_lines=True)
     ntok = len(first.split())
     if kind == "qrels":
@@ -305,11 +308,16 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
             parts.append(part)
         if not parts:
             raise EvalframeInputError("run", [InputProblem("the list of runs is empty", "pass at least one run")])
-        out = pd.concat(parts, ignore_index=True)
-        names = out["system"].drop_duplicates()
-        if len(names) < len(parts):
+        seen: dict[str, int] = {}
+        shared = set()
+        for i, part in enumerate(parts):
+            for name in part["system"].unique():
+                if name in seen:
+                    shared.add(name)
+                seen[name] = i
+        if shared:
             raise EvalframeInputError("run", [InputProblem(
-                f"{len(parts)} runs but only {len(names)} distinct system names",
+                f"{len(parts)} runs share the system name(s) {sorted(shared)[:5]}, which would merge their rankings",
                 "give each run its own name: pass a dict {name: run}")])
-        return out
+        return pd.concat(parts, ignore_index=True)
     return clean_run(_raw(source, "run"), system=system, duplicates=duplicates)

@@ -111,6 +111,8 @@ class Measure:
                 raise ValueError(f"{self.family} has no parameter {key!r}; parameters: {list(fam.params) or 'none'}")
             _check_param(self.family, key, val)
             default = fam.params[key]
+            if isinstance(default, float) and isinstance(val, (int, np.integer)) and not isinstance(val, bool):
+                val = float(val)  # Rprec(mult=1) is Rprec(mult=1.0)
             if not (val == default and type(val) is type(default)):
                 clean.append((key, val))
         order = list(fam.params)

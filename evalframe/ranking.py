@@ -168,7 +168,7 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         raise ValueError(f"missing must be 'zero' or 'drop', got {missing!r}")
     if depth is not None and (not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 1):
         raise ValueError(f"depth must be an int >= 1 or None, got {depth!r}")
-    if ties == "rank" and "rank" not in run:
+    if ties == "rank" and ("rank" not in run or not bool(np.isfinite(run["rank"].to_numpy(dtype=float, na_value=np.nan)).all())):
         raise EvalframeInputError("run", [InputProblem(
             "ties='rank' needs a numeric 'rank' column, and the run has none (or it has missing values)",
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
@@ -221,6 +221,10 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     else:
         in_group = answered
     for s in range(ns):
+        if not answered[s].any():
+            diag.append(_diag_row(systems[s], "system_without_golden_questions", 1,
+                                  "scored 0 on every question" if missing == "zero" else "dropped",
+                                  [systems[s]]))
         miss = np.flatnonzero(~answered[s])
         if len(miss):
             diag.append(_diag_row(systems[s], "golden_questions_not_in_run", len(miss),
@@ -350,6 +354,7 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
 
 
 _WARNINGS = {
+    "system_without_golden_questions": QuestionsDroppedWarning,
     "run_questions_not_in_golden_set": QuestionsDroppedWarning,
     "golden_questions_not_in_run": QuestionsScoredZeroWarning,
     "golden_questions_without_relevant": NoRelevantWarning,
@@ -363,6 +368,10 @@ def _warn(diagnostics: pd.DataFrame) -> None:
             continue
         if row.check == "golden_questions_not_in_run" and row.action == "dropped":
             continue  # missing="drop" asked for exactly this
+        if row.check == "system_without_golden_questions":
+            warnings.warn(f"system {row.system!r} answers none of the golden set's questions: "
+                          f"{row.action} (check its question ids)", cat, stacklevel=4)
+            continue
         who = f"system {row.system!r}: " if row.system is not None else ""
         msg = {
             "run_questions_not_in_golden_set": f"{who}{row.count} run questions are not in the golden set and were dropped (e.g. {row.examples})",

@@ -45,7 +45,7 @@ def _examples(df: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
 def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...],
             problems: list[InputProblem]) -> pd.DataFrame:
     """Map alias columns to canonical names; report missing or ambiguous ones."""
-    lower = {str(c).lower(): c for c in df.columns}
+    lower = {str(c).strip().lower(): c for c in df.columns}
     mapping: dict[object, str] = {}
     for canon in wanted + optional:
         found = [lower[a] for a in ALIASES[canon] if a in lower]
@@ -65,20 +65,31 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
     return out
 
 
-def _ids_to_str(s: pd.Series) -> pd.Series:
-    """Ids as strings; integral floats lose their '.0' so 1 and '1' match.
+def _ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
+    """Ids as strings: integral numbers lose any '.0' (so 1, 1.0 and '1' match),
+    categories are converted through their categories, and leading or trailing
+    blanks are removed (``trim``; a TREC file split on blanks has none).
 
-    String columns (including Arrow-backed ones) are kept as they are, without
-    a per-row conversion."""
+    String columns (including Arrow-backed ones) are kept without a per-row
+    Python conversion."""
     if isinstance(s.dtype, pd.CategoricalDtype):
-        s = s.astype(object)
+        cats = _ids_to_str(pd.Series(s.cat.categories), trim=trim).to_numpy(dtype=object)
+        codes = s.cat.codes.to_numpy()
+        vals = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else None, None)
+        return pd.Series(vals, index=s.index, dtype=object).astype(str).where(codes >= 0, None)
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(v).all() and (v == np.round(v)).all():
             return pd.Series(v.astype(np.int64), index=s.index).astype(str)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-        return s
+        return s.str.strip() if trim else s
+    if s.dtype == object:
+        # mixed Python objects: integral floats as ints, one value at a time
+        # (object columns are the slow path of pandas anyway)
+        s = s.map(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v, na_action="ignore")
     out = s.astype(str)
+    if trim:
+        out = out.str.strip()
     return out.where(s.notna(), None) if s.isna().any() else out
 
 
@@ -158,9 +169,10 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
             _examples(df, frac)))
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
+    trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     out = pd.DataFrame({
-        "query_id": _ids_to_str(df["query_id"]).to_numpy(),
-        "doc_id": _ids_to_str(df["doc_id"]).to_numpy(),
+        "query_id": _ids_to_str(df["query_id"], trim=trim).to_numpy(),
+        "doc_id": _ids_to_str(df["doc_id"], trim=trim).to_numpy(),
         "relevance": rel_f.astype(np.int64),
     })
     dup = _duplicated(out, ["query_id", "doc_id"])
@@ -235,13 +247,19 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         r = r.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(r).all():
             rank = r
+    trim = not run.attrs.get("evalframe_ids_trimmed", False)
     data = {}
     if system is not None:
+        if "system" in df and df["system"].nunique() > 1:
+            problems.append(InputProblem(
+                f"system={system!r} would merge the run's {df['system'].nunique()} systems "
+                f"({list(df['system'].unique()[:5])}) into one ranking",
+                "leave system= out to keep the run's own system column, or pass one system"))
         data["system"] = pd.Series([str(system)] * len(df), dtype=str)
     elif "system" in df:
-        data["system"] = _ids_to_str(df["system"]).reset_index(drop=True)
-    data["query_id"] = _ids_to_str(df["query_id"]).reset_index(drop=True)
-    data["doc_id"] = _ids_to_str(df["doc_id"]).reset_index(drop=True)
+        data["system"] = _ids_to_str(df["system"], trim=trim).reset_index(drop=True)
+    data["query_id"] = _ids_to_str(df["query_id"], trim=trim).reset_index(drop=True)
+    data["doc_id"] = _ids_to_str(df["doc_id"], trim=trim).reset_index(drop=True)
     data["score"] = sc
     if rank is not None:
         data["rank"] = rank

@@ -456,12 +456,15 @@ def _relstrings(V, n: int) -> list[str]:
     return [joined[bounds[g]:bounds[g + 1]] for g in range(V.n_groups)]
 
 
+from .trec_measures import MIN_GEO_MEAN  # noqa: E402
+
+
 def _aggregate(values: np.ndarray, how: str) -> float:
     """trec_eval's summary of one measure over the questions, in its order of summation."""
     if len(values) == 0:
         return 0.0
     if how == "gmean":
-        logs = np.log(np.maximum(values, 1e-5))
+        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
         return float(math.exp(np.cumsum(logs)[-1] / len(values)))
     total = float(np.cumsum(values)[-1])
     return total if how == "sum" else total / len(values)

@@ -181,7 +181,7 @@ def _groups_by(ms, key):
 # Interpolated precision
 # ---------------------------------------------------------------------------
 
-_COMMON = {"rel": 1, "judged_only": False}
+_COMMON = {"rel": None, "judged_only": False}  # rel=None: evaluate()'s rel (see measures._COMMON)
 
 
 def _check_fraction(family, name, v):
@@ -230,7 +230,7 @@ def _gmap(J, ms):
     return FAMILIES["AP"].fn(J, [Measure("AP", None, m.params) for m in ms])
 
 
-@_register("GMbpref", "none", {"rel": 1}, aggregation="gmean", aliases=("gm_bpref",),
+@_register("GMbpref", "none", {"rel": None}, aggregation="gmean", aliases=("gm_bpref",),
            doc="bpref per question; geometric mean over questions (floor 1e-5)")
 def _gmbpref(J, ms):
     return FAMILIES["bpref"].fn(J, [Measure("bpref", None, m.params) for m in ms])
@@ -556,7 +556,7 @@ def _ndcg_rel(J, ms):
     return out
 
 
-@_register("RnDCG", "none", {"rel": 1, **_GAIN_PARAMS}, aliases=("Rndcg",),
+@_register("RnDCG", "none", {"rel": None, **_GAIN_PARAMS}, aliases=("Rndcg",),
            doc="nDCG averaged at the R-levels (where the ideal gain changes)")
 def _rndcg(J, ms):
     out = []

@@ -312,3 +312,34 @@ def test_score_ties_diagnostic_counts_every_tied_row():
 def test_same_measure_under_two_names_reported_once():
     out = vals({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["nDCG(gain='linear')@10", "ndcg_cut_10"])
     assert out.measure.tolist() == ["nDCG(gain='linear')@10"]
+
+
+def test_ties_rank_needs_a_rank_for_every_row():
+    a = ef.read_run(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "rank": [1]}), system="A")
+    b = ef.read_run({"q": {"a": 2.0, "b": 1.0}}, system="B")
+    with pytest.raises(ef.EvalframeInputError, match="rank"):
+        ef.evaluate(pd.concat([a, b]), {"q": {"a": 1}}, "RR", ties="rank")
+
+
+def test_system_answering_no_golden_question_is_named():
+    run = pd.concat([ef.read_run({"q": {"a": 1.0}}, system="A"), ef.read_run({"x": {"a": 1.0}}, system="B")])
+    with pytest.warns(ef.QuestionsDroppedWarning, match="system 'B' answers none"):
+        out = ef.evaluate(run, {"q": {"a": 1}}, "RR", missing="drop")
+    assert out.system.unique().tolist() == ["A"]
+
+
+def test_aggregate_refuses_duplicated_rows():
+    per_q = vals({"q": {"a": 1.0}, "p": {"a": 1.0}}, {"q": {"a": 1}, "p": {"a": 1}}, "RR")
+    with pytest.raises(ef.EvalframeInputError, match="counted twice"):
+        ef.aggregate(pd.concat([per_q, per_q.iloc[:1]]))
+
+
+def test_rel_pinned_to_one_stays_pinned_in_every_family():
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    out = vals(run, qrels, ["SetP(rel=1)", "SetP", "P(rel=1)@2"], rel=2).set_index("measure").value
+    assert out["SetP(rel=1)"] == 1.0 and out["SetP(rel=2)"] == 0.5 and out["P(rel=1)@2"] == 1.0
+
+
+def test_int_and_float_parameters_name_the_same_measure():
+    assert ef.parse_measure("Rprec(mult=1)") == ef.parse_measure("Rprec")

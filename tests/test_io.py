@@ -67,7 +67,7 @@ def test_several_systems_as_list_or_dict(tmp_path):
     a.to_csv(tmp_path / "dense.csv", index=False)
     runs = ef.read_run([tmp_path / "bm25.csv", tmp_path / "dense.csv"])
     assert runs.system.unique().tolist() == ["bm25", "dense"]
-    with pytest.raises(ef.EvalframeInputError, match="distinct system names"):
+    with pytest.raises(ef.EvalframeInputError, match="share the system name"):
         ef.read_run([canon_run(), canon_run()])
 
 
@@ -179,3 +179,42 @@ def test_doubled_blank_that_keeps_the_blank_count_is_still_parsed_right(tmp_path
     p.write_text("1\t0\t\td1\t1\n1\t0\td2\n")
     with pytest.raises(ef.EvalframeInputError, match="line 2"):
         ef.read_qrels(p)
+
+
+def test_csv_ids_keep_their_spelling_whatever_the_header_case(tmp_path):
+    p = tmp_path / "q.csv"
+    p.write_text("QID,DocID,Rel\n1,0012,1\n")
+    q = ef.read_qrels(p)
+    assert q.doc_id.tolist() == ["0012"]
+    out = ef.evaluate({"1": {"0012": 1.0}}, q, "RR")
+    assert out.value.tolist() == [1.0]
+
+
+def test_blanks_around_ids_are_removed(tmp_path):
+    run = pd.DataFrame({"query_id": [" 1"], "doc_id": ["d1 "], "score": [1.0]})
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["d1"], "relevance": [1]})
+    assert ef.evaluate(run, qrels, "RR").value.tolist() == [1.0]
+    p = tmp_path / "q.csv"
+    p.write_text("query_id, doc_id, relevance\n1, 0012, 1\n")
+    assert ef.read_qrels(p).doc_id.tolist() == ["0012"]
+
+
+def test_runs_in_a_list_may_not_share_a_system():
+    x = ef.read_run({"q": {"a": 1.0}}, system="x")
+    y = ef.read_run({"q": {"b": 1.0}}, system="y")
+    with pytest.raises(ef.EvalframeInputError, match="share the system name"):
+        ef.read_run([pd.concat([x, y]), y])
+
+
+def test_system_argument_may_not_merge_systems():
+    both = pd.concat([ef.read_run({"q": {"a": 1.0}}, system="x"), ef.read_run({"q": {"b": 1.0}}, system="y")])
+    with pytest.raises(ef.EvalframeInputError, match="would merge"):
+        ef.read_run({"z": both})
+
+
+def test_categorical_and_mixed_ids():
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "a"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": pd.Categorical([1.0, 2.0]), "doc_id": ["a", "a"], "score": [1.0, 1.0]})
+    assert ef.evaluate(run, qrels, "RR").value.tolist() == [1.0, 1.0]
+    run = pd.DataFrame({"query_id": pd.Series([1, 2.0], dtype=object), "doc_id": ["a", "a"], "score": [1.0, 1.0]})
+    assert ef.read_run(run).query_id.tolist() == ["1", "2"]
