@@ -84,11 +84,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     0  librarian      sso      R@5   0.67
     1  librarian      sso  nDCG@10   0.62
     """
-    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
-        raise ValueError(f"rel must be an int, got {rel!r}")
-    J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    return _long(J, ms)
+    return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
+                                     depth=depth, duplicates=duplicates)[0]
 
 
 def _long(J: Judged, ms: list[Measure]) -> pd.DataFrame:
@@ -258,8 +255,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         The per-question table of :func:`evaluate` and the table of
         :func:`diagnostics`.
     """
-    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
         raise ValueError(f"rel must be an int, got {rel!r}")
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     return _long(J, ms), J.diagnostics.copy()

@@ -109,20 +109,6 @@ class Judged:
         return np.arange(len(self.qrels_query)) - starts[self.qrels_query] + 1
 
     @cached_property
-    def group_start(self) -> np.ndarray:
-        """Row index at which each row's group starts."""
-        starts = np.searchsorted(self.grp, np.arange(self.n_groups))
-        return starts[self.grp]
-
-    def cumsum_in_group(self, x: np.ndarray) -> np.ndarray:
-        """Inclusive running sum of ``x`` within each group."""
-        c = np.cumsum(x, dtype=np.float64)
-        if len(c) == 0:
-            return c
-        before = np.concatenate(([0.0], c))[self.group_start]
-        return c - before
-
-    @cached_property
     def condensed(self) -> "Judged":
         """The judged-only (condensed) list: unjudged documents removed, ranks closed up.
 
