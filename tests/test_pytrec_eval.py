@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
+from strategies import cases
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -55,37 +56,6 @@ def _compare(qrels, run, rel=1, judged_only=False):
         canon = str(ef.measures.resolve(m, rel=rel))
         for q, vals in expected.items():
             assert table.loc[q, canon] == pytest.approx(vals[name], abs=1e-9), (q, name, canon)
-
-
-@st.composite
-def cases(draw):
-    n_q = draw(st.integers(1, 5))
-    n_d = draw(st.integers(1, 14))
-    docs = [f"d{i}" for i in range(n_d)]
-    qrels_rows, run_rows = [], []
-    for qi in range(n_q + 1):  # the last question may be run-only or qrels-only
-        q = f"q{qi}"
-        in_qrels = qi < n_q or draw(st.booleans())
-        in_run = draw(st.booleans()) if qi >= n_q - 1 else True
-        if in_qrels:
-            judged = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=n_d, unique=True))
-            labels = [draw(st.integers(-1, 3)) for _ in judged]
-            if max(labels) < 0:
-                # trec_eval (and so pytrec_eval) crashes on a question whose labels are
-                # all negative; evalframe's handling of it is tested in test_conventions.
-                labels[0] = 0
-            qrels_rows += [(q, d, lab) for d, lab in zip(judged, labels)]
-        if in_run:
-            ret = draw(st.lists(st.sampled_from(docs + ["x1", "x2"]), min_size=1, max_size=n_d + 2, unique=True))
-            for d in ret:
-                run_rows.append((q, d, draw(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, -1.0, 3.0]))))
-    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
-    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
-    if not set(qrels.query_id) & set(run.query_id):
-        run = pd.concat([run, pd.DataFrame([(qrels.query_id.iloc[0], "d0", 0.5)], columns=run.columns)])
-        run = run.drop_duplicates(["query_id", "doc_id"])
-    rel = draw(st.sampled_from([1, 1, 2]))
-    return qrels, run, rel
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

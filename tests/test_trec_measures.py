@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
+from strategies import SCORES, cases
 from evalframe.measures import FAMILIES, resolve
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -75,7 +76,6 @@ _C = {  # gains that are negative, zero, and given to an unseen label
 CONFIGS = {"defaults": _A, "parameters": _B, "odd_gains": _C}
 
 # float32-exact scores, with many ties
-SCORES = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, -1.0, 3.0, float(np.float32(0.1)), float(np.float32(2.7))]
 
 
 def _pytrec(qrels, run, request, rel, judged_only):
@@ -133,35 +133,6 @@ def _compare(qrels, run, config, rel=1, judged_only=False):
             assert got_v == pytest.approx(want, abs=1e-9), (q, key, canon)
             compared += 1
     assert compared > 0
-
-
-@st.composite
-def cases(draw, max_labels=3):
-    n_q = draw(st.integers(1, 4))
-    n_d = draw(st.integers(1, 16))
-    docs = [f"d{i}" for i in range(n_d)]
-    qrels_rows, run_rows = [], []
-    for qi in range(n_q + 1):  # the last question may be run-only or qrels-only
-        q = f"q{qi}"
-        in_qrels = qi < n_q or draw(st.booleans())
-        in_run = draw(st.booleans()) if qi >= n_q - 1 else True
-        if in_qrels:
-            judged = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=n_d, unique=True))
-            labels = [draw(st.integers(-1, max_labels)) for _ in judged]
-            if max(labels) < 0:
-                labels[0] = 0  # trec_eval 9 crashes on a question whose labels are all negative
-            qrels_rows += [(q, d, lab) for d, lab in zip(judged, labels)]
-        if in_run:
-            ret = draw(st.lists(st.sampled_from(docs + ["x1", "x2", "x3"]), min_size=1,
-                                max_size=n_d + 3, unique=True))
-            run_rows += [(q, d, draw(st.sampled_from(SCORES))) for d in ret]
-    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
-    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
-    if not set(qrels.query_id) & set(run.query_id):
-        run = pd.concat([run, pd.DataFrame([(qrels.query_id.iloc[0], "d0", 0.5)], columns=run.columns)])
-        run = run.drop_duplicates(["query_id", "doc_id"], ignore_index=True)
-    rel = draw(st.sampled_from([1, 1, 2]))
-    return qrels, run, rel
 
 
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
