@@ -82,7 +82,11 @@ def _ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
         if np.isfinite(v).all() and (v == np.round(v)).all():
             return pd.Series(v.astype(np.int64), index=s.index).astype(str)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-        return s.str.strip() if trim else s
+        if not trim:
+            return s
+        stripped = s.str.strip()
+        # keep the caller's buffers (no second copy of a large column) when nothing changed
+        return s if stripped.str.len().sum() == s.str.len().sum() else stripped
     if s.dtype == object:
         # mixed Python objects: integral floats as ints, one value at a time
         # (object columns are the slow path of pandas anyway)
