@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         return getattr(importlib.import_module(mod), fn)(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    from .errors import EvalframeInputError, EvalframeWarning
+    from .errors import EvalframeInputError
 
     def _show(message, category, filename, lineno, file=None, line=None):
         sys.stderr.write(f"warning: {message}\n")

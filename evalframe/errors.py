@@ -17,7 +17,21 @@ __all__ = [
     "InputProblem",
 ]
 
+import os
+import sys
+import warnings
 from dataclasses import dataclass
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """Issue a warning attributed to the first caller outside evalframe, so that it
+    points at the user's line (and ``-W`` filters by module work as expected)."""
+    level, frame = 2, sys._getframe(1)  # stacklevel 2 is warn()'s caller
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 @dataclass(frozen=True)

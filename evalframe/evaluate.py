@@ -9,12 +9,12 @@ from __future__ import annotations
 
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
-import warnings
 from typing import Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .io import read_qrels, read_run
 from .measures import Measure, compute, parse_measure, parse_measures, resolve
@@ -229,8 +229,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
     J = judge(approx, key.reset_index(drop=True), ties=ties, missing="zero", depth=k, warn=False)
     dropped = J.diagnostics[J.diagnostics["check"] == "run_questions_not_in_golden_set"]
     for row in dropped.itertuples(index=False):
-        warnings.warn(f"{row.count} approximate-run questions are not in the exact run and were dropped "
-                      f"(e.g. {row.examples})", QuestionsDroppedWarning, stacklevel=2)
+        _warn_user(f"{row.count} approximate-run questions are not in the exact run and were dropped "
+                      f"(e.g. {row.examples})", QuestionsDroppedWarning)
     hits = J.per_group(J.label >= 1)
     n_exact = np.bincount(J.qrels_query, minlength=J.n_queries)[J.group_query]
     value = hits / np.minimum(n_exact, k)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 __all__ = ["Judged", "judge", "NOT_JUDGED"]
 
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -32,6 +31,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
 
@@ -355,8 +355,8 @@ def _warn(diagnostics: pd.DataFrame) -> None:
         if row.check == "golden_questions_not_in_run" and row.action == "dropped":
             continue  # missing="drop" asked for exactly this
         if row.check == "system_without_golden_questions":
-            warnings.warn(f"system {row.system!r} answers none of the golden set's questions: "
-                          f"{row.action} (check its question ids)", cat, stacklevel=4)
+            _warn_user(f"system {row.system!r} answers none of the golden set's questions: "
+                          f"{row.action} (check its question ids)", cat)
             continue
         who = f"system {row.system!r}: " if row.system is not None else ""
         msg = {
@@ -364,4 +364,4 @@ def _warn(diagnostics: pd.DataFrame) -> None:
             "golden_questions_not_in_run": f"{who}{row.count} golden-set questions have no retrieved documents and score 0 (e.g. {row.examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
             "golden_questions_without_relevant": f"{row.count} golden-set questions have no relevant document (label >= 1), so recall-type measures score 0 on them (e.g. {row.examples})",
         }[row.check]
-        warnings.warn(msg, cat, stacklevel=4)
+        _warn_user(msg, cat)

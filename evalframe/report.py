@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import warn as _warn_user
 from .errors import EvalframeInputError, EvalframeWarning, InputProblem
 from .evaluate import aggregate, evaluate_with_diagnostics
 from .measures import FAMILIES, parse_measures, resolve
@@ -589,7 +590,6 @@ class Report:
         """Render every plot to PNG in ``directory``; returns the files written."""
         import matplotlib
         import matplotlib.pyplot as plt
-        from . import plots
 
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
@@ -831,7 +831,6 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
             f"stage(s) {missing_stage} are not systems of the run (systems: {systems[:10]})",
             "use the names in the run's system column")])
 
-    all_names = [str(m) for m in all_ms]
     by_measure = dict(tuple(per_all.groupby("measure", sort=False)))
     def pick(name_list):
         parts = [by_measure[n] for n in name_list if n in by_measure]
@@ -1101,7 +1100,7 @@ def _issue(diagnostics: pd.DataFrame) -> None:
     d = diagnostics[diagnostics["level"] == "warning"]
     j = d[d["check"] == "judged_at_k"]
     if len(j):
-        warnings.warn(_unjudged_summary(j), UnjudgedDocumentsWarning, stacklevel=3)
+        _warn_user(_unjudged_summary(j), UnjudgedDocumentsWarning)
     for r in d.itertuples(index=False):
         if r.check == "golden_set_size":
-            warnings.warn(r.detail, SmallGoldenSetWarning, stacklevel=3)
+            _warn_user(r.detail, SmallGoldenSetWarning)

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from evalframe.errors import warn as _warn_user
 from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestionsWarning
 
 __all__ = [
@@ -391,7 +391,6 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
         se = np.where(res["binary"], np.sqrt(mean * (1 - mean) / n), res["sd"].to_numpy() / np.sqrt(n))
     df_t = n - 1
     positions = list(groups.indices.values())
-    codes = None
     if cluster:
         codes_all = pd.factorize(df[cluster])[0]
         G = np.array([len(np.unique(codes_all[p])) for p in positions], dtype=np.float64)
@@ -728,10 +727,10 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     dropped_total = sum(it["dropped"] for it in items)
     if dropped_total:
         worst = max(items, key=lambda it: it["dropped"])
-        warnings.warn(
+        _warn_user(
             f"compare(): {dropped_total} questions dropped (summed over pairs) because only one system of a "
             f"pair answers them (e.g. {worst['dropped']} for {systems[worst['a']]} vs "
-            f"{systems[worst['b']]}); see column n_dropped", UnpairedQuestionsWarning, stacklevel=2)
+            f"{systems[worst['b']]}); see column n_dropped", UnpairedQuestionsWarning)
 
     k = len(items)
     n = np.array([len(it["rows"]) for it in items], dtype=np.int64)
@@ -876,10 +875,10 @@ def _tukey(V: np.ndarray, pairs: list[tuple[int, int]], kind: str, *, n_resample
     Y = V[:, cols]
     complete = ~np.isnan(Y).any(axis=1)
     if not complete.all():
-        warnings.warn(
+        _warn_user(
             f"compare(correction={kind!r}) for {label}: {int((~complete).sum())} questions "
             "dropped because not every system answers them (Tukey HSD needs complete blocks)",
-            UnpairedQuestionsWarning, stacklevel=3)
+            UnpairedQuestionsWarning)
     Y = Y[complete]
     q, s = Y.shape
     pos = {c: i for i, c in enumerate(cols)}

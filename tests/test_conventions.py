@@ -346,3 +346,10 @@ def test_rel_pinned_to_one_stays_pinned_in_every_family():
 
 def test_int_and_float_parameters_name_the_same_measure():
     assert ef.parse_measure("Rprec(mult=1)") == ef.parse_measure("Rprec")
+
+
+def test_warnings_point_at_the_callers_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ef.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}, "p": {"b": 1}}, "RR")
+    assert caught and all(w.filename == __file__ for w in caught)
