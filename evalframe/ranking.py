@@ -238,10 +238,13 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
         hit = qkey_sorted[pos] == rkey
         label = np.where(hit, ql[retrieved][qorder][pos], NOT_JUDGED)
+        del pos, hit  # large temporaries: free them before the sort
     else:
         label = np.full(len(rkey), NOT_JUDGED, dtype=np.int64)
 
+    del rkey
     grp = gid[sys_codes[keep].astype(np.int64) * nq + rq[keep]]
+    del sys_codes, rq, rq_codes
     score = run["score"].to_numpy(dtype=np.float64)[keep]
     if ties == "rank":
         primary = run["rank"].to_numpy(dtype=np.float64)[keep]
@@ -255,6 +258,7 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         return pos if ties == "doc_id_asc" else -pos
 
     order = _order_rows(grp, primary, tiebreak)
+    del primary
     grp, label = grp[order], label[order]
     n_groups = len(flat)
     starts = np.searchsorted(grp, np.arange(n_groups))
