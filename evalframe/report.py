@@ -892,7 +892,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
             ["measure", "system_a", "system_b"], kind="stable",
             key=lambda c: c.map(mpos) if c.name == "measure" else c.map(spos)).reset_index(drop=True)
     else:
-        comparisons = pd.DataFrame(columns=["measure", "system_a", "system_b", "n", "n_dropped", "mean_a",
+        comparisons = pd.DataFrame(columns=["measure", "system_a", "system_b", "n", "n_dropped", "cluster",
+                                            "n_clusters", "mean_a",
                                             "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",
                                             "statistic", "p_value", "p_adjusted", "test", "correction",
                                             "effect_size", "wins", "ties", "losses", "confidence",

@@ -8,7 +8,9 @@ The module never looks at runs or qrels.
 Conventions, written once:
 
 - A question is the unit of sampling. Intervals and tests treat the questions of the
-  golden set as a random sample from a population of similar questions.
+  golden set as a random sample from a population of similar questions. With
+  ``cluster=`` (``summarize`` and ``compare``) the unit is the cluster instead: whole
+  clusters are resampled or sign-flipped, and ``t`` uses a cluster-robust standard error.
 - A measure is *binary* when every per-question value is exactly 0 or 1 (Success@k,
   a 0/1 Recall@k ...). Its standard error is the spec's ``sqrt(p (1 - p) / n)``.
 - Paired comparisons use ``d = value_b - value_a`` per shared question, so
@@ -187,6 +189,29 @@ def _chunk_rows(width: int) -> int:
     return max(1, _CHUNK_ELEMENTS // max(width, 1))
 
 
+def _cluster_sums(X: np.ndarray, clusters: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cluster column sums (G x k) and cluster sizes (G,), codes 0..G-1 per row of X."""
+    units = int(clusters.max()) + 1
+    S = np.zeros((units, X.shape[1]))
+    np.add.at(S, clusters, X)
+    return S, np.bincount(clusters, minlength=units).astype(np.float64)
+
+
+def _cluster_se(x: np.ndarray, clusters: np.ndarray, mean: float) -> float:
+    """Cluster-robust standard error of the mean of x (codes 0..G-1 per value).
+
+    ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean)^2 / n^2`` with cluster sums S_g and
+    sizes n_g; NaN with fewer than two clusters. With one question per cluster it is
+    algebraically ``sd / sqrt(n)``.
+    """
+    s_g = np.bincount(clusters, weights=x)
+    n_g = np.bincount(clusters).astype(np.float64)
+    G = s_g.size
+    if G < 2:
+        return math.nan
+    return math.sqrt(G / (G - 1) * ((s_g - n_g * mean) ** 2).sum()) / x.size
+
+
 def _bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
                      clusters: np.ndarray | None = None) -> np.ndarray:
     """Bootstrap distribution of column means, shape (n_resamples, k).
@@ -200,10 +225,8 @@ def _bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
         S, sizes = X, None
         units = n
     else:
-        units = int(clusters.max()) + 1
-        S = np.zeros((units, k))
-        np.add.at(S, clusters, X)
-        sizes = np.bincount(clusters, minlength=units).astype(np.float64)
+        S, sizes = _cluster_sums(X, clusters)
+        units = S.shape[0]
     rng = np.random.default_rng(seed)
     out = np.empty((n_resamples, k))
     step = _chunk_rows(units)
@@ -224,10 +247,7 @@ def _jackknife_means(X: np.ndarray, clusters: np.ndarray | None = None) -> np.nd
     total = X.sum(axis=0)
     if clusters is None:
         return (total[None, :] - X) / (n - 1)
-    units = int(clusters.max()) + 1
-    S = np.zeros((units, X.shape[1]))
-    np.add.at(S, clusters, X)
-    sizes = np.bincount(clusters, minlength=units).astype(np.float64)
+    S, sizes = _cluster_sums(X, clusters)
     return (total[None, :] - S) / (n - sizes)[:, None]
 
 
@@ -394,14 +414,9 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     if cluster:
         codes_all = pd.factorize(df[cluster])[0]
         G = np.array([len(np.unique(codes_all[p])) for p in positions], dtype=np.float64)
-        cr = np.empty(len(positions))
-        for i, p in enumerate(positions):
-            x = df["value"].to_numpy()[p]
-            s_g = np.bincount(pd.factorize(codes_all[p])[0], weights=x)
-            n_g = np.bincount(pd.factorize(codes_all[p])[0]).astype(float)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cr[i] = math.sqrt(G[i] / (G[i] - 1) * ((s_g - n_g * mean[i]) ** 2).sum()) / n[i] if G[i] > 1 else np.nan
-        se = cr
+        values_all = df["value"].to_numpy()
+        se = np.array([_cluster_se(values_all[p], pd.factorize(codes_all[p])[0], mean[i])
+                       for i, p in enumerate(positions)])
         df_t = G - 1
 
     if method == "auto":
@@ -573,7 +588,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             test: TestName = "t", correction: Correction | None = None,
             ci: CiMethod | None = None, by: str | Sequence[str] | None = None,
             n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
-            exact: bool | None = None, tie_threshold: float = 0.0) -> pd.DataFrame:
+            exact: bool | None = None, tie_threshold: float = 0.0,
+            cluster: str | None = None) -> pd.DataFrame:
     """Paired comparison of systems on the questions they share.
 
     Parameters
@@ -600,12 +616,21 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     confidence : float
         Confidence level of the interval (and of Tukey's simultaneous intervals).
     exact : bool, optional
-        Randomisation test: enumerate all 2**n sign flips (default when n <= 20).
+        Randomisation test: enumerate all 2**n sign flips (default when n <= 20; with
+        ``cluster``, all 2**G flips of the G clusters, default when G <= 20).
         Wilcoxon: exact null distribution when there are no ties or zeros (default:
         the normal approximation, as R for n >= 50).
     tie_threshold : float
         ``|d| <= tie_threshold`` counts as a tie for wins/ties/losses and the sign test
         (Urbano et al. 2019 use 0.01); 0 means only equal values tie.
+    cluster : str, optional
+        Column naming the cluster of each question (e.g. the segment or topic family
+        it was drawn with; a question sits in one cluster). The cluster, not the
+        question, is then the independent unit: the bootstrap (interval and test)
+        resamples whole clusters, the randomisation test flips the signs of whole
+        clusters, and ``t`` (test and interval) uses the cluster-robust standard error
+        with G - 1 degrees of freedom (see Notes). ``wilcoxon``, ``sign``, ``tukey``
+        and ``randomized-tukey`` assume independent questions and raise ValueError.
 
     Returns
     -------
@@ -617,6 +642,9 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         system_a, system_b  str; the baseline is system_a
         n                   int, questions both systems answer (the pairs used)
         n_dropped           int, questions only one of them answers
+        cluster             str, the ``cluster`` column name, or None
+        n_clusters          Int64, clusters among the n questions (G); <NA> without
+                            ``cluster``
         mean_a, mean_b      float, means over the n shared questions
         diff                float, mean_b - mean_a
         sd_diff             float, sd of the per-question differences (ddof = 1)
@@ -658,6 +686,24 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       each question B times; ``p_adjusted = (#{max_i mean_i* - min_j mean_j* >= |diff|}
       + 1) / (B + 1)``. With both, ``p_value`` is still the chosen paired test.
 
+    With ``cluster``, let the n questions fall in G clusters of sizes n_g with
+    difference sums ``S_g = sum_{i in g} d_i``:
+
+    - ``t``: ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean(d))^2 / n^2`` (the CR1
+      cluster-robust variance of a mean, as ``summarize``), ``t = mean(d) / se`` with
+      df = G - 1; interval ``mean(d) +- t_{G-1} se``. With equal cluster sizes this is
+      the one-sample t-test on the G cluster means; with one question per cluster it
+      is the paired t-test above (equal up to float round-off).
+    - ``bootstrap``: G clusters drawn with replacement; the resample mean is
+      ``sum_g c_g S_g / sum_g c_g n_g`` (c_g = times drawn). ``bca`` uses the
+      leave-one-cluster-out jackknife.
+    - ``randomization``: H0: the systems are exchangeable within each cluster; all
+      questions of a cluster share one sign flip, statistic mean(d).
+    - Every p-value and interval needs G >= 2 (NaN otherwise). With one question per
+      cluster every result equals the unclustered one up to float round-off: the same
+      seeded draws of the same units (not just within Monte Carlo error), so the
+      randomisation and bootstrap p-values are identical.
+
     Questions one of the two systems lacks are dropped (``n_dropped``), with an
     ``UnpairedQuestionsWarning``.
 
@@ -681,7 +727,23 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     if not isinstance(tie_threshold, (int, float)) or tie_threshold < 0:
         raise ValueError(f"tie_threshold must be a float >= 0, got {tie_threshold!r}")
     ci_method = ci or _DEFAULT_CI[test]
-    df = _clean(per_question, by=by, cluster=None)
+    if cluster is not None:
+        if not isinstance(cluster, str):
+            raise ValueError(f"cluster must be a column name (str) or None, got {cluster!r}")
+        if test in ("wilcoxon", "sign"):
+            raise ValueError(
+                f"test={test!r} assumes independent questions and does not support cluster=; "
+                "use test='t', 'randomization' or 'bootstrap'")
+        if correction in ("tukey", "randomized-tukey"):
+            raise ValueError(
+                f"correction={correction!r} assumes independent questions and does not support "
+                "cluster=; use 'holm', 'bonferroni', 'bh' or 'none'")
+    clashing = [c for c in by if c in ("cluster", "n_clusters")]
+    if clashing:
+        raise EvalframeInputError("per_question", [InputProblem(
+            f"by= names reserved column{'s' if len(clashing) > 1 else ''} {clashing}",
+            "rename the segment column: compare() outputs columns 'cluster' and 'n_clusters'")])
+    df = _clean(per_question, by=by, cluster=cluster)
     systems = list(pd.unique(df["system"]))
     problems = []
     if len(systems) < 2:
@@ -707,6 +769,9 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     wide = wide.reindex(columns=systems)
     W = wide.to_numpy(dtype=np.float64)
     qid_all = wide.index.get_level_values("query_id").to_numpy()
+    if cluster:  # a question sits in one cluster (checked by _clean)
+        of_q = df.drop_duplicates("query_id").set_index("query_id")[cluster]
+        clus_all = pd.factorize(of_q.reindex(qid_all).to_numpy())[0]
     fam_index = wide.index.droplevel("query_id")
     fam_groups = {
         (key if isinstance(key, tuple) else (key,)): rows
@@ -746,6 +811,15 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     with np.errstate(divide="ignore", invalid="ignore"):
         se = sd / np.sqrt(nf)
         effect = np.where(sd > 0, diff / sd, np.nan)
+    df_t = nf - 1
+    if cluster:
+        # codes 0..G-1 in order of first appearance among each pair's questions
+        codes = [pd.factorize(clus_all[it["rows"]])[0] for it in items]
+        n_clusters = np.array([len(np.unique(c)) for c in codes], dtype=np.int64)
+        se = np.array([_cluster_se(d, c, m) if d.size else np.nan
+                       for d, c, m in zip(ds, codes, diff)])
+        df_t = n_clusters.astype(np.float64) - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
         tstat = diff / se
     ci_low = np.full(k, np.nan)
     ci_high = np.full(k, np.nan)
@@ -754,17 +828,19 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     used_B = np.zeros(k, dtype=np.int64)
     alpha = 1 - confidence
     ok = n >= 2
+    if cluster:
+        ok &= n_clusters >= 2
 
     if ci_method == "t":
         with np.errstate(invalid="ignore"):
-            tq = st.t.ppf(1 - alpha / 2, nf - 1)
+            tq = st.t.ppf(1 - alpha / 2, df_t)
         ci_low[ok] = (diff - tq * se)[ok]
         ci_high[ok] = (diff + tq * se)[ok]
     if test == "t":
         stat[ok] = tstat[ok]
         with np.errstate(invalid="ignore"):
-            pv = 2 * st.t.sf(np.abs(tstat), nf - 1)
-        pv = np.where(sd == 0, np.where(diff == 0, 1.0, 0.0), pv)
+            pv = 2 * st.t.sf(np.abs(tstat), df_t)
+        pv = np.where(se == 0, np.where(diff == 0, 1.0, 0.0), pv)
         pval[ok] = pv[ok]
     elif test == "wilcoxon":
         for i in np.flatnonzero(ok):
@@ -786,20 +862,26 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             idx = np.asarray(idx)
             D = np.column_stack([ds[i] for i in idx])
             nq = D.shape[0]
+            cl = codes[idx[0]] if cluster else None  # same questions: same clusters
             if need_flip:
-                use_exact = nq <= _EXACT_MAX_N if exact is None else bool(exact)
-                if use_exact and nq > 30:
-                    raise ValueError(f"exact=True needs 2**n sign flips; n = {nq} is too many (max 30)")
+                # the exchangeable units: questions, or clusters (one flip per cluster sum)
+                U = D if cl is None else _cluster_sums(D, cl)[0]
+                nu = U.shape[0]
+                use_exact = nu <= _EXACT_MAX_N if exact is None else bool(exact)
+                if use_exact and nu > 30:
+                    unit = "clusters" if cluster else "questions"
+                    raise ValueError(f"exact=True needs 2**n sign flips; n = {nu} {unit} is too many "
+                                     "(max 30)")
                 pval[idx], used_B[idx] = _sign_flip_pvalues(
-                    D, n_resamples=n_resamples, seed=seed, exact=use_exact)
+                    U, n_resamples=n_resamples, seed=seed, exact=use_exact)
                 stat[idx] = D.mean(axis=0)
             if need_boot:
                 for cols in _column_batches(len(idx), nq, n_resamples):
                     sub = D[:, cols]
-                    boot = _bootstrap_means(sub, n_resamples=n_resamples, seed=seed)
+                    boot = _bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=cl)
                     obs = sub.mean(axis=0)
                     if ci_method == "bca":
-                        lo, hi = _bca_ci(boot, obs, _jackknife_means(sub), confidence)
+                        lo, hi = _bca_ci(boot, obs, _jackknife_means(sub, cl), confidence)
                     else:
                         lo, hi = _percentile_ci(boot, confidence)
                     if ci_method in ("bootstrap", "bca"):
@@ -843,6 +925,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     out["system_b"] = [systems[it["b"]] for it in items]
     out["n"] = n
     out["n_dropped"] = np.array([it["dropped"] for it in items], dtype=np.int64)
+    out["cluster"] = pd.Series([cluster] * k, dtype=object)
+    out["n_clusters"] = pd.array(n_clusters if cluster else [pd.NA] * k, dtype="Int64")
     out["mean_a"] = mean_a
     out["mean_b"] = mean_b
     out["diff"] = diff

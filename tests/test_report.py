@@ -337,3 +337,13 @@ def test_latex(rep):
 
 def test_repr(rep):
     assert "bm25" in repr(rep) and "questions=225" in repr(rep)
+
+
+def test_comparisons_table_has_the_same_columns_with_one_system():
+    sso = ef.datasets.load_sso()
+    cran = ef.datasets.load_cranfield()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = report(sso.runs, sso.qrels, n_resamples=B).comparisons
+        many = report(cran.runs, cran.qrels, measures=["R@5"], n_resamples=B, baseline="bm25").comparisons
+    assert one.empty and list(one.columns) == list(many.columns)

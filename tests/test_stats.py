@@ -528,3 +528,148 @@ def test_power_near_one_is_finite():
     # scipy's noncentral t lower tail underflows to NaN for large shifts
     assert power(30, 3.0, 1.0) == pytest.approx(1.0)
     assert power(200, 0.1, 0.05) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------- clustered compare()
+def _clustered_table(w: dict[str, np.ndarray], labels, measure: str = "AP", qids=None) -> pd.DataFrame:
+    t = tidy(w, measure, qids)
+    t["topic"] = np.tile(np.asarray(labels), len(w))
+    return t
+
+
+def test_compare_one_question_per_cluster_equals_unclustered():
+    # Not Monte Carlo error: the same seeded draws of the same units, so everything is
+    # equal up to float round-off (t: the CR1 formula reduces to sd / sqrt(n); BCa: the
+    # jackknife sums may be added in another order), and the counts behind the
+    # randomisation and bootstrap p-values are identical.
+    for n in (12, 30):  # exact (2**12) and Monte Carlo sign flips
+        w = _systems(n_sys=3, n=n, seed=n)
+        plain = tidy(w)
+        clus = _clustered_table(w, [f"c{i}" for i in range(n)])
+        for kw in (dict(test="t"), dict(test="t", ci="bca"), dict(test="bootstrap"),
+                   dict(test="randomization"), dict(test="randomization", ci="t")):
+            kw = {**kw, "n_resamples": 2000, "seed": 4}
+            a = compare(plain, **kw)
+            b = compare(clus, cluster="topic", **kw)
+            assert (a["cluster"].isna()).all() and a["n_clusters"].isna().all()
+            assert (b["cluster"] == "topic").all() and (b["n_clusters"] == n).all()
+            a, b = a.drop(columns=["cluster", "n_clusters"]), b.drop(columns=["cluster", "n_clusters"])
+            pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12, atol=0)
+            if kw["test"] != "t":
+                assert (a.p_value == b.p_value).all() and (a.n_resamples == b.n_resamples).all()
+
+
+def test_compare_cluster_oracles_equal_cluster_sizes():
+    # with equal cluster sizes, clustered compare() == the analysis of the cluster means
+    rng = np.random.default_rng(23)
+    G, m = 9, 6
+    a = rng.beta(2, 3, G * m)
+    b = np.clip(a + np.repeat(rng.normal(0.03, 0.1, G), m) + rng.normal(0, 0.03, G * m), 0, 1)
+    labels = np.repeat([f"c{g}" for g in range(G)], m)
+    # zero-padded ids: clusters are met (and coded) in the order c0, c1, ... as the means
+    t = _clustered_table({"A": a, "B": b}, labels, qids=[f"q{i:03d}" for i in range(G * m)])
+    d_g = (b - a).reshape(G, m).mean(axis=1)
+    ca, cb = a.reshape(G, m).mean(axis=1), b.reshape(G, m).mean(axis=1)
+    means = tidy({"A": ca, "B": cb})
+    tt = one(compare(t, test="t", cluster="topic"))
+    ref = st.ttest_1samp(d_g, 0)
+    ci = ref.confidence_interval(0.95)
+    assert tt.statistic == pytest.approx(ref.statistic, rel=1e-10)
+    assert tt.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert (tt.ci_low, tt.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    assert tt.n == G * m and tt.n_clusters == G and tt["diff"] == pytest.approx(d_g.mean())
+    # randomisation: exact 2**G cluster flips == exact flips of the G cluster means
+    rc = one(compare(t, test="randomization", cluster="topic"))
+    rm = one(compare(means, test="randomization"))
+    assert rc.n_resamples == 2**G and rc.p_value == rm.p_value
+    # bootstrap: the same seeded cluster draws as the bootstrap of the G cluster means
+    for ci_m in ("bootstrap", "bca"):
+        bc = one(compare(t, test="bootstrap", ci=ci_m, cluster="topic", n_resamples=3000, seed=8))
+        bm = one(compare(means, test="bootstrap", ci=ci_m, n_resamples=3000, seed=8))
+        assert (bc.ci_low, bc.ci_high) == pytest.approx((bm.ci_low, bm.ci_high), rel=1e-12)
+        assert bc.p_value == pytest.approx(bm.p_value, abs=2 / 3001)  # ties at round-off
+
+
+def test_compare_cluster_t_unequal_sizes_matches_hand_formula():
+    rng = np.random.default_rng(29)
+    sizes = [1, 2, 3, 5, 8, 4]
+    labels = np.repeat([f"g{i}" for i in range(len(sizes))], sizes)
+    n, G = len(labels), len(sizes)
+    a = rng.random(n)
+    b = a + rng.normal(0.05, 0.1, n)
+    r = one(compare(_clustered_table({"A": a, "B": b}, labels), cluster="topic", confidence=0.9))
+    d = b - a
+    ss = 0.0
+    for g in set(labels):
+        sel = labels == g
+        ss += (d[sel].sum() - sel.sum() * d.mean()) ** 2
+    se = math.sqrt(G / (G - 1) * ss) / n
+    assert r.statistic == pytest.approx(d.mean() / se, rel=1e-12)
+    assert r.p_value == pytest.approx(2 * st.t.sf(abs(d.mean() / se), G - 1), rel=1e-10)
+    assert r.ci_high - r["diff"] == pytest.approx(st.t.ppf(0.95, G - 1) * se, rel=1e-10)
+    assert r.sd_diff == pytest.approx(d.std(ddof=1)) and r.n_clusters == G
+
+
+def test_compare_cluster_coverage_with_correlated_questions():
+    # 500 experiments (one per measure), 20 clusters x 10 questions, a cluster random
+    # effect in the differences: the naive t-interval is far too narrow.
+    rng = np.random.default_rng(37)
+    n_exp, G, m, delta = 500, 20, 10, 0.02
+    n = G * m
+    a = rng.beta(2, 3, (n_exp, n))
+    d = delta + np.repeat(rng.normal(0, 0.08, (n_exp, G)), m, axis=1) + rng.normal(0, 0.05, (n_exp, n))
+    qid = np.tile([f"q{i}" for i in range(n)], n_exp)
+    meas = np.repeat([f"m{e}" for e in range(n_exp)], n)
+    topic = np.tile(np.repeat([f"c{g}" for g in range(G)], m), n_exp)
+    t = pd.concat([pd.DataFrame({"system": s, "query_id": qid, "measure": meas, "value": v.ravel(),
+                                 "topic": topic}) for s, v in (("A", a), ("B", a + d))],
+                  ignore_index=True)
+    naive = compare(t, test="t")
+    clus = compare(t, test="t", cluster="topic")
+    assert len(naive) == len(clus) == n_exp and (clus.n_clusters == G).all()
+    assert (clus["diff"] == naive["diff"]).all()
+    width_n = naive.ci_high - naive.ci_low
+    width_c = clus.ci_high - clus.ci_low
+    assert (width_c > width_n).mean() > 0.99
+    assert (width_c / width_n).median() > 2  # design effect 1 + (m - 1) icc ~ 8.7
+    cov_n = ((naive.ci_low <= delta) & (delta <= naive.ci_high)).mean()
+    cov_c = ((clus.ci_low <= delta) & (delta <= clus.ci_high)).mean()
+    assert abs(cov_c - 0.95) < abs(cov_n - 0.95)
+    assert 0.92 <= cov_c <= 0.98, cov_c  # exact t on 20 cluster means: 95% (+-3 MC se)
+    assert cov_n < 0.7, cov_n
+    # and the clustered test holds its level where the naive one does not
+    null = t.copy()
+    null.loc[null.system == "B", "value"] -= delta
+    pn = compare(null, test="t").p_value
+    pc = compare(null, test="t", cluster="topic").p_value
+    assert (pc < 0.05).mean() <= 0.08 < 0.3 < (pn < 0.05).mean()
+
+
+def test_compare_cluster_seeded_and_segments():
+    w = _systems(n_sys=3, n=60, seed=3)
+    t = _clustered_table(w, [f"c{i // 4}" for i in range(60)])
+    t["segment"] = np.where(t.query_id.str[1:].astype(int) < 24, "lookup", "natural")
+    kw = dict(test="randomization", ci="bca", n_resamples=2000, seed=5, cluster="topic", by="segment")
+    r1, r2 = compare(t, **kw), compare(t, **kw)
+    pd.testing.assert_frame_equal(r1, r2)
+    assert r1.groupby("segment")["n_clusters"].first().to_dict() == {"lookup": 6, "natural": 9}
+    assert not np.allclose(r1.ci_low, compare(t, **{**kw, "seed": 6}).ci_low)
+
+
+def test_compare_cluster_bad_input():
+    t = _clustered_table({"A": [0.1, 0.2, 0.4, 0.3], "B": [0.3, 0.1, 0.5, 0.6]}, ["x", "x", "y", "y"])
+    with pytest.raises(EvalframeInputError, match=r"missing column \['nope'\]"):
+        compare(t, cluster="nope")
+    for test in ("wilcoxon", "sign"):
+        with pytest.raises(ValueError, match="assumes independent questions"):
+            compare(t, test=test, cluster="topic")
+    with pytest.raises(ValueError, match="assumes independent questions"):
+        compare(t, correction="tukey", cluster="topic")
+    bad = t.copy()
+    bad.loc[(bad.system == "B") & (bad.query_id == "q0"), "topic"] = "y"
+    with pytest.raises(EvalframeInputError, match="more than one 'topic' cluster"):
+        compare(bad, cluster="topic")
+    with pytest.raises(EvalframeInputError, match="reserved"):
+        compare(t.rename(columns={"topic": "cluster"}), by="cluster")
+    one_cluster = one(compare(t.assign(topic="x"), cluster="topic", test="bootstrap"))
+    assert one_cluster.n_clusters == 1 and np.isnan(one_cluster.p_value) and np.isnan(one_cluster.ci_low)
