@@ -268,10 +268,7 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         s_sorted = score[order]
         tied = (np.diff(s_sorted) == 0) & (np.diff(grp) == 0)
         if tied.any():
-            in_tie = np.zeros(len(grp), dtype=bool)  # every row sharing its score with another
-            in_tie[1:] |= tied
-            in_tie[:-1] |= tied
-            tgrp = grp[in_tie]
+            tgrp = grp[_both_sides(tied)]  # every row sharing its score with another
             for s in range(ns):
                 mine = g_sys[tgrp] == s
                 n_tied = int(np.count_nonzero(mine))
@@ -300,6 +297,14 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
         _warn(diagnostics)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, nq, diagnostics, source_row)
+
+
+def _both_sides(pairs: np.ndarray) -> np.ndarray:
+    """Rows i and i + 1 of every adjacent pair marked True in ``pairs`` (length n - 1)."""
+    rows = np.zeros(len(pairs) + 1, dtype=bool)
+    rows[1:] |= pairs
+    rows[:-1] |= pairs
+    return rows
 
 
 def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
@@ -333,10 +338,7 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     g_s, p_s = grp[order], primary[order]
     tied = (g_s[1:] == g_s[:-1]) & (p_s[1:] == p_s[:-1])
     if tied.any():
-        in_tie = np.zeros(n, dtype=bool)
-        in_tie[1:] |= tied
-        in_tie[:-1] |= tied
-        idx = np.flatnonzero(in_tie)
+        idx = np.flatnonzero(_both_sides(tied))
         block = np.cumsum(np.concatenate(([True], ~tied)))[idx]
         sub = np.lexsort((tiebreak(order[idx]), block))
         order[idx] = order[idx][sub]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import warn as _warn_user
+from .schema import _ids_to_str
 from .errors import EvalframeInputError, EvalframeWarning, InputProblem
 from .evaluate import aggregate, evaluate_with_diagnostics
 from .measures import FAMILIES, parse_measures, resolve
@@ -117,7 +118,8 @@ def read_segments(source) -> pd.DataFrame:
                                      "rename them (e.g. 'question_type')"))
     if problems:
         raise EvalframeInputError("segments", problems)
-    out = pd.DataFrame({"query_id": _ids(df["query_id"])})
+    # the same id rules as the run and the golden set, so segment ids match theirs
+    out = pd.DataFrame({"query_id": _ids_to_str(df["query_id"]).to_numpy(dtype=object)})
     for c in cols:
         v = df[c]
         out[str(c)] = np.where(v.isna().to_numpy(), _MISSING_SEGMENT, v.astype(str).to_numpy())
@@ -129,14 +131,6 @@ def read_segments(source) -> pd.DataFrame:
             "give each question one row (one value per segment column)",
             out.loc[dup].head(4).to_string(index=False))])
     return out.reset_index(drop=True)
-
-
-def _ids(s: pd.Series) -> np.ndarray:
-    if pd.api.types.is_float_dtype(s.dtype):
-        v = s.to_numpy(dtype=float, na_value=np.nan)
-        if np.isfinite(v).all() and (v == np.round(v)).all():
-            return v.astype(np.int64).astype(str).astype(object)
-    return s.astype(str).to_numpy(dtype=object)
 
 
 def _segments_from(segments, qrels) -> pd.DataFrame | None:

@@ -392,8 +392,7 @@ def _trec_label(label: np.ndarray) -> np.ndarray:
 def _gain_values(label: np.ndarray, kind: str, gmap: dict) -> np.ndarray:
     """Gain of each (evalframe) label: the kind's gain for labels >= 0, 0 below,
     overridden by ``gmap`` (keys are trec_eval relevance values)."""
-    lab = np.maximum(label, 0).astype(np.float64)
-    g = np.exp2(lab) - 1.0 if kind == "exp" else lab
+    g = _m._gain(label, kind)
     if gmap:
         tl = _trec_label(label)
         for key, val in gmap.items():
