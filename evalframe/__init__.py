@@ -5,7 +5,7 @@
 >>> evalframe.evaluate(sso.runs, sso.qrels, "P@5")["value"].tolist()
 [0.4]
 """
-__version__ = "0.1.0"
+from ._version import __version__
 
 from . import datasets, stats
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,

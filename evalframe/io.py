@@ -58,7 +58,7 @@ def _strip_ext(path: Path) -> str:
 _NUMERIC = {"score": "float64", "rank": "float64", "relevance": "int64"}
 
 
-def _malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int, list[str]]:
+def malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int, list[str]]:
     """Count and show the data lines of a file with fewer than ``least`` or more
     than ``most`` fields, numbered as in the file (error path only)."""
     if original[:2] == b"\x1f\x8b":
@@ -135,7 +135,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         n_bad = 0
         table = parse(typed=False)
     if n_bad:
-        count, shown = _malformed_lines(original, n, n)
+        count, shown = malformed_lines(original, n, n)
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(shown))])

@@ -287,10 +287,7 @@ def _safe_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _memo(V: Judged, key, make):
     """Compute an intermediate once per ranked table (cached on the table)."""
-    cache = V.__dict__.setdefault("_measures_cache", {})
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
+    return V.cached(key, make)
 
 
 def _group_first_row(V: Judged) -> np.ndarray:

@@ -88,6 +88,13 @@ class Judged:
     n_queries: int
     diagnostics: pd.DataFrame = field(repr=False)
     source_row: np.ndarray | None = field(default=None, repr=False)
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def cached(self, key, make):
+        """Per-row intermediates computed once per ranked table (measures share them)."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
 
     @property
     def n_groups(self) -> int:

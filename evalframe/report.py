@@ -25,8 +25,9 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._version import __version__
 from .errors import warn as _warn_user
-from .schema import _ids_to_str
+from .schema import ids_to_str
 from .errors import EvalframeInputError, EvalframeWarning, InputProblem
 from .evaluate import aggregate, evaluate_with_diagnostics
 from .measures import FAMILIES, parse_measures, resolve
@@ -119,7 +120,7 @@ def read_segments(source) -> pd.DataFrame:
     if problems:
         raise EvalframeInputError("segments", problems)
     # the same id rules as the run and the golden set, so segment ids match theirs
-    out = pd.DataFrame({"query_id": _ids_to_str(df["query_id"]).to_numpy(dtype=object)})
+    out = pd.DataFrame({"query_id": ids_to_str(df["query_id"]).to_numpy(dtype=object)})
     for c in cols:
         v = df[c]
         out[str(c)] = np.where(v.isna().to_numpy(), _MISSING_SEGMENT, v.astype(str).to_numpy())
@@ -791,8 +792,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         raise TypeError(f"report() got unknown keyword argument(s) {unknown}; conventions are "
                         f"{list(_CONVENTIONS)}")
     conv = {**_CONVENTIONS, **conventions}
-    stats._check_confidence(confidence)
-    stats._check_resamples(n_resamples)
+    stats.check_confidence(confidence)
+    stats.check_resamples(n_resamples)
     if interval not in ("bootstrap", "bca", "t", "auto"):
         raise ValueError(f"interval must be one of ['bootstrap', 'bca', 't', 'auto'], got {interval!r}")
     if curve not in FAMILIES:
@@ -922,7 +923,6 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     diagnostics = _diagnostics(per_q, diag_raw, judged, summary, conv, ms, n_questions, systems, seg_diag)
     _issue(diagnostics)
 
-    from . import __version__
     metadata = {
         "evalframe_version": __version__, "version": __version__, "measures": names,
         "conventions": {k: v for k, v in conv.items()}, "confidence": float(confidence),

@@ -65,7 +65,7 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
     return out
 
 
-def _ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
+def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     """Ids as strings: integral numbers lose any '.0' (so 1, 1.0 and '1' match),
     categories are converted through their categories, and leading or trailing
     blanks are removed (``trim``; a TREC file split on blanks has none).
@@ -73,7 +73,7 @@ def _ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     String columns (including Arrow-backed ones) are kept without a per-row
     Python conversion."""
     if isinstance(s.dtype, pd.CategoricalDtype):
-        cats = _ids_to_str(pd.Series(s.cat.categories), trim=trim).to_numpy(dtype=object)
+        cats = ids_to_str(pd.Series(s.cat.categories), trim=trim).to_numpy(dtype=object)
         codes = s.cat.codes.to_numpy()
         vals = np.where(codes >= 0, cats[np.maximum(codes, 0)] if len(cats) else None, None)
         return pd.Series(vals, index=s.index, dtype=object).astype(str).where(codes >= 0, None)
@@ -175,8 +175,8 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         raise EvalframeInputError("golden set (qrels)", problems)
     trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     out = pd.DataFrame({
-        "query_id": _ids_to_str(df["query_id"], trim=trim).to_numpy(),
-        "doc_id": _ids_to_str(df["doc_id"], trim=trim).to_numpy(),
+        "query_id": ids_to_str(df["query_id"], trim=trim).to_numpy(),
+        "doc_id": ids_to_str(df["doc_id"], trim=trim).to_numpy(),
         "relevance": rel_f.astype(np.int64),
     })
     dup = _duplicated(out, ["query_id", "doc_id"])
@@ -261,9 +261,9 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
                 "leave system= out to keep the run's own system column, or pass one system"))
         data["system"] = pd.Series([str(system)] * len(df), dtype=str)
     elif "system" in df:
-        data["system"] = _ids_to_str(df["system"], trim=trim).reset_index(drop=True)
-    data["query_id"] = _ids_to_str(df["query_id"], trim=trim).reset_index(drop=True)
-    data["doc_id"] = _ids_to_str(df["doc_id"], trim=trim).reset_index(drop=True)
+        data["system"] = ids_to_str(df["system"], trim=trim).reset_index(drop=True)
+    data["query_id"] = ids_to_str(df["query_id"], trim=trim).reset_index(drop=True)
+    data["doc_id"] = ids_to_str(df["doc_id"], trim=trim).reset_index(drop=True)
     data["score"] = sc
     if rank is not None:
         data["rank"] = rank

@@ -75,12 +75,12 @@ def _check_choice(name: str, value, choices: Sequence[str]) -> None:
         raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
-def _check_confidence(confidence: float, name: str = "confidence") -> None:
+def check_confidence(confidence: float, name: str = "confidence") -> None:
     if not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"{name} must be a float in (0, 1), got {confidence!r}")
 
 
-def _check_resamples(n_resamples: int) -> None:
+def check_resamples(n_resamples: int) -> None:
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
         raise ValueError(f"n_resamples must be an int >= 1, got {n_resamples!r}")
 
@@ -388,8 +388,8 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     """
     by = _as_list(by)
     _check_choice("method", method, _METHODS)
-    _check_confidence(confidence)
-    _check_resamples(n_resamples)
+    check_confidence(confidence)
+    check_resamples(n_resamples)
     df = _clean(per_question, by=by, cluster=cluster)
     from scipy import stats as st
 
@@ -722,8 +722,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         _check_choice("correction", correction, _CORRECTIONS)
     if ci is not None:
         _check_choice("ci", ci, _CIS)
-    _check_confidence(confidence)
-    _check_resamples(n_resamples)
+    check_confidence(confidence)
+    check_resamples(n_resamples)
     if not isinstance(tie_threshold, (int, float)) or tie_threshold < 0:
         raise ValueError(f"tie_threshold must be a float >= 0, got {tie_threshold!r}")
     ci_method = ci or _DEFAULT_CI[test]
@@ -1064,7 +1064,7 @@ def half_width(sd: float | None = None, p: float | None = None, *, n: int,
 
     _one_of(sd, p)
     _check_n(n, 1 if p is not None else 2)
-    _check_confidence(confidence)
+    check_confidence(confidence)
     a = 1 - confidence
     if p is not None:
         return float(st.norm.ppf(1 - a / 2)) * math.sqrt(p * (1 - p) / n)
@@ -1097,7 +1097,7 @@ def n_for_half_width(target: float, *, sd: float | None = None, p: float | None 
     from scipy import stats as st
 
     _one_of(sd, p)
-    _check_confidence(confidence)
+    check_confidence(confidence)
     if not target > 0:
         raise ValueError(f"target must be a float > 0, got {target!r}")
     z = float(st.norm.ppf(1 - (1 - confidence) / 2))
@@ -1128,9 +1128,9 @@ def _power(n: int, delta: float, sd_diff: float, alpha: float, two_sided: bool) 
 
 
 def _check_alpha_power(alpha: float, pw: float | None = None) -> None:
-    _check_confidence(alpha, "alpha")
+    check_confidence(alpha, "alpha")
     if pw is not None:
-        _check_confidence(pw, "power")
+        check_confidence(pw, "power")
 
 
 def power(n: int, delta: float, sd_diff: float, alpha: float = 0.05, *,
@@ -1302,7 +1302,7 @@ def planning_curve(per_question: pd.DataFrame | None = None, *, sd: float | None
     for x in ns:
         _check_n(x, 2)
     deltas = [float(d) for d in deltas]
-    _check_confidence(confidence)
+    check_confidence(confidence)
     _check_alpha_power(alpha)
     if sd is not None and p is not None:
         raise ValueError("give at most one of sd= and p=")

@@ -412,9 +412,9 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> No
     """Raise trec_eval's error for lines with too few (or too many) fields,
     naming their line numbers in the file; return when there are none."""
     from .errors import EvalframeInputError, InputProblem
-    from .io import _malformed_lines
+    from .io import malformed_lines
 
-    count, shown = _malformed_lines(data, least, most)
+    count, shown = malformed_lines(data, least, most)
     if count:
         want = f"{least}" if least == most else f"at least {least}"
         raise EvalframeInputError("golden set (qrels)" if most == 4 else "run", [InputProblem(
