@@ -11,13 +11,14 @@ from . import datasets, stats
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
+from .fusion import fuse
 from .io import read_qrels, read_run
 from .measures import Measure, parse_measure, parse_measures
 from .report import Report, report
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report",
-    "read_qrels", "read_run",
+    "read_qrels", "read_run", "fuse",
     "Measure", "parse_measure", "parse_measures",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
