@@ -13,12 +13,13 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
 from .fusion import fuse
 from .io import read_qrels, read_run
+from .pooling import Pool, pool
 from .measures import Measure, parse_measure, parse_measures
 from .report import Report, report
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report",
-    "read_qrels", "read_run", "fuse",
+    "read_qrels", "read_run", "fuse", "pool", "Pool",
     "Measure", "parse_measure", "parse_measures",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",

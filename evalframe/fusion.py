@@ -109,10 +109,10 @@ def fuse(runs, *, method: Method = "rrf", norm: Norm | None = None,
     q_codes, queries = pd.factorize(table["query_id"], sort=False)
     d_codes, docs = pd.factorize(table["doc_id"], sort=False)
     docs = pa.array(np.asarray(docs, dtype=object), type=pa.string())
-    order = _ranked(sys_codes, q_codes, table["score"].to_numpy(dtype=np.float64), d_codes, docs)
+    order = ranked_order(sys_codes, q_codes, table["score"].to_numpy(dtype=np.float64), d_codes, docs)
     s, q, d = sys_codes[order], q_codes[order], d_codes[order]
     score = table["score"].to_numpy(dtype=np.float64)[order]
-    starts, sizes, rank = _lists(s.astype(np.int64) * len(queries) + q)
+    starts, sizes, rank = list_ranks(s.astype(np.int64) * len(queries) + q)
 
     value = 1.0 / (k + rank) if method == "rrf" else _normalised(score, starts, sizes, rank, norm)
     q_out, d_out, fused = _combine(method, q, d, value * w[s] if method in WEIGHTED else value, len(docs))
@@ -165,7 +165,7 @@ def _weights(method, weights, systems: list[str]) -> np.ndarray:
     return w
 
 
-def _ranked(s, q, score, d, docs: pa.Array) -> np.ndarray:
+def ranked_order(s, q, score, d, docs: pa.Array) -> np.ndarray:
     """Row order by (system, question, score descending, doc_id descending byte-wise)."""
     byte_rank = pc.rank(docs, sort_keys="ascending", tiebreaker="dense").to_numpy()
     t = pa.table({"s": s, "q": q, "score": score, "d": byte_rank[d]})
@@ -173,7 +173,7 @@ def _ranked(s, q, score, d, docs: pa.Array) -> np.ndarray:
     return pc.sort_indices(t, sort_keys=keys).to_numpy()
 
 
-def _lists(group: np.ndarray):
+def list_ranks(group: np.ndarray):
     """Start, size and 1-based ranks of the contiguous lists of a sorted group key."""
     if len(group) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
@@ -219,10 +219,10 @@ def _combine(method, q, d, value, n_docs: int):
 
 
 def _ranked_output(q, d, fused, docs: pa.Array, depth):
-    order = _ranked(np.zeros(len(q), np.int64), q, fused, d, docs)
+    order = ranked_order(np.zeros(len(q), np.int64), q, fused, d, docs)
     q, d, fused = q[order], d[order], fused[order]
     if depth is not None:
-        _, _, rank = _lists(q)
+        _, _, rank = list_ranks(q)
         keep = rank <= depth
         q, d, fused = q[keep], d[keep], fused[keep]
     return q, d, fused

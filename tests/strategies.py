@@ -1,4 +1,4 @@
-"""Random (golden set, run) cases shared by the differential tests against pytrec_eval."""
+"""Random cases shared by the differential tests (pytrec_eval) and the fusion and pooling tests."""
 import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
@@ -37,3 +37,21 @@ def cases(draw, max_labels=3):
         run = run.drop_duplicates(["query_id", "doc_id"], ignore_index=True)
     rel = draw(st.sampled_from([1, 1, 2]))
     return qrels, run, rel
+
+
+def random_runs(seed: int, n_sys: int = 3, n_q: int = 15, pool: int = 40, ties: bool = False) -> pd.DataFrame:
+    """Runs of several systems for fusion and pooling tests (ties on request)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_sys):
+        for q in range(n_q):
+            n = int(rng.integers(1, 25))
+            docs = rng.choice(pool, size=n, replace=False)
+            scores = rng.integers(0, 4, size=n).astype(float) if ties else rng.normal(size=n) * (s + 1) + s
+            rows += [(f"s{s}", f"q{q}", f"d{d}", float(x)) for d, x in zip(docs, scores)]
+    return pd.DataFrame(rows, columns=["system", "query_id", "doc_id", "score"])
+
+
+def doc_id_desc_key(doc: str) -> tuple:
+    """Sort key for doc_id descending, byte-wise (evalframe's tie order)."""
+    return tuple(-b for b in doc.encode()) + (1,)  # byte-wise descending, a prefix after its extensions

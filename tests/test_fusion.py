@@ -7,23 +7,12 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
+from strategies import doc_id_desc_key, random_runs
 
 ranx = pytest.importorskip("ranx")
 
 RANX_METHOD = {"rrf": "rrf", "combsum": "sum", "combmnz": "mnz", "combmax": "max",
                "combmin": "min", "wsum": "wsum"}
-
-
-def random_runs(seed: int, n_sys: int = 3, n_q: int = 15, pool: int = 40, ties: bool = False) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for s in range(n_sys):
-        for q in range(n_q):
-            n = int(rng.integers(1, 25))
-            docs = rng.choice(pool, size=n, replace=False)
-            scores = rng.integers(0, 4, size=n).astype(float) if ties else rng.normal(size=n) * (s + 1) + s
-            rows += [(f"s{s}", f"q{q}", f"d{d}", float(x)) for d, x in zip(docs, scores)]
-    return pd.DataFrame(rows, columns=["system", "query_id", "doc_id", "score"])
 
 
 def as_dict(df: pd.DataFrame) -> dict:
@@ -74,7 +63,7 @@ def loop_fuse(runs: pd.DataFrame, method: str, norm: str, k: float = 60, weights
     w = dict(zip(systems, weights if weights is not None else [1.0] * len(systems)))
     contrib: dict = {}
     for (s, q), part in runs.groupby(["system", "query_id"], sort=False):
-        ranked = sorted(zip(part["score"], part["doc_id"]), key=lambda t: (-t[0], _desc(t[1])))
+        ranked = sorted(zip(part["score"], part["doc_id"]), key=lambda t: (-t[0], doc_id_desc_key(t[1])))
         scores = np.array([x for x, _ in ranked])
         n = len(ranked)
         for r, (x, d) in enumerate(ranked, start=1):
@@ -92,10 +81,6 @@ def loop_fuse(runs: pd.DataFrame, method: str, norm: str, k: float = 60, weights
     combine = {"rrf": sum, "combsum": sum, "wsum": sum, "combmax": max, "combmin": min,
                "combmnz": lambda v: sum(v) * len(v)}[method]
     return {key: combine(v) for key, v in contrib.items()}
-
-
-def _desc(doc: str):
-    return tuple(-b for b in doc.encode()) + (1,)  # byte-wise descending, a prefix after its extensions
 
 
 @pytest.mark.parametrize("method, norm", [("rrf", "none"), ("combsum", "rank"), ("combmnz", "min-max"),
@@ -124,7 +109,7 @@ def test_output_is_a_ranked_run_named_by_its_recipe():
     assert fused["system"].unique().tolist() == ["combsum(norm=zmuv,weights=1/2/3):s0+s1+s2"]
     assert fused.groupby("query_id").size().max() == 5
     for _, part in fused.groupby("query_id", sort=False):  # score descending, ties by doc_id descending
-        keys = list(zip(-part["score"], [_desc(d) for d in part["doc_id"]]))
+        keys = list(zip(-part["score"], [doc_id_desc_key(d) for d in part["doc_id"]]))
         assert keys == sorted(keys)
     assert ef.fuse(runs, method="rrf", name="mine")["system"].unique().tolist() == ["mine"]
     with pytest.warns(ef.QuestionsDroppedWarning):  # a fused run evaluates like any run
