@@ -8,6 +8,7 @@
 from ._version import __version__
 
 from . import datasets, stats
+from .agreement import agreement
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
@@ -19,7 +20,7 @@ from .report import Report, report
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report",
-    "read_qrels", "read_run", "fuse", "pool", "Pool",
+    "read_qrels", "read_run", "fuse", "pool", "Pool", "agreement",
     "Measure", "parse_measure", "parse_measures",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
