@@ -9,17 +9,19 @@ from ._version import __version__
 
 from . import datasets, stats
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning)
+                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, SmallGoldenSetWarning,
+                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
 from .io import read_qrels, read_run
 from .measures import Measure, parse_measure, parse_measures
-from .report import Report, report
+from .report import Report, read_report, report
 
 __all__ = [
-    "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report",
+    "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run",
     "Measure", "parse_measure", "parse_measures",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
-    "QuestionsScoredZeroWarning", "NoRelevantWarning",
+    "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
+    "UnjudgedDocumentsWarning", "SmallGoldenSetWarning",
 ]
