@@ -8,7 +8,7 @@ public function of its section::
 from __future__ import annotations
 
 __all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_question_table",
-           "summary_table", "report"]
+           "summary_table", "report_metadata", "report"]
 
 import numbers
 import typing
@@ -29,7 +29,7 @@ from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
 from .stages import stage_measures, stage_spec, stage_table
-from .tables import order_by, order_rows
+from .tables import MeasureRows, order_by, order_rows
 
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
@@ -64,6 +64,21 @@ class ReportOptions:
         return sorted({m.k for m in self.measures if m.k is not None}) or [10]
 
     @property
+    def judged_names(self) -> list[str]:
+        """The Judged@k measures of the diagnostics."""
+        return [f"Judged@{k}" for k in self.judged_ks]
+
+    @property
+    def curve_names(self) -> list[str]:
+        """The measures of the metric@k curve, in the order of k."""
+        return [str(m) for m in curve_measures(self.curve, self.curve_ks, rel=self.conventions["rel"])]
+
+    @property
+    def stage_names(self) -> list[str]:
+        """``R@k`` of every stage, first stage first."""
+        return [str(m) for m in stage_measures(self.stages, rel=self.conventions["rel"])]
+
+    @property
     def resampling(self) -> dict:
         """The interval keywords of :func:`stats.summarize`."""
         return dict(method=self.interval, confidence=self.confidence, n_resamples=self.n_resamples,
@@ -72,7 +87,7 @@ class ReportOptions:
     def all_measures(self) -> list[Measure]:
         """Every measure one ranking pass computes: the measures, Judged@k, the curve, the stages."""
         rel = self.conventions["rel"]
-        extra = [resolve(m, rel=rel) for m in parse_measures([f"Judged@{k}" for k in self.judged_ks])]
+        extra = [resolve(m, rel=rel) for m in parse_measures(self.judged_names)]
         return list(dict.fromkeys([*self.measures, *extra,
                                    *curve_measures(self.curve, self.curve_ks, rel=rel),
                                    *stage_measures(self.stages, rel=rel)]))
@@ -140,11 +155,11 @@ def report_options(*, measures=None, baseline: str | None = None,
                          conventions=conv)
 
 
-def per_question_table(per_all: pd.DataFrame, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
+def per_question_table(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
     """The rows of ``measures`` in (system, query_id, measure) order, as :func:`evaluate`
-    returns them (questions in their first-seen order in ``per_all``)."""
-    rows = order_by(per_all[per_all["measure"].isin(list(measures))], ["measure"], {"measure": measures})
-    return order_by(rows, ["system", "query_id"],
+    returns them (questions in their first-seen order in the evaluation)."""
+    per_all = rows.table
+    return order_by(rows.select(measures), ["system", "query_id"],
                     {"system": systems, "query_id": pd.unique(per_all["query_id"])})
 
 
@@ -153,6 +168,22 @@ def summary_table(per_question: pd.DataFrame, *, resampling: Mapping[str, object
     """:func:`stats.summarize` of the measures, rows in the order of systems and measures."""
     s = stats.summarize(per_question[["system", "query_id", "measure", "value"]], **resampling)
     return order_rows(s, systems, measures)
+
+
+def report_metadata(opts: ReportOptions, *, systems: Sequence[str], segments: Sequence[str],
+                    n_questions: int, comparisons: pd.DataFrame) -> dict:
+    """The Report's metadata: evalframe version, measures, conventions, resampling, test,
+    correction (as :func:`stats.compare` applied it), baseline, stages, systems, segments,
+    n_questions, curve."""
+    correction = str(comparisons["correction"].iloc[0]) if len(comparisons) else opts.correction or "none"
+    return {
+        "evalframe_version": __version__, "version": __version__, "measures": opts.names,
+        "conventions": dict(opts.conventions), "confidence": opts.confidence, "seed": opts.seed,
+        "n_resamples": opts.n_resamples, "interval": opts.interval, "test": opts.test,
+        "correction": correction, "baseline": opts.baseline, "stages": [list(s) for s in opts.stages],
+        "systems": list(systems), "segments": list(segments), "n_questions": int(n_questions),
+        "curve": opts.curve, "curve_ks": list(opts.curve_ks),
+    }
 
 
 def _check_systems(systems: list[str], opts: ReportOptions) -> None:
@@ -246,7 +277,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         per_all.insert(0, "system", "system")
     systems = list(pd.unique(per_all["system"]))
     _check_systems(systems, opts)
-    per_q = per_question_table(per_all, names, systems)
+    rows = MeasureRows(per_all)
+    per_q = per_question_table(rows, names, systems)
     n_questions = int(per_q.groupby("system")["query_id"].nunique().max())
     per_q, seg_cols, seg_diag = join_segments(per_q, seg_table)
 
@@ -260,28 +292,20 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                                    test=opts.test, correction=opts.correction,
                                    n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence)
     step("metric@k curves")
-    curves = curve_table(per_all, opts.curve, opts.curve_ks, rel=rel, confidence=opts.confidence,
-                         systems=systems)
-    stages_t = stage_table(per_all, opts.stages, rel=rel, interval=opts.resampling)
+    curves = curve_table(rows.select(opts.curve_names), opts.curve, opts.curve_ks, rel=rel,
+                         confidence=opts.confidence, systems=systems)
+    stages_t = stage_table(rows.select(opts.stage_names), opts.stages, rel=rel, interval=opts.resampling)
     step("sample-size planning")
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
-    judged_names = [f"Judged@{k}" for k in opts.judged_ks]
-    judged = aggregate(order_by(per_all[per_all["measure"].isin(judged_names)], ["measure"],
-                                {"measure": judged_names}))
+    judged = aggregate(rows.select(opts.judged_names))
     diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
                                     extra_rows=seg_diag)
     issue_warnings(diagnostics)
 
-    metadata = {
-        "evalframe_version": __version__, "version": __version__, "measures": names,
-        "conventions": dict(conv), "confidence": opts.confidence, "seed": opts.seed,
-        "n_resamples": opts.n_resamples, "interval": opts.interval, "test": opts.test,
-        "correction": str(comparisons["correction"].iloc[0]) if len(comparisons) else opts.correction or "none",
-        "baseline": opts.baseline, "stages": [list(s) for s in opts.stages], "systems": systems,
-        "segments": seg_cols, "n_questions": n_questions, "curve": opts.curve, "curve_ks": list(opts.curve_ks),
-    }
+    metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
+                               comparisons=comparisons)
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning}
     return Report.from_tables(tables, metadata)

@@ -28,7 +28,7 @@ def curve_table(per_question: pd.DataFrame, family: str, ks: Iterable[int], *, r
     Parameters
     ----------
     per_question : DataFrame
-        ``system, query_id, measure, value`` holding the measures of :func:`curve_measures`.
+        ``system, query_id, measure, value``: the rows of :func:`curve_measures` (and no other).
     family, ks : measure family and cutoffs.
     rel : the relevance threshold the measures were resolved with.
     confidence : level of the intervals.
@@ -42,10 +42,8 @@ def curve_table(per_question: pd.DataFrame, family: str, ks: Iterable[int], *, r
     """
     ms = curve_measures(family, ks, rel=rel)
     kmap = {str(m): m.k for m in ms}
-    names = list(kmap)
-    rows = per_question[per_question["measure"].isin(names)]
-    cq = order_by(rows, ["measure"], {"measure": names})
-    curves = stats.summarize(cq, method="t", confidence=confidence)
+    curves = stats.summarize(per_question[["system", "query_id", "measure", "value"]], method="t",
+                             confidence=confidence)
     curves.insert(1, "family", family)
     curves.insert(2, "k", curves["measure"].map(kmap).astype(np.int64))
     curves = curves[list(CURVE_COLUMNS)]

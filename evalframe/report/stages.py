@@ -68,7 +68,7 @@ def stage_table(per_question: pd.DataFrame, spec: Sequence[tuple[str, int]], *, 
     Parameters
     ----------
     per_question : DataFrame
-        ``system, query_id, measure, value`` holding every stage's ``R@k``
+        ``system, query_id, measure, value`` holding every stage's ``R@k`` (other rows are ignored)
         (:func:`stage_measures`).
     spec : :func:`stage_spec`.
     rel : the relevance threshold the measures were resolved with.

@@ -5,10 +5,11 @@ The lowest file of the :mod:`evalframe.report` package: every other file may imp
 from __future__ import annotations
 
 __all__ = ["TABLES", "COMPARISON_COLUMNS", "BY_SEGMENT_COLUMNS", "STAGE_COLUMNS", "CURVE_COLUMNS",
-           "DIAGNOSTIC_COLUMNS", "order_by", "order_rows"]
+           "DIAGNOSTIC_COLUMNS", "MeasureRows", "order_by", "order_rows"]
 
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 #: the tables of a Report, in the order they are written
@@ -45,3 +46,31 @@ def order_rows(df: pd.DataFrame, systems: Sequence[str], measures: Sequence[str]
     """``df`` sorted (stable) by system, ``extra`` columns, measure: systems and measures in
     the order given (the order the user named them)."""
     return order_by(df, ["system", *extra, "measure"], {"system": systems, "measure": measures})
+
+
+
+class MeasureRows:
+    """A per-question table indexed by measure once, to take the rows of a few measures
+    quickly (each section of the report needs its own measures of one evaluation).
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        ``system, query_id, measure, value`` (not copied, not changed).
+    """
+
+    def __init__(self, per_question: pd.DataFrame):
+        self.table = per_question
+        codes, uniques = pd.factorize(per_question["measure"])
+        self._codes = codes
+        self._position = {str(m): i for i, m in enumerate(uniques)}
+
+    def select(self, measures: Sequence[str]) -> pd.DataFrame:
+        """The rows of ``measures``, measure by measure in the order given, each measure's
+        rows in their order in the table (absent measures are skipped)."""
+        wanted = [self._position[m] for m in dict.fromkeys(measures) if m in self._position]
+        rank = np.full(len(self._position) + 1, -1, dtype=np.int64)
+        rank[wanted] = np.arange(len(wanted))
+        r = rank[self._codes]  # code -1 (a missing measure name) maps to the last slot: -1
+        keep = np.flatnonzero(r >= 0)
+        return self.table.iloc[keep[np.argsort(r[keep], kind="stable")]].reset_index(drop=True)
