@@ -87,4 +87,12 @@ class UnpairedQuestionsWarning(EvalframeWarning):
     """A paired comparison dropped questions that only one of the two systems answers."""
 
 
-__all__ += ["UnpairedQuestionsWarning"]
+class UnjudgedDocumentsWarning(EvalframeWarning):
+    """Many of a system's top-k documents are not in the golden set (scores are lower bounds)."""
+
+
+class SmallGoldenSetWarning(EvalframeWarning):
+    """The golden set is too small for the intervals to be narrow (below 50 questions)."""
+
+
+__all__ += ["UnpairedQuestionsWarning", "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]

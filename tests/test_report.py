@@ -12,7 +12,8 @@ import evalframe as ef
 from evalframe import stats
 from evalframe.errors import EvalframeInputError
 from evalframe.report import (MIN_SEGMENT_QUESTIONS, Report, SmallGoldenSetWarning,
-                              UnjudgedDocumentsWarning, _pipe_table, read_segments, report)
+                              UnjudgedDocumentsWarning, read_segments, report)
+from evalframe.report import pipe_table as _pipe_table
 
 B = 200
 MEASURES = ["R@5", "nDCG@10", "RR"]
@@ -347,3 +348,193 @@ def test_comparisons_table_has_the_same_columns_with_one_system():
         one = report(sso.runs, sso.qrels, n_resamples=B).comparisons
         many = report(cran.runs, cran.qrels, measures=["R@5"], n_resamples=B, baseline="bm25").comparisons
     assert one.empty and list(one.columns) == list(many.columns)
+
+
+# ---------------------------------------------------------------- issue 9: defects 3, 9, 11
+def test_diagnostics_text_follows_confidence():
+    """Defect 3: the golden-set size line said "95%" whatever ``confidence`` was."""
+    sso = ef.datasets.load_sso()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(sso.runs, sso.qrels, measures=["P@5"], confidence=0.9, n_resamples=B)
+    size = r.diagnostics.query("check == 'golden_set_size'").iloc[0]
+    assert "90% interval" in size["detail"] and "95%" not in size["detail"]
+    n = int(size["count"])
+    assert size["value"] == pytest.approx(stats.half_width(p=0.5, n=n, confidence=0.9))
+    assert f"+-{size['value']:.3f}" in size["detail"]
+    assert any("90% interval" in line for line in r.warning_lines())
+    assert "90% interval" in r.to_markdown()
+
+
+def test_comparisons_view_has_the_documented_significant_column(rep):
+    """Defect 3: comparisons_view documented a ``significant`` column and returned ``sig``."""
+    v = rep.comparisons_view()
+    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "p_adjusted", "significant"]
+    assert "significant" in (Report.comparisons_view.__doc__ or "")
+    np.testing.assert_array_equal(v["significant"] == "*", rep.comparisons["significant"].to_numpy())
+    assert rep.comparisons["significant"].any()  # the marks are exercised
+    sso = ef.datasets.load_sso()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = report(sso.runs, sso.qrels, measures=["P@5"], n_resamples=B)
+    assert list(one.comparisons_view().columns) == list(v.columns)
+
+
+def test_report_leaves_the_global_warning_state_alone(cran, monkeypatch):
+    """Defect 9: report() wrapped stats.compare in warnings.catch_warnings, which swaps the
+    process-wide filters and showwarning: warnings of other threads were lost meanwhile."""
+    seen = []
+    real = stats.compare
+
+    def spy(*args, **kwargs):
+        seen.append((warnings.filters is outer, list(warnings.filters) == outer_copy,
+                     warnings.showwarning is outer_show))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stats, "compare", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outer, outer_copy, outer_show = warnings.filters, list(warnings.filters), warnings.showwarning
+        report(cran.runs, cran.qrels, measures=["RR"], baseline="bm25", n_resamples=B)
+        assert warnings.filters is outer and list(warnings.filters) == outer_copy
+        assert warnings.showwarning is outer_show
+    assert seen == [(True, True, True)]
+
+
+def test_compare_warnings_reach_the_caller_once(cran):
+    """The paired comparisons' warning still reaches the caller, attributed to the caller's line."""
+    run = cran.runs[~((cran.runs.system == "tfidf") & cran.runs.query_id.isin(["1", "2"]))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = report(run, cran.qrels, measures=["RR"], baseline="bm25", n_resamples=B, missing="drop")
+    unpaired = [w for w in caught if w.category is ef.UnpairedQuestionsWarning]
+    assert len(unpaired) == 1 and unpaired[0].filename == __file__
+    assert r.comparisons.set_index("system_b").loc["tfidf", "n_dropped"] == 2
+
+
+def test_warnings_of_concurrent_reports_are_not_lost(cran):
+    """Defect 9 with threads: the main thread records its own warnings while reports run in
+    two other threads; none is lost, swallowed or reordered by another thread's report()."""
+    import threading
+    import time
+
+    runs = cran.runs[cran.runs.system.isin(["bm25", "tfidf"])]
+    errors = []
+
+    def build():
+        try:
+            for _ in range(3):
+                report(runs, cran.qrels, measures=["RR"], n_resamples=20, test="t", curve_ks=[5])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=build) for _ in range(2)]
+        for t in threads:
+            t.start()
+        sent = 0
+        while any(t.is_alive() for t in threads):
+            warnings.warn(f"mine {sent}", UserWarning)
+            sent += 1
+            time.sleep(0.0005)
+        for t in threads:
+            t.join()
+        warnings.warn(f"mine {sent}", UserWarning)
+        sent += 1
+        got = [str(w.message) for w in caught if str(w.message).startswith("mine")]
+    assert not errors
+    assert sent > 10 and got == [f"mine {i}" for i in range(sent)]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"seed": None}, "report: seed must be an int >= 0, got None"),
+    ({"seed": -1}, "report: seed must be an int >= 0, got -1"),
+    ({"seed": 1.5}, "report: seed must be an int >= 0, got 1.5"),
+    ({"seed": True}, "report: seed must be an int >= 0, got True"),
+    ({"n_resamples": 0}, "report: n_resamples must be an int >= 1, got 0"),
+    ({"confidence": 1.0}, r"report: confidence must be a float in \(0, 1\), got 1.0"),
+    ({"interval": "wald"}, "report: interval must be one of"),
+    ({"test": "anova"}, "report: test must be one of"),
+    ({"correction": "sidak"}, "report: correction must be None or one of"),
+    ({"baseline": 3}, "report: baseline must be a system name"),
+    ({"curve": "nope"}, "report: curve must be a measure family"),
+    ({"curve_ks": [0, 5]}, r"report: curve_ks must be a non-empty list of ints >= 1, got \[0, 5\]"),
+    ({"curve_ks": []}, "report: curve_ks must be a non-empty list"),
+    ({"curve_ks": [2.5]}, "report: curve_ks must be"),
+    ({"progress": 3}, "report: progress must be a callable or None, got 3"),
+])
+def test_every_argument_is_checked_before_any_work(cran, kwargs, match):
+    """Defect 11: seed=None failed with a TypeError after all the resampling, seed=-1 with a
+    raw numpy error; test= and correction= were checked only after the summary intervals."""
+    steps = []
+    kw = {"measures": ["RR"], "n_resamples": B, "progress": steps.append, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        report(cran.runs, cran.qrels, **kw)
+    assert steps == []  # nothing was read, ranked or resampled
+
+
+def test_numpy_ints_are_accepted(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["RR"],
+                   n_resamples=np.int64(B), seed=np.int32(4), curve_ks=np.array([1, 10]))
+    assert r.metadata["seed"] == 4 and r.metadata["n_resamples"] == B and r.metadata["curve_ks"] == [1, 10]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_read_report_round_trips_exactly(rep, tmp_path, fmt):
+    getattr(rep, f"to_{fmt}")(tmp_path)
+    back = ef.read_report(tmp_path)
+    assert isinstance(back, Report) and back.metadata == rep.metadata
+    assert list(back.tables) == list(rep.tables)
+    for name, table in rep.tables.items():
+        pd.testing.assert_frame_equal(back.tables[name], table, check_exact=True)
+    assert back.to_markdown() == rep.to_markdown()
+    assert ef.read_report(tmp_path, format=fmt).metadata == rep.metadata
+
+
+def test_read_report_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no report tables"):
+        ef.read_report(tmp_path)
+    with pytest.raises(ValueError, match="format must be one of"):
+        ef.read_report(tmp_path, format="xlsx")
+
+
+def test_every_warning_category_lives_in_errors_and_is_exported():
+    import ast
+    import inspect
+    from pathlib import Path
+
+    import evalframe.errors as errors
+
+    root = Path(ef.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b) for b in node.bases]
+                assert not any(b.endswith("Warning") for b in bases), f"{path}: {node.name}"
+    categories = {n for n, v in inspect.getmembers(errors, inspect.isclass)
+                  if issubclass(v, Warning) and v.__module__ == errors.__name__}
+    assert {"UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "UnpairedQuestionsWarning"} <= categories
+    assert categories <= set(ef.__all__) and categories <= set(errors.__all__)
+    for n in categories:
+        assert getattr(ef, n) is getattr(errors, n)
+    assert UnjudgedDocumentsWarning is errors.UnjudgedDocumentsWarning
+
+
+def test_renderers_use_only_the_public_surface():
+    """text_tables and the other renderers read no private member of the Report."""
+    import ast
+    from pathlib import Path
+
+    src = (Path(ef.__file__).parent / "report" / "render.py").read_text()
+    private = [n.attr for n in ast.walk(ast.parse(src))
+               if isinstance(n, ast.Attribute) and n.attr.startswith("_")]
+    assert private == []
+    import importlib
+    package = importlib.import_module("evalframe.report")  # ef.report is the function
+    for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
+        assert name in package.__all__

@@ -1,0 +1,311 @@
+"""report(): validate every argument, evaluate once, then build each table with the
+public function of its section::
+
+    report_options -> evaluate_with_diagnostics -> per_question_table -> join_segments
+      -> stats.summarize -> segment_table -> comparison_table -> curve_table
+      -> stage_table -> planning_table -> diagnostics_table -> Report
+"""
+from __future__ import annotations
+
+__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_question_table",
+           "summary_table", "report_metadata", "report"]
+
+import numbers
+import typing
+from dataclasses import dataclass
+from typing import Callable, Iterable, Literal, Mapping, Sequence
+
+import pandas as pd
+
+from .. import stats
+from .._version import __version__
+from ..errors import EvalframeInputError, InputProblem
+from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..measures import FAMILIES, Measure, parse_measures, resolve
+from .comparisons import comparison_table
+from .curves import CURVE_KS, curve_measures, curve_table
+from .diagnostics import diagnostics_table, issue_warnings
+from .model import Report
+from .planning import planning_table
+from .segments import join_segments, resolve_segments, segment_table
+from .stages import stage_measures, stage_spec, stage_table
+from .tables import MeasureRows, order_by, order_rows
+
+Interval = Literal["bootstrap", "bca", "t", "auto"]
+#: the evaluation conventions report() accepts as keywords, with their defaults
+CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error"}
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The arguments of :func:`report`, checked and normalised by :func:`report_options`."""
+
+    measures: tuple[Measure, ...]
+    baseline: str | None
+    stages: tuple[tuple[str, int], ...]
+    confidence: float
+    n_resamples: int
+    seed: int
+    interval: str
+    test: str
+    correction: str | None
+    curve: str
+    curve_ks: tuple[int, ...]
+    conventions: Mapping[str, object]
+
+    @property
+    def names(self) -> list[str]:
+        """The canonical names of the measures, in the order given."""
+        return [str(m) for m in self.measures]
+
+    @property
+    def judged_ks(self) -> list[int]:
+        """Cutoffs of the Judged@k diagnostics: the measures' cutoffs (10 without any)."""
+        return sorted({m.k for m in self.measures if m.k is not None}) or [10]
+
+    @property
+    def judged_names(self) -> list[str]:
+        """The Judged@k measures of the diagnostics."""
+        return [f"Judged@{k}" for k in self.judged_ks]
+
+    @property
+    def curve_names(self) -> list[str]:
+        """The measures of the metric@k curve, in the order of k."""
+        return [str(m) for m in curve_measures(self.curve, self.curve_ks, rel=self.conventions["rel"])]
+
+    @property
+    def stage_names(self) -> list[str]:
+        """``R@k`` of every stage, first stage first."""
+        return [str(m) for m in stage_measures(self.stages, rel=self.conventions["rel"])]
+
+    @property
+    def resampling(self) -> dict:
+        """The interval keywords of :func:`stats.summarize`."""
+        return dict(method=self.interval, confidence=self.confidence, n_resamples=self.n_resamples,
+                    seed=self.seed)
+
+    def all_measures(self) -> list[Measure]:
+        """Every measure one ranking pass computes: the measures, Judged@k, the curve, the stages."""
+        rel = self.conventions["rel"]
+        extra = [resolve(m, rel=rel) for m in parse_measures(self.judged_names)]
+        return list(dict.fromkeys([*self.measures, *extra,
+                                   *curve_measures(self.curve, self.curve_ks, rel=rel),
+                                   *stage_measures(self.stages, rel=rel)]))
+
+
+def _bad(param: str, what: str, value) -> ValueError:
+    return ValueError(f"report: {param} must be {what}, got {value!r}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def report_options(*, measures=None, baseline: str | None = None,
+                   stages: Sequence | Mapping[str, int] | None = None, confidence: float = 0.95,
+                   n_resamples: int = 10_000, seed: int = 0, interval: str = "bootstrap",
+                   test: str = "randomization", correction: str | None = None, curve: str = "R",
+                   curve_ks: Iterable[int] = CURVE_KS, progress: Callable[[str], None] | None = None,
+                   **conventions) -> ReportOptions:
+    """Check every argument of :func:`report` before any work is done.
+
+    Raises
+    ------
+    TypeError
+        An unknown keyword argument, or ``stages`` neither a list nor a dict.
+    ValueError
+        One message per bad argument, ``"report: <param> must be <what>, got <value>"``
+        (:class:`EvalframeInputError` for bad stages, measure names by their parser).
+    """
+    unknown = sorted(set(conventions) - set(CONVENTIONS))
+    if unknown:
+        raise TypeError(f"report() got unknown keyword argument(s) {unknown}; conventions are "
+                        f"{list(CONVENTIONS)}")
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
+        raise _bad("confidence", "a float in (0, 1)", confidence)
+    if not _is_int(n_resamples) or n_resamples < 1:
+        raise _bad("n_resamples", "an int >= 1", n_resamples)
+    if not _is_int(seed) or seed < 0:
+        raise _bad("seed", "an int >= 0", seed)
+    choices = {"interval": (interval, typing.get_args(Interval)),
+               "test": (test, typing.get_args(stats.TestName))}
+    for param, (value, allowed) in choices.items():
+        if value not in allowed:
+            raise _bad(param, f"one of {list(allowed)}", value)
+    corrections = typing.get_args(stats.Correction)
+    if correction is not None and correction not in corrections:
+        raise _bad("correction", f"None or one of {list(corrections)}", correction)
+    if baseline is not None and not isinstance(baseline, str):
+        raise _bad("baseline", "a system name (str) or None", baseline)
+    if progress is not None and not callable(progress):
+        raise _bad("progress", "a callable or None", progress)
+    if not isinstance(curve, str) or curve not in FAMILIES:
+        raise _bad("curve", "a measure family with a cutoff, e.g. 'R'", curve)
+    ks = list(curve_ks) if isinstance(curve_ks, Iterable) and not isinstance(curve_ks, str) else None
+    if not ks or not all(_is_int(k) and k >= 1 for k in ks):
+        raise _bad("curve_ks", "a non-empty list of ints >= 1",
+                   ks if isinstance(ks, list) else curve_ks)
+    conv = {**CONVENTIONS, **conventions}
+    ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
+    spec = tuple(stage_spec(stages))
+    curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
+    return ReportOptions(measures=ms, baseline=baseline, stages=spec, confidence=float(confidence),
+                         n_resamples=int(n_resamples), seed=int(seed), interval=interval, test=test,
+                         correction=correction, curve=curve, curve_ks=tuple(sorted({int(k) for k in ks})),
+                         conventions=conv)
+
+
+def per_question_table(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``measures`` in (system, query_id, measure) order, as :func:`evaluate`
+    returns them (questions in their first-seen order in the evaluation)."""
+    per_all = rows.table
+    return order_by(rows.select(measures), ["system", "query_id"],
+                    {"system": systems, "query_id": pd.unique(per_all["query_id"])})
+
+
+def summary_table(per_question: pd.DataFrame, *, resampling: Mapping[str, object],
+                  systems: Sequence[str], measures: Sequence[str]) -> pd.DataFrame:
+    """:func:`stats.summarize` of the measures, rows in the order of systems and measures."""
+    s = stats.summarize(per_question[["system", "query_id", "measure", "value"]], **resampling)
+    return order_rows(s, systems, measures)
+
+
+def report_metadata(opts: ReportOptions, *, systems: Sequence[str], segments: Sequence[str],
+                    n_questions: int, comparisons: pd.DataFrame) -> dict:
+    """The Report's metadata: evalframe version, measures, conventions, resampling, test,
+    correction (as :func:`stats.compare` applied it), baseline, stages, systems, segments,
+    n_questions, curve."""
+    correction = str(comparisons["correction"].iloc[0]) if len(comparisons) else opts.correction or "none"
+    return {
+        "evalframe_version": __version__, "version": __version__, "measures": opts.names,
+        "conventions": dict(opts.conventions), "confidence": opts.confidence, "seed": opts.seed,
+        "n_resamples": opts.n_resamples, "interval": opts.interval, "test": opts.test,
+        "correction": correction, "baseline": opts.baseline, "stages": [list(s) for s in opts.stages],
+        "systems": list(systems), "segments": list(segments), "n_questions": int(n_questions),
+        "curve": opts.curve, "curve_ks": list(opts.curve_ks),
+    }
+
+
+def _check_systems(systems: list[str], opts: ReportOptions) -> None:
+    if opts.baseline is not None and opts.baseline not in systems:
+        raise EvalframeInputError("report", [InputProblem(
+            f"baseline {opts.baseline!r} is not a system of the run (systems: {systems[:10]})",
+            "pass one of the names in the run's system column")])
+    missing_stage = [st for st, _ in opts.stages if st not in systems]
+    if missing_stage:
+        raise EvalframeInputError("stages", [InputProblem(
+            f"stage(s) {missing_stage} are not systems of the run (systems: {systems[:10]})",
+            "use the names in the run's system column")])
+
+
+def report(run, qrels, *, measures=None, segments=None, baseline: str | None = None,
+           stages: "Sequence[str] | Mapping[str, int] | None" = None, confidence: float = 0.95,
+           n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
+           test: stats.TestName = "randomization", correction: stats.Correction | None = None,
+           curve: str = "R", curve_ks: Iterable[int] = CURVE_KS,
+           progress: Callable[[str], None] | None = None, **conventions) -> Report:
+    """Evaluate one or many systems and gather every table a decision needs.
+
+    Parameters
+    ----------
+    run : DataFrame, path, dict, or list/dict of those
+        One or many systems (see :func:`evalframe.read_run`).
+    qrels : DataFrame, path or dict
+        The golden set.
+    measures : names, optional
+        Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
+    segments : DataFrame, path, or column name(s) of the golden-set DataFrame, optional
+        ``query_id`` plus one or more segment columns (question type, length...).
+    baseline : str, optional
+        Compare every system with this one; without it, every pair.
+    stages : list of system names or dict {system: k}, optional
+        Pipeline stages, first stage first, e.g. ``{"first_stage": 100, "reranked": 5}``
+        (a list uses k = 100 for the first stage and 5 for the last).
+    confidence : float
+        Confidence level of every interval (and of the diagnostics' texts).
+    n_resamples : int
+        Bootstrap / randomisation resamples (>= 1).
+    seed : int
+        Seed of every resampling step (an int >= 0).
+    interval : {"bootstrap", "bca", "t", "auto"}
+        Interval of the means (summary, segments, stages); the spec's bootstrap by default.
+    test, correction
+        Paired test and multiple-comparison correction (see :func:`stats.compare`);
+        default the randomisation test with Holm's correction.
+    curve, curve_ks
+        Measure family and cutoffs of the metric@k curve (default recall at 13 cutoffs
+        from 1 to 100; pass ``range(1, 101)`` for every k).
+    progress : callable, optional
+        Called with a short label before each step (the CLI draws a progress bar).
+    **conventions
+        ``rel, ties, missing, depth, duplicates`` as in :func:`evalframe.evaluate`.
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    TypeError, ValueError, EvalframeInputError
+        Every argument is checked before the run is read (:func:`report_options`).
+
+    Notes
+    -----
+    The global warning state is left alone: evalframe's warnings
+    (:class:`~evalframe.errors.UnjudgedDocumentsWarning`, ...) are issued to the caller,
+    so reports built in several threads at once lose none.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> r = ef.report(cran.runs, cran.qrels, measures=["R@10", "nDCG@10"], segments=cran.segments,
+    ...               baseline="bm25", n_resamples=200)            # doctest: +SKIP
+    >>> r.summary[["system", "measure", "mean", "ci_low", "ci_high"]]  # doctest: +SKIP
+    """
+    opts = report_options(measures=measures, baseline=baseline, stages=stages, confidence=confidence,
+                          n_resamples=n_resamples, seed=seed, interval=interval, test=test,
+                          correction=correction, curve=curve, curve_ks=curve_ks, progress=progress,
+                          **conventions)
+    step = progress or (lambda label: None)
+    seg_table = resolve_segments(segments, qrels)
+    conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
+
+    step("ranking and judging")
+    per_all, raw = evaluate_with_diagnostics(run, qrels, opts.all_measures(), **conv)
+    if "system" not in per_all.columns:
+        per_all.insert(0, "system", "system")
+    systems = list(pd.unique(per_all["system"]))
+    _check_systems(systems, opts)
+    rows = MeasureRows(per_all)
+    per_q = per_question_table(rows, names, systems)
+    n_questions = int(per_q.groupby("system")["query_id"].nunique().max())
+    per_q, seg_cols, seg_diag = join_segments(per_q, seg_table)
+
+    step("resampling: summary intervals")
+    summary = summary_table(per_q, resampling=opts.resampling, systems=systems, measures=names)
+    step("resampling: segments")
+    by_segment = segment_table(per_q, seg_cols, summary, interval=opts.resampling, systems=systems,
+                               measures=names)
+    step("resampling: paired comparisons")
+    comparisons = comparison_table(per_q, systems=systems, measures=names, baseline=opts.baseline,
+                                   test=opts.test, correction=opts.correction,
+                                   n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence)
+    step("metric@k curves")
+    curves = curve_table(rows.select(opts.curve_names), opts.curve, opts.curve_ks, rel=rel,
+                         confidence=opts.confidence, systems=systems)
+    stages_t = stage_table(rows.select(opts.stage_names), opts.stages, rel=rel, interval=opts.resampling)
+    step("sample-size planning")
+    planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
+    step("diagnostics")
+    judged = aggregate(rows.select(opts.judged_names))
+    diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
+                                    n_questions=n_questions, systems=systems, confidence=opts.confidence,
+                                    extra_rows=seg_diag)
+    issue_warnings(diagnostics)
+
+    metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
+                               comparisons=comparisons)
+    tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
+              "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning}
+    return Report.from_tables(tables, metadata)

@@ -1,0 +1,38 @@
+"""Paired comparisons of the report: :func:`stats.compare` plus a ``significant`` column."""
+from __future__ import annotations
+
+__all__ = ["comparison_table"]
+
+from typing import Sequence
+
+import pandas as pd
+
+from .. import stats
+from .tables import COMPARISON_COLUMNS, order_by
+
+
+def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str],
+                     baseline: str | None = None, test: str = "randomization",
+                     correction: str | None = None, n_resamples: int = 10_000, seed: int = 0,
+                     confidence: float = 0.95) -> pd.DataFrame:
+    """Every system against ``baseline`` (or every pair) by :func:`stats.compare`.
+
+    The warnings of :func:`stats.compare` (questions dropped because only one system of a
+    pair answers them) reach the caller as they are: the global warning filters are not
+    touched, so reports built in other threads lose none of theirs.
+
+    Returns
+    -------
+    DataFrame
+        :func:`stats.compare`'s columns + ``significant`` (``p_adjusted < 1 - confidence``),
+        sorted by measure, system_a, system_b in the order given; with fewer than two
+        systems an empty table with the same columns.
+    """
+    if len(systems) < 2:
+        return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
+    c = stats.compare(per_question[["system", "query_id", "measure", "value"]], baseline=baseline,
+                      test=test, correction=correction, n_resamples=n_resamples, seed=seed,
+                      confidence=confidence)
+    c["significant"] = c["p_adjusted"] < (1 - confidence)
+    return order_by(c, ["measure", "system_a", "system_b"],
+                    {"measure": measures, "system_a": systems, "system_b": systems})

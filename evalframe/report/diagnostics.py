@@ -1,0 +1,147 @@
+"""The report's diagnostics table (what was counted, dropped, unjudged, how wide the
+intervals are, which measures and conventions were used) and the warnings it issues."""
+from __future__ import annotations
+
+__all__ = ["MIN_QUESTIONS", "MIN_JUDGED", "CONVENTION_DOCS", "WARNING_CHECKS", "diagnostic_row",
+           "diagnostics_table", "unjudged_summary", "issue_warnings"]
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..errors import SmallGoldenSetWarning, UnjudgedDocumentsWarning, warn
+from ..measures import FAMILIES, Measure
+from .tables import DIAGNOSTIC_COLUMNS
+
+#: the spec's "working minimum" of questions
+MIN_QUESTIONS = 50
+#: Judged@k below this raises an UnjudgedDocumentsWarning
+MIN_JUDGED = 0.9
+CONVENTION_DOCS = {
+    "rel": "a document is relevant when its label >= rel",
+    "ties": "order of equal scores (doc_id_desc = trec_eval's)",
+    "missing": "golden-set questions a system did not answer: scored 0 (zero) or left out (drop)",
+    "depth": "only the top `depth` documents of each ranking are evaluated (None: all)",
+    "duplicates": "a document listed twice for one question: error, keep max score, keep first row",
+}
+#: checks of :func:`evalframe.diagnostics` reported at level "warning"
+WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_run",
+                  "golden_questions_without_relevant")
+_WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set",
+         "golden_questions_not_in_run": "golden-set questions the system did not answer",
+         "golden_questions_without_relevant": "golden-set questions without a relevant document",
+         "score_ties": "rows tied on score with the row above"}
+_DUPLICATES = {
+    "error": "duplicates='error': a document listed twice for one question would have raised; none found",
+    "max": "duplicates='max': a document listed twice keeps its highest score",
+    "first": "duplicates='first': a document listed twice keeps its first row"}
+
+
+def diagnostic_row(check: str, *, system: str | None = None, measure: str | None = None,
+                   count: int | None = None, value: float = np.nan, level: str = "info",
+                   detail: str = "") -> dict:
+    """One row of the diagnostics table (``check, system, measure, count, value, level, detail``)."""
+    return {"check": check, "system": system, "measure": measure,
+            "count": pd.NA if count is None else int(count), "value": float(value), "level": level,
+            "detail": detail}
+
+
+def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
+                      summary: pd.DataFrame, *, conventions: Mapping[str, object],
+                      measures: Sequence[Measure], n_questions: int, systems: Sequence[str],
+                      confidence: float = 0.95, extra_rows: Sequence[dict] = ()) -> pd.DataFrame:
+    """The report's diagnostics table.
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        ``system, query_id, measure, value``: the questions in every mean.
+    raw : DataFrame
+        :func:`evalframe.diagnostics` (``system, check, count, action, examples``).
+    judged : DataFrame
+        :func:`evalframe.aggregate` of ``Judged@k`` (``system, measure, n, mean``).
+    summary : DataFrame
+        The report's summary (observed interval half-widths).
+    conventions, measures : what the numbers mean (one row each).
+    n_questions : size of the golden set.
+    systems : row order.
+    confidence : level of the intervals the text and the half-width values refer to.
+    extra_rows : rows from other sections (segments), placed before the measures.
+
+    Returns
+    -------
+    DataFrame
+        ``check, system, measure, count (Int64), value, level ("info" / "warning"), detail``.
+    """
+    rows = []
+    counted = per_question.groupby("system", sort=False)["query_id"].nunique()
+    for s in systems:
+        rows.append(diagnostic_row("questions_counted", system=s, count=counted.get(s, 0),
+                                   detail=f"{int(counted.get(s, 0))} questions in every mean"))
+    for r in raw.itertuples(index=False):
+        sysname = None if r.system is None or (not isinstance(r.system, str) and pd.isna(r.system)) else str(r.system)
+        rows.append(diagnostic_row(r.check, system=sysname, count=r.count,
+                                   level="warning" if r.check in WARNING_CHECKS else "info",
+                                   detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})"))
+    for r in judged.itertuples(index=False):
+        k = int(str(r.measure).split("@")[1])
+        unj = 1 - float(r.mean)
+        bad = float(r.mean) < MIN_JUDGED
+        rows.append(diagnostic_row(
+            "judged_at_k", system=str(r.system), measure=str(r.measure), count=int(r.n),
+            value=float(r.mean), level="warning" if bad else "info",
+            detail=(f"{unj:.0%} of the top-{k} documents are unjudged and count as not "
+                    "relevant, so scores are lower bounds; judge the pooled top documents "
+                    "of every system" if bad else f"{unj:.0%} of the top-{k} documents unjudged")))
+    hw = stats.half_width(p=0.5, n=max(n_questions, 1), confidence=confidence) if n_questions >= 1 else np.nan
+    small = n_questions < MIN_QUESTIONS
+    rows.append(diagnostic_row(
+        "golden_set_size", count=n_questions, value=hw, level="warning" if small else "info",
+        detail=(f"{n_questions} questions: a proportion near 0.5 has a {confidence:.0%} interval of "
+                f"+-{hw:.3f}" + (f"; below the working minimum of {MIN_QUESTIONS} questions "
+                                  "(200 is comfortable)" if small else ""))))
+    for r in summary.itertuples(index=False):
+        if not (isinstance(r.ci_high, float) and math.isnan(r.ci_high)):
+            rows.append(diagnostic_row("interval_half_width", system=str(r.system), measure=str(r.measure),
+                                       count=int(r.n), value=(r.ci_high - r.ci_low) / 2,
+                                       detail=f"observed {r.method} interval half-width"))
+    rows.append(diagnostic_row("duplicates", detail=_DUPLICATES[str(conventions["duplicates"])]))
+    rows += list(extra_rows)
+    for m in measures:
+        fam = FAMILIES[m.family]
+        rows.append(diagnostic_row("measure", measure=str(m), detail=f"{fam.doc}" + (f", k = {m.k}" if m.k else "")
+                                   + (f"; parameters {dict(m.params)}" if m.params else "")
+                                   + f"; aggregated by {fam.aggregation}"))
+    for k, v in conventions.items():
+        rows.append(diagnostic_row("convention", system=k, detail=f"{k}={v!r}: {CONVENTION_DOCS[k]}"))
+    out = pd.DataFrame(rows, columns=list(DIAGNOSTIC_COLUMNS))
+    out["count"] = out["count"].astype("Int64")
+    return out
+
+
+def unjudged_summary(judged: pd.DataFrame) -> str:
+    """One sentence for the ``judged_at_k`` warning rows: the unjudged share per cutoff."""
+    parts, systems = [], list(dict.fromkeys(judged["system"].astype(str)))
+    for measure, g in judged.groupby("measure", sort=False):
+        k = str(measure).split("@")[1]
+        lo, hi = 1 - g["value"].max(), 1 - g["value"].min()
+        parts.append(f"{lo:.0%} at k = {k}" if round(lo, 2) == round(hi, 2) else f"{lo:.0%}-{hi:.0%} at k = {k}")
+    who = ", ".join(systems[:5]) + ("..." if len(systems) > 5 else "")
+    return (f"unjudged documents in the top k ({'; '.join(parts)}) of {len(systems)} system(s) ({who}) "
+            "count as not relevant, so scores are lower bounds (judge the pooled top documents of every "
+            "system; see the report's diagnostics)")
+
+
+def issue_warnings(diagnostics: pd.DataFrame) -> None:
+    """Issue the report's own warnings: one :class:`UnjudgedDocumentsWarning` for every
+    ``judged_at_k`` warning row, a :class:`SmallGoldenSetWarning` for a small golden set."""
+    d = diagnostics[diagnostics["level"] == "warning"]
+    j = d[d["check"] == "judged_at_k"]
+    if len(j):
+        warn(unjudged_summary(j), UnjudgedDocumentsWarning)
+    for r in d.itertuples(index=False):
+        if r.check == "golden_set_size":
+            warn(r.detail, SmallGoldenSetWarning)

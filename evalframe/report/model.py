@@ -1,0 +1,304 @@
+"""The Report: an immutable set of long, tidy tables plus the metadata that says how they
+were made.  Rendering (:mod:`.render`), files (:mod:`.persist`) and plots
+(:mod:`evalframe.plots`) live elsewhere; the Report's methods only delegate to them."""
+from __future__ import annotations
+
+__all__ = ["Report", "read_report"]
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal, Mapping, Sequence
+
+import pandas as pd
+
+from . import persist, render
+from .tables import TABLES
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Report:
+    """The evaluation of one or many systems: tables, views, exports and plots.
+
+    Every attribute returns a fresh copy, so changing a returned table never changes
+    the Report. Build one with :func:`evalframe.report`, or :meth:`from_tables`.
+
+    Attributes
+    ----------
+    summary : DataFrame
+        One row per (system, measure): ``system, measure, n, mean, sd, se, ci_low,
+        ci_high, method, confidence, n_resamples, seed`` (as :func:`stats.summarize`).
+    per_question : DataFrame
+        ``system, query_id, measure, value`` (:func:`evaluate`) + the segment columns.
+    by_segment : DataFrame
+        One row per (system, segment, segment_value, measure): ``n, mean, se, ci_low,
+        ci_high, method, overall_mean, gap`` (``mean - overall_mean``), ``too_small``
+        (n < 20), ``below_overall`` (the whole interval lies below the system's overall
+        mean), ``flag`` (text).
+    comparisons : DataFrame
+        Paired comparisons (:func:`stats.compare`) against the baseline, or all pairs,
+        plus ``significant`` (``p_adjusted < 1 - confidence``); empty with one system.
+    diagnostics : DataFrame
+        ``check, system, measure, count, value, level, detail``: questions counted,
+        dropped and scored 0, Judged@k, golden-set size and the interval half-width it
+        implies, score ties, duplicates, measure definitions and conventions.
+        ``level`` is ``"info"`` or ``"warning"``.
+    stages : DataFrame
+        For pipeline stages: ``stage, system, measure, k, n, mean, ci_low, ci_high,
+        ceiling, share_of_ceiling, lost`` (empty without ``stages``).
+    curves : DataFrame
+        metric@k for every system: ``system, family, k, measure, n, mean, se, ci_low,
+        ci_high`` (t intervals).
+    planning : DataFrame
+        :func:`stats.planning_curve` of the measures, with the golden set's own n.
+    metadata : dict
+        evalframe version, measures, conventions, confidence, seed, n_resamples, test,
+        correction, interval method, baseline, stages, systems, n_questions.
+    """
+
+    _tables: Mapping[str, pd.DataFrame] = field(repr=False)
+    _metadata: Mapping[str, object] = field(repr=False)
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, pd.DataFrame], metadata: Mapping[str, object]) -> "Report":
+        """A Report of these tables (one per name of :data:`TABLES`) and metadata (copied)."""
+        missing = [n for n in TABLES if n not in tables]
+        if missing:
+            raise ValueError(f"Report: tables must hold {list(TABLES)}, got {sorted(tables)!r}")
+        return cls(MappingProxyType({n: tables[n].reset_index(drop=True) for n in TABLES}),
+                   MappingProxyType(json.loads(json.dumps(dict(metadata)))))
+
+    # ---- tables (copies)
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self._tables["summary"].copy()
+
+    @property
+    def per_question(self) -> pd.DataFrame:
+        return self._tables["per_question"].copy()
+
+    @property
+    def by_segment(self) -> pd.DataFrame:
+        return self._tables["by_segment"].copy()
+
+    @property
+    def comparisons(self) -> pd.DataFrame:
+        return self._tables["comparisons"].copy()
+
+    @property
+    def diagnostics(self) -> pd.DataFrame:
+        return self._tables["diagnostics"].copy()
+
+    @property
+    def stages(self) -> pd.DataFrame:
+        return self._tables["stages"].copy()
+
+    @property
+    def curves(self) -> pd.DataFrame:
+        return self._tables["curves"].copy()
+
+    @property
+    def planning(self) -> pd.DataFrame:
+        return self._tables["planning"].copy()
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table by name (copies), in the order of :data:`TABLES`."""
+        return {n: self._tables[n].copy() for n in TABLES}
+
+    @property
+    def metadata(self) -> dict:
+        return json.loads(json.dumps(dict(self._metadata)))
+
+    @property
+    def systems(self) -> list[str]:
+        return list(self._metadata["systems"])
+
+    @property
+    def measures(self) -> list[str]:
+        return list(self._metadata["measures"])
+
+    @property
+    def alpha(self) -> float:
+        """Significance level of the markers: ``1 - confidence``."""
+        return 1.0 - float(self._metadata["confidence"])
+
+    @property
+    def reference(self) -> str | None:
+        """The system significance markers refer to: the baseline, else the first system
+        (None with one system)."""
+        if len(self._metadata["systems"]) < 2:
+            return None
+        return self._metadata["baseline"] or self._metadata["systems"][0]
+
+    @property
+    def warnings(self) -> pd.DataFrame:
+        """The diagnostics rows at level ``"warning"``."""
+        d = self._tables["diagnostics"]
+        return d[d["level"] == "warning"].reset_index(drop=True)
+
+    def warning_lines(self) -> list[str]:
+        """The warnings in words, one line each (Judged@k warnings grouped over systems)."""
+        return render.warning_lines(self)
+
+    def __repr__(self) -> str:
+        m = self._metadata
+        return (f"Report(systems={list(m['systems'])}, questions={m['n_questions']}, "
+                f"measures={list(m['measures'])}, baseline={m['baseline']!r}, "
+                f"warnings={len(self.warnings)})")
+
+    # ---- views and text (evalframe.report.render)
+    def summary_wide(self, digits: int = 3) -> pd.DataFrame:
+        """Systems x measures, cells ``mean [ci_low, ci_high]`` (+ ``▲``/``▼`` when
+        significantly above/below the reference system), the view the HTML and Markdown show."""
+        return render.summary_wide(self, digits)
+
+    def comparisons_view(self, digits: int = 3) -> pd.DataFrame:
+        """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted, significant``."""
+        return render.comparisons_view(self, digits)
+
+    def _repr_html_(self) -> str:
+        return render.to_html(self)
+
+    def to_markdown(self, digits: int = 3) -> str:
+        """The report as Markdown (pipe tables; no ``tabulate`` needed)."""
+        return render.to_markdown(self, digits)
+
+    def to_latex(self, *, digits: int = 3, caption: str | None = None, label: str = "tab:evalframe",
+                 intervals: bool = False) -> str:
+        """The summary as a booktabs LaTeX table: systems x measures, best value bold,
+        significance markers (test and correction named in the caption); no jinja2."""
+        return render.to_latex(self, digits=digits, caption=caption, label=label, intervals=intervals)
+
+    # ---- files (evalframe.report.persist)
+    def to_csv(self, directory) -> Path:
+        """Write every table as ``<name>.csv`` plus ``metadata.json`` (with column dtypes)."""
+        return persist.write_csv(self._tables, self._metadata, directory)
+
+    def to_parquet(self, directory) -> Path:
+        """Write every table as ``<name>.parquet``; each file's schema metadata (key
+        ``evalframe``) holds the version, conventions, seed, measures... as JSON."""
+        return persist.write_parquet(self._tables, self._metadata, directory)
+
+    @classmethod
+    def read_parquet(cls, directory) -> "Report":
+        """Read a Report written by :meth:`to_parquet`."""
+        return cls.from_tables(*persist.read_parquet_tables(directory))
+
+    @classmethod
+    def read_csv(cls, directory) -> "Report":
+        """Read a Report written by :meth:`to_csv` (dtypes restored from metadata.json)."""
+        return cls.from_tables(*persist.read_csv_tables(directory))
+
+    # ---- plots (thin wrappers over evalframe.plots; matplotlib loads on the first plot)
+    def plot_sample_size(self, measure: str | None = None, *, ax=None, quantity="half_width"):
+        """Interval half-width (or se) against the number of questions; this golden set marked."""
+        from .. import plots
+        return plots.plot_sample_size(self._tables["planning"], measure=measure,
+                                      current_n=self._metadata["n_questions"], quantity=quantity, ax=ax)
+
+    def plot_power(self, measure: str | None = None, *, ax=None):
+        """Power of the paired t-test against n for a few true differences."""
+        from .. import plots
+        return plots.plot_power(self._tables["planning"], measure=measure,
+                                current_n=self._metadata["n_questions"], ax=ax)
+
+    def plot_forest(self, measures: Sequence[str] | None = None, *, ax=None):
+        """Means with intervals: systems x measures."""
+        from .. import plots
+        return plots.plot_forest(self._tables["summary"], measures=measures, systems=self.systems, ax=ax)
+
+    def plot_segment_forest(self, measure: str | None = None, *, ax=None):
+        """Means with intervals of every segment within one measure."""
+        from .. import plots
+        return plots.plot_segment_forest(self._tables["by_segment"], measure=measure or self.measures[0],
+                                         systems=self.systems, ax=ax)
+
+    def plot_segments(self, measure: str | None = None, segment: str | None = None, *, ax=None):
+        """Bars of one measure per segment value and system, with intervals."""
+        from .. import plots
+        return plots.plot_segments(self._tables["by_segment"], measure=measure or self.measures[0],
+                                   segment=segment, systems=self.systems, ax=ax)
+
+    def plot_curves(self, family: str | None = None, *, ax=None):
+        """metric@k for every system, with interval bands."""
+        from .. import plots
+        return plots.plot_curves(self._tables["curves"], family=family, systems=self.systems, ax=ax)
+
+    def plot_differences(self, system_a: str | None = None, system_b: str | None = None,
+                         measure: str | None = None, *, ax=None):
+        """Per-question paired differences (b - a), sorted; defaults: reference vs the best other system."""
+        from .. import plots
+        measure = measure or self.measures[0]
+        a, b = self._default_pair(measure, system_a, system_b)
+        c = self._tables["comparisons"]
+        row = c[(c["measure"] == measure) & (((c["system_a"] == a) & (c["system_b"] == b)) |
+                                             ((c["system_a"] == b) & (c["system_b"] == a)))]
+        return plots.plot_paired_differences(self._tables["per_question"], system_a=a, system_b=b,
+                                             measure=measure, comparison=row if len(row) else None, ax=ax)
+
+    def _default_pair(self, measure, a, b):
+        if len(self.systems) < 2:
+            raise ValueError("paired differences need two systems; the report has one")
+        a = a or self.reference
+        if b is None:
+            s = self._tables["summary"]
+            s = s[(s["measure"] == measure) & (s["system"] != a)]
+            b = str(s.sort_values("mean", ascending=False)["system"].iloc[0])
+        return a, b
+
+    def save_plots(self, directory, *, dpi: int = 130) -> list[Path]:
+        """Render every plot to PNG in ``directory``; returns the files written."""
+        import matplotlib
+        import matplotlib.pyplot as plt
+
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        ns, nm = len(self.systems), len(self.measures)
+        jobs = [("forest", (8, 1.2 + 0.17 * ns * nm + 0.3 * nm), lambda ax: self.plot_forest(ax=ax)),
+                ("sample_size", (7, 4.5), lambda ax: self.plot_sample_size(ax=ax)),
+                ("power", (7, 4.5), lambda ax: self.plot_power(ax=ax)),
+                ("curves", (8, 5), lambda ax: self.plot_curves(ax=ax))]
+        if ns >= 2:
+            jobs.append(("differences", (8, 4.5), lambda ax: self.plot_differences(ax=ax)))
+        seg = self._tables["by_segment"]
+        if not seg.empty:
+            nv = seg[["segment", "segment_value"]].drop_duplicates().shape[0]
+            jobs.append(("segments", (min(14, max(7, 1.0 * nv + 0.1 * ns * nv)), 4.8),
+                         lambda ax: self.plot_segments(ax=ax)))
+            jobs.append(("segment_forest", (8.5, 1.2 + 0.17 * ns * nv + 0.3 * nv),
+                         lambda ax: self.plot_segment_forest(ax=ax)))
+        with matplotlib.rc_context({"figure.dpi": dpi}):
+            for name, size, draw in jobs:
+                fig, ax = plt.subplots(figsize=size)
+                try:
+                    draw(ax)
+                    fig.tight_layout()
+                    path = d / f"{name}.png"
+                    fig.savefig(path, dpi=dpi)
+                    written.append(path)
+                finally:
+                    plt.close(fig)
+        return written
+
+
+def read_report(directory, *, format: Literal["auto", "parquet", "csv"] = "auto") -> Report:
+    """Read a Report written by :meth:`Report.to_parquet` or :meth:`Report.to_csv`.
+
+    Parameters
+    ----------
+    directory : path
+        The directory the tables were written to.
+    format : {"auto", "parquet", "csv"}
+        ``"auto"``: Parquet when ``summary.parquet`` is there, else CSV.
+
+    Returns
+    -------
+    Report
+        Tables equal to the ones written, and the same metadata.
+    """
+    if persist.detect_format(directory, format) == "parquet":
+        return Report.read_parquet(directory)
+    return Report.read_csv(directory)

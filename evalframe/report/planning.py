@@ -1,0 +1,28 @@
+"""Sample-size planning: interval widths and power against the number of questions."""
+from __future__ import annotations
+
+__all__ = ["PLANNING_N", "PLANNING_DELTAS", "planning_grid", "planning_table"]
+
+import pandas as pd
+
+from .. import stats
+
+#: numbers of questions of the planning curve (plus the golden set's own n)
+PLANNING_N = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000)
+#: true differences of the power curve
+PLANNING_DELTAS = (0.01, 0.02, 0.05, 0.1)
+
+
+def planning_grid(n_questions: int) -> list[int]:
+    """The n of the planning curve: :data:`PLANNING_N` and ``n_questions``, up to
+    ``max(2000, 4 * n_questions)``."""
+    grid = sorted({*PLANNING_N, *([n_questions] if n_questions >= 2 else [])})
+    return [g for g in grid if g <= max(2000, 4 * n_questions)]
+
+
+def planning_table(per_question: pd.DataFrame, *, n_questions: int, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`stats.planning_curve` of the measures in ``per_question`` on
+    :func:`planning_grid`, the test at alpha = 1 - confidence."""
+    return stats.planning_curve(per_question[["system", "query_id", "measure", "value"]],
+                                n=planning_grid(n_questions), deltas=PLANNING_DELTAS,
+                                confidence=confidence, alpha=1 - confidence)

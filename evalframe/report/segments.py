@@ -1,0 +1,198 @@
+"""Segments: reading the segment table, joining it to the per-question table, and the
+``by_segment`` table (means with intervals per segment value, flagged when too small or
+below the system's overall mean)."""
+from __future__ import annotations
+
+__all__ = ["MISSING_SEGMENT", "MIN_SEGMENT_QUESTIONS", "read_segments", "resolve_segments",
+           "join_segments", "segment_table"]
+
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from ..errors import EvalframeInputError, InputProblem
+from ..schema import ids_to_str
+from .diagnostics import diagnostic_row
+from .tables import BY_SEGMENT_COLUMNS, order_rows
+
+#: the segment value of a question the segment table does not list
+MISSING_SEGMENT = "(none)"
+#: a segment with fewer questions than this is "too small to say anything" (spec: 20 -> +-22 points)
+MIN_SEGMENT_QUESTIONS = 20
+
+
+def read_segments(source) -> pd.DataFrame:
+    """Read a segment table: ``query_id`` plus one or more segment columns.
+
+    Parameters
+    ----------
+    source : DataFrame or path
+        A DataFrame, or a ``.tsv`` / ``.csv`` / ``.parquet`` file with a header row.
+
+    Returns
+    -------
+    DataFrame
+        ``query_id`` (str) plus every other column as str, one row per question.
+
+    Raises
+    ------
+    EvalframeInputError
+        No ``query_id`` column, no segment column, or a question listed twice with
+        different values.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(f"segments file not found: {path}")
+        suffix = "".join(path.suffixes[-2:]).lower()
+        if path.suffix.lower() == ".parquet":
+            df = pd.read_parquet(path)
+        elif path.suffix.lower() in (".tsv", ".txt", ".tab") or suffix.endswith(".tsv.gz"):
+            df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+        elif path.suffix.lower() == ".csv" or suffix.endswith(".csv.gz"):
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        else:
+            raise EvalframeInputError("segments", [InputProblem(
+                f"{path}: unknown file type {path.suffix!r}",
+                "give a .tsv, .csv or .parquet file with a header: query_id, segment columns...")])
+    elif isinstance(source, pd.DataFrame):
+        df = source
+    else:
+        raise TypeError(f"segments must be a DataFrame, a file path or a column name, "
+                        f"got {type(source).__name__}")
+    problems = []
+    if "query_id" not in df.columns:
+        problems.append(InputProblem(f"no query_id column (found {list(df.columns)})",
+                                     "name the question id column query_id"))
+    cols = [c for c in df.columns if c != "query_id"]
+    if not cols:
+        problems.append(InputProblem("no segment column", "add one or more columns besides query_id, "
+                                     "e.g. question_form = lookup / natural / multi-condition"))
+    reserved = [c for c in cols if c in ("system", "measure", "value", "segment", "segment_value")]
+    if reserved:
+        problems.append(InputProblem(f"segment columns use reserved names {reserved}",
+                                     "rename them (e.g. 'question_type')"))
+    if problems:
+        raise EvalframeInputError("segments", problems)
+    # the same id rules as the run and the golden set, so segment ids match theirs
+    out = pd.DataFrame({"query_id": ids_to_str(df["query_id"]).to_numpy(dtype=object)})
+    for c in cols:
+        v = df[c]
+        out[str(c)] = np.where(v.isna().to_numpy(), MISSING_SEGMENT, v.astype(str).to_numpy())
+    out = out.drop_duplicates()
+    dup = out["query_id"].duplicated(keep=False)
+    if dup.any():
+        raise EvalframeInputError("segments", [InputProblem(
+            f"{int(out.loc[dup, 'query_id'].nunique())} questions have more than one row with different values",
+            "give each question one row (one value per segment column)",
+            out.loc[dup].head(4).to_string(index=False))])
+    return out.reset_index(drop=True)
+
+
+def resolve_segments(segments, qrels) -> pd.DataFrame | None:
+    """The segment table ``report(segments=...)`` names: None, a table or file
+    (:func:`read_segments`), or column name(s) of the golden-set DataFrame."""
+    if segments is None:
+        return None
+    if isinstance(segments, str) and not Path(segments).exists() or (
+            isinstance(segments, (list, tuple)) and all(isinstance(c, str) for c in segments)):
+        names = [segments] if isinstance(segments, str) else list(segments)
+        if not isinstance(qrels, pd.DataFrame) or not set(names) <= set(qrels.columns):
+            found = list(qrels.columns) if isinstance(qrels, pd.DataFrame) else "a file"
+            raise EvalframeInputError("segments", [InputProblem(
+                f"segment column(s) {names} not found in the golden set (found {found}) "
+                "and no such file exists",
+                "pass a table query_id + segment columns, a .tsv/.csv/.parquet file, or the name of "
+                "a column of the golden-set DataFrame")])
+        qcol = "query_id" if "query_id" in qrels.columns else next(
+            (c for c in ("qid", "query", "topic") if c in qrels.columns), None)
+        if qcol is None:
+            raise EvalframeInputError("segments", [InputProblem(
+                "the golden set has no query_id column", "name the question column query_id")])
+        return read_segments(qrels[[qcol, *names]].rename(columns={qcol: "query_id"}))
+    return read_segments(segments)
+
+
+def join_segments(per_question: pd.DataFrame, segments: pd.DataFrame | None
+                  ) -> tuple[pd.DataFrame, list[str], list[dict]]:
+    """Add the segment columns to the per-question table.
+
+    Returns
+    -------
+    (per_question with the segment columns, the segment column names, diagnostics rows)
+        A question without a segment row gets the value ``"(none)"`` (and a warning row);
+        segment rows of questions outside the golden set are ignored (an info row).
+    """
+    if segments is None:
+        return per_question, [], []
+    seg_cols = [c for c in segments.columns if c != "query_id"]
+    clash = [c for c in seg_cols if c in per_question.columns]
+    if clash:
+        raise EvalframeInputError("segments", [InputProblem(
+            f"segment columns {clash} clash with the per-question table's columns", "rename them")])
+    golden_q = pd.unique(per_question["query_id"])
+    known = set(segments["query_id"])
+    unassigned = [q for q in golden_q if q not in known]
+    extra_q = len(known - set(golden_q))
+    out = per_question.merge(segments, on="query_id", how="left", sort=False)
+    for c in seg_cols:
+        out[c] = out[c].fillna(MISSING_SEGMENT)
+    rows = []
+    if unassigned:
+        rows.append(diagnostic_row(
+            "segments_missing_questions", count=len(unassigned), level="warning",
+            detail=f"{len(unassigned)} golden-set questions have no segment row; "
+                   f"segment value {MISSING_SEGMENT!r} (e.g. {', '.join(unassigned[:5])})"))
+    if extra_q:
+        rows.append(diagnostic_row(
+            "segments_extra_questions", count=extra_q,
+            detail=f"{extra_q} segment rows name questions outside the golden set; ignored"))
+    return out, seg_cols, rows
+
+
+def segment_table(per_question: pd.DataFrame, segment_columns: Sequence[str], summary: pd.DataFrame, *,
+                  interval: Mapping[str, object], systems: Sequence[str],
+                  measures: Sequence[str]) -> pd.DataFrame:
+    """The ``by_segment`` table: :func:`stats.summarize` by each segment column.
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        ``system, query_id, measure, value`` + the segment columns.
+    segment_columns : names of the segment columns (none: an empty table).
+    summary : DataFrame
+        The overall summary (``system, measure, mean``), for ``overall_mean`` and the flags.
+    interval : mapping
+        ``method, confidence, n_resamples, seed`` of :func:`stats.summarize`.
+    systems, measures : row order.
+
+    Returns
+    -------
+    DataFrame
+        ``system, segment, segment_value, measure, n, mean, se, ci_low, ci_high, method,
+        overall_mean, gap, too_small, below_overall, flag``.
+    """
+    cols = list(BY_SEGMENT_COLUMNS)
+    if not segment_columns:
+        return pd.DataFrame(columns=cols)
+    overall = summary.set_index(["system", "measure"])["mean"]
+    parts = []
+    for c in segment_columns:
+        s = stats.summarize(per_question[["system", "query_id", "measure", "value", c]], by=c, **interval)
+        s = s.rename(columns={c: "segment_value"})
+        s.insert(1, "segment", c)
+        parts.append(s)
+    t = pd.concat(parts, ignore_index=True)
+    t["segment_value"] = t["segment_value"].astype(str)
+    t["overall_mean"] = overall.reindex(pd.MultiIndex.from_arrays([t["system"], t["measure"]])).to_numpy()
+    t["gap"] = t["mean"] - t["overall_mean"]
+    t["too_small"] = t["n"] < MIN_SEGMENT_QUESTIONS
+    t["below_overall"] = (t["ci_high"] < t["overall_mean"]).fillna(False).astype(bool)
+    t["flag"] = np.where(t["too_small"], f"too small (n < {MIN_SEGMENT_QUESTIONS})",
+                         np.where(t["below_overall"], "below overall", ""))
+    t = order_rows(t, systems, measures, extra=["segment"])
+    return t[cols]
