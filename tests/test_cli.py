@@ -267,3 +267,13 @@ def test_readme_documents_the_naming_rule():
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     assert "`NAME=PATH`" in readme and "bm25.v2" in readme
     assert "`" + " ".join(RUN_EXTENSIONS) + "`" in readme
+
+
+def test_warning_turned_error_is_one_line(tmp_path, capsys):
+    run = tmp_path / "partial.trec"
+    run.write_text("sso Q0 page-212 1 2.0 s\nother Q0 d1 1 1.0 s\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["evaluate", QRELS, str(run), "-m", "P@5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalframe evaluate: error: ") and len(err.splitlines()) == 1

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from ..measures import Measure
+
 __all__ = [
     "CommandError",
     "NAMING_RULE",
@@ -100,8 +102,19 @@ def conventions(args: argparse.Namespace) -> dict:
             "duplicates": args.duplicates}
 
 
-def parse_measure_args(names: Sequence[str] | None) -> list | None:
-    """Parse ``-m`` names before any file is read (a typo fails at once); None stays None."""
+def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":
+    """Parse ``-m`` names before any file is read, so that a typo fails at once.
+
+    Parameters
+    ----------
+    names : list of str or None
+        The names given after ``-m``; None or empty means the default measures.
+
+    Returns
+    -------
+    list of Measure or None
+        The parsed measures (:func:`evalframe.measures.parse_measures`), or None.
+    """
     if not names:
         return None
     from ..measures import parse_measures
@@ -159,7 +172,28 @@ def _check_readable(path: str, what: str) -> None:
 
 
 def read_input(path: str, read: Callable, what: str, **kwargs):
-    """``read(path, **kwargs)`` with the file checked first and any error prefixed by its path."""
+    """Read one input file with ``read(path, **kwargs)``, naming the file in any error.
+
+    Parameters
+    ----------
+    path : str
+        The file, checked first: it must exist, be a file (not a directory) and be readable.
+    read : callable
+        A public reader, e.g. :func:`evalframe.read_qrels` or :func:`evalframe.read_run`.
+    what : str
+        What the file is ("golden set", "run", "segments"), for the error message.
+    **kwargs
+        Passed to ``read``.
+
+    Returns
+    -------
+    What ``read`` returns.
+
+    Raises
+    ------
+    CommandError
+        ``"<path>: <what is wrong>"`` for any user error (see :func:`is_user_error`).
+    """
     _check_readable(path, what)
     try:
         return read(path, **kwargs)
@@ -280,7 +314,7 @@ def is_user_error(exc: BaseException) -> bool:
     """True for errors caused by the command's input (bad data, files, numbers), not by a bug."""
     import zlib
     if isinstance(exc, (CommandError, ValueError, TypeError, OSError, EOFError, OverflowError,
-                        zlib.error)):
+                        zlib.error, Warning)):  # Warning: one turned into an error by -W error
         return True
     return type(exc).__module__.split(".")[0] == "pyarrow"  # Arrow's errors on a bad file
 
@@ -306,7 +340,7 @@ def _reason(exc: BaseException, path: str | None = None) -> str:
         name = exc.filename
         return f"{name}: {exc.strerror}" if name and str(name) != path else exc.strerror
     if isinstance(exc, OverflowError):
-        return f"a number is too large ({exc})"
+        return f"a number given is too large (at most 2^63 - 1): {exc}"
     return str(exc) or type(exc).__name__
 
 
@@ -318,8 +352,22 @@ def error_line(exc: BaseException, path: str | None = None) -> str:
 def run_command(prog: str, func: Callable[[], int | None], *, stream=None) -> int:
     """Run ``func()`` as a command: warnings on stderr, user errors as one line + exit status 2.
 
-    Returns ``func``'s exit status (0 when it returns None); a usage error from argparse
-    keeps its status. Errors that are not the user's (bugs) propagate with their traceback.
+    Parameters
+    ----------
+    prog : str
+        The command's name, which starts its error lines (``"evalframe evaluate"``).
+    func : callable
+        Parses the arguments and runs the command; returns its exit status (None is 0).
+    stream : file, optional
+        Where warnings and errors go (default: standard error at the time of writing).
+
+    Returns
+    -------
+    int
+        ``func``'s exit status; argparse's for a usage error (2) or ``--help`` (0); 2 for a
+        user error (:func:`is_user_error`), shown as ``"<prog>: error: <one line>"``; 130
+        when interrupted. Other exceptions (bugs) propagate with their traceback. Warnings
+        are shown by :func:`show_warnings` while ``func`` runs, and the hook is restored.
     """
     err = stream or sys.stderr
     try:
