@@ -1,11 +1,18 @@
-"""The evaluate command on the bundled data, and its errors."""
+"""The commands on the bundled data: evaluate, and the layer every command shares
+(one naming rule, --duplicates, one-line errors with exit status 2, warnings)."""
+import gzip
+import io
+import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from evalframe.cli import main
+from evalframe.cli.common import split_run_arg, system_name
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -39,3 +46,234 @@ def test_console_script_runs():
     proc = subprocess.run([sys.executable, "-m", "evalframe.cli", "evaluate", str(DATA / "sso/qrels.txt"),
                            str(DATA / "sso/run.trec"), "-m", "P@5"], capture_output=True, text=True)
     assert proc.returncode == 0 and "0.4000" in proc.stdout
+
+
+# ---------------------------------------------------------------------------
+# The shared layer: one naming rule, --duplicates, errors, warnings (issue 9)
+# ---------------------------------------------------------------------------
+
+
+QRELS = str(DATA / "sso/qrels.txt")
+RUN = str(DATA / "sso/run.trec")
+CRAN_QRELS = str(DATA / "cranfield/qrels.txt")
+FAST = ["--n-resamples", "50", "-m", "R@5"]
+
+
+def _tsv(path: Path, system: str = "bm25") -> str:
+    runs = pd.read_parquet(DATA / "cranfield/runs.parquet")
+    part = runs[runs.system == system][["query_id", "doc_id", "score"]]
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "wt") as fh:
+            part.to_csv(fh, sep="\t", index=False)
+    else:
+        part.to_csv(path, sep="\t", index=False)
+    return str(path)
+
+
+def _systems(command: str, runs: list[str], capsys) -> set[str]:
+    """The system names a command reports for these run arguments."""
+    if command == "evaluate":
+        assert main(["evaluate", CRAN_QRELS, *runs, "-m", "R@5", "--format", "csv"]) == 0
+        return set(pd.read_csv(io.StringIO(capsys.readouterr().out))["system"])
+    assert main(["report", CRAN_QRELS, *runs, *FAST, "--format", "json"]) == 0
+    return {row["system"] for row in json.loads(capsys.readouterr().out)["summary"]}
+
+
+@pytest.mark.parametrize("filename, name", [
+    ("bm25.v2.tsv", "bm25.v2"), ("bm25.v2.tsv.gz", "bm25.v2"), ("BM25.CSV.tsv", "BM25.CSV"),
+    ("run.bm25", "run.bm25"), ("a=b.tsv", "a=b")])
+def test_system_name_rule(filename, name):
+    assert system_name(Path("runs") / filename) == name
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report"])
+def test_every_command_names_systems_by_one_rule(command, tmp_path, capsys):
+    # issue 9 defect 4: bm25.v2.tsv was "bm25.v2" in evaluate and "bm25" in report
+    assert _systems(command, [_tsv(tmp_path / "bm25.v2.tsv")], capsys) == {"bm25.v2"}
+    assert _systems(command, [_tsv(tmp_path / "bm25.v3.tsv.gz"), _tsv(tmp_path / "tfidf.x.tsv", "tfidf")],
+                    capsys) == {"bm25.v3", "tfidf.x"}
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report"])
+def test_name_equals_path_on_every_command(command, tmp_path, capsys):
+    path = _tsv(tmp_path / "bm25.v2.tsv")
+    assert _systems(command, [f"mybm25={path}"], capsys) == {"mybm25"}
+    # a TREC run's tag is overridden too, and two files with the same tag can be told apart
+    other = _tsv(tmp_path / "other.tsv", "tfidf")
+    assert _systems(command, [f"a={path}", f"b={other}"], capsys) == {"a", "b"}
+    # an argument that exists as a file is a path, '=' and all
+    literal = _tsv(tmp_path / "x=y.tsv")
+    assert _systems(command, [literal], capsys) == {"x=y"}
+
+
+def test_split_run_arg(tmp_path):
+    (tmp_path / "k=v.trec").write_text("")
+    assert split_run_arg("mybm25=runs/bm25.v2.tsv") == ("mybm25", "runs/bm25.v2.tsv")
+    assert split_run_arg(str(tmp_path / "k=v.trec")) == (None, str(tmp_path / "k=v.trec"))
+    assert split_run_arg("runs/bm25.tsv") == (None, "runs/bm25.tsv")
+    assert split_run_arg("=x") == (None, "=x") and split_run_arg("x=") == (None, "x=")
+
+
+def test_same_system_in_two_files_is_refused_with_a_way_out(tmp_path, capsys):
+    other = tmp_path / "other.trec"
+    other.write_text(Path(RUN).read_text())
+    assert main(["evaluate", QRELS, RUN, str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "librarian" in err and "other.trec" in err and "=" in err
+    assert main(["evaluate", QRELS, f"a={RUN}", f"b={other}", "-m", "P@5"]) == 0
+
+
+def _duplicated_run(tmp_path) -> str:
+    p = tmp_path / "dup.tsv"
+    p.write_text("query_id\tdoc_id\tscore\nsso\tpage-212\t1\nsso\tenterprise-plan\t5\nsso\tpage-212\t9\n")
+    return str(p)
+
+
+def test_evaluate_duplicates_flag_is_used(tmp_path, capsys):
+    # issue 9 defect 5: --duplicates was ignored (read_run raised before evaluate saw it)
+    dup = _duplicated_run(tmp_path)
+    assert main(["evaluate", QRELS, dup, "-m", "RR"]) == 2
+    assert f"{dup}: " in capsys.readouterr().err
+    assert main(["evaluate", QRELS, dup, "-m", "RR", "--duplicates", "max", "--format", "csv"]) == 0
+    assert pd.read_csv(io.StringIO(capsys.readouterr().out))["value"].tolist() == [1.0]  # page-212 first
+    assert main(["evaluate", QRELS, dup, "-m", "RR", "--duplicates", "first", "--format", "csv"]) == 0
+    assert pd.read_csv(io.StringIO(capsys.readouterr().out))["value"].tolist() == [0.5]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report"])
+def test_error_names_the_file_at_fault(command, tmp_path, capsys):
+    good = _tsv(tmp_path / "good.tsv")
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("query_id\tdoc_id\tscore\n1\t51\tnot-a-number\n")
+    extra = FAST if command == "report" else ["-m", "R@5"]
+    assert main([command, CRAN_QRELS, good, str(bad), *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:" in err and f"{good}:" not in err
+    assert main([command, CRAN_QRELS, good, _duplicated_run(tmp_path), *extra]) == 2
+    assert "dup.tsv:" in capsys.readouterr().err
+
+
+def _user_error_cases(tmp_path) -> dict[str, list[str]]:
+    gz = tmp_path / "corrupt.trec.gz"
+    gz.write_bytes(b"\x1f\x8b" + b"not gzip at all")
+    truncated = tmp_path / "truncated.trec.gz"
+    truncated.write_bytes(gzip.compress(Path(RUN).read_bytes())[:40])
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    return {
+        "corrupt gz run": [QRELS, str(gz)],
+        "corrupt gz qrels": [str(gz), RUN],
+        "truncated gz run": [QRELS, str(truncated)],
+        "truncated gz qrels": [str(truncated), RUN],
+        "directory as run": [QRELS, str(folder)],
+        "directory as qrels": [str(folder), RUN],
+        "missing run": [QRELS, str(tmp_path / "missing.trec")],
+        "missing qrels": [str(tmp_path / "missing.txt"), RUN],
+        "unknown measure": [QRELS, RUN, "-m", "Foo@3"],
+        "cutoff >= 2^63": [QRELS, RUN, "-m", "nDCG@99999999999999999999"],
+        "cutoff >= 2^63 (AP)": [QRELS, RUN, "-m", "AP@9223372036854775808"],
+        "out under a file": [QRELS, RUN, "--out", str(a_file / "x.csv")],
+        "out in a missing directory": [QRELS, RUN, "--out", str(tmp_path / "nope" / "x.csv")],
+        "out is a directory": [QRELS, RUN, "--out", str(folder)],
+        "out is a file": [QRELS, RUN, "--out", str(a_file)],
+    }
+
+
+_NOT_FOR = {"report": {"out in a missing directory", "out is a directory"},  # report makes its folder
+            "evaluate": {"out is a file"}}                                   # evaluate overwrites it
+
+
+_CASES = ["corrupt gz run", "corrupt gz qrels", "truncated gz run", "truncated gz qrels", "directory as run",
+          "directory as qrels", "missing run", "missing qrels", "unknown measure", "cutoff >= 2^63", "cutoff >= 2^63 (AP)", "out under a file",
+          "out in a missing directory", "out is a directory", "out is a file"]
+
+
+@pytest.mark.parametrize("command, case", [(c, k) for c in ("evaluate", "report") for k in _CASES
+                                           if k not in _NOT_FOR[c]])
+def test_user_error_is_one_line_and_exit_2(command, case, tmp_path, capsys):
+    # issue 9 defect 6: each of these was a traceback (or silently accepted)
+    argv = _user_error_cases(tmp_path)[case]
+    assert main([command, *argv, "--n-resamples", "50"] if command == "report" else [command, *argv]) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith(f"evalframe {command}: error: ")]
+    others = [line for line in err.splitlines() if line and not line.startswith("warning: ")]
+    assert len(errors) == 1 and others == errors, err
+    assert "Traceback" not in err
+
+
+def test_report_out_may_be_a_new_directory(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper"
+    assert main(["report", CRAN_QRELS, _tsv(tmp_path / "bm25.tsv"), *FAST, "--out", str(out)]) == 0
+    assert (out / "report.md").exists()
+
+
+def test_trec_eval_errors_exit_2_without_traceback(tmp_path, capsys):
+    cases = _user_error_cases(tmp_path)
+    for case in ("corrupt gz run", "corrupt gz qrels", "truncated gz run", "truncated gz qrels",
+                 "directory as run", "missing run"):
+        assert main(["trec-eval", *cases[case]]) == 2, case
+        err = capsys.readouterr().err
+        assert err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["evaluate", QRELS, RUN, "-m", "P@5"],
+    ["evaluate", QRELS, "nope.trec"],
+    ["report", QRELS, RUN, *FAST],
+    ["trec-eval", QRELS, RUN],
+    ["evaluate", "--help"],
+])
+def test_warning_hook_is_restored(argv, capsys):
+    # issue 9 defect 9: cli.main replaced warnings.showwarning for good
+    original, filters = warnings.showwarning, list(warnings.filters)
+    main(argv)
+    assert warnings.showwarning is original and warnings.filters == filters
+
+
+def test_warnings_are_shown_on_stderr(tmp_path, capsys):
+    run = tmp_path / "partial.trec"
+    run.write_text("sso Q0 page-212 1 2.0 s\nother Q0 d1 1 1.0 s\n")  # "other" is not in the golden set
+    assert main(["evaluate", QRELS, str(run), "-m", "P@5"]) == 0
+    err = capsys.readouterr().err
+    assert any(line.startswith("warning: ") for line in err.splitlines())
+
+
+def test_top_level_usage_returns_2(capsys):
+    assert main([]) == 2
+    assert main(["nope"]) == 2
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "evaluate" in out and "NAME=PATH" in out
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report"])
+def test_help_documents_the_naming_rule(command, capsys):
+    assert main([command, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "NAME=PATH" in out and "bm25.v2" in out and "--duplicates" in out
+
+
+def test_name_for_a_file_of_many_systems_is_refused(capsys):
+    runs = str(DATA / "cranfield/runs.parquet")
+    assert main(["evaluate", CRAN_QRELS, f"x={runs}", "-m", "P@5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalframe evaluate: error: x=") and "holds 5" in err and len(err.splitlines()) == 1
+
+
+def test_readme_documents_the_naming_rule():
+    from evalframe.cli.common import RUN_EXTENSIONS
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "`NAME=PATH`" in readme and "bm25.v2" in readme
+    assert "`" + " ".join(RUN_EXTENSIONS) + "`" in readme
+
+
+def test_warning_turned_error_is_one_line(tmp_path, capsys):
+    run = tmp_path / "partial.trec"
+    run.write_text("sso Q0 page-212 1 2.0 s\nother Q0 d1 1 1.0 s\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["evaluate", QRELS, str(run), "-m", "P@5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("evalframe evaluate: error: ") and len(err.splitlines()) == 1

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from evalframe import cli
-from evalframe.report_cli import Progress, main
+from evalframe.cli.report import Progress, main
 
 ROOT = Path(__file__).resolve().parents[1]
 QRELS = str(ROOT / "data" / "cranfield" / "qrels.txt")

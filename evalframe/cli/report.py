@@ -1,9 +1,10 @@
-"""Command line: ``evalframe report QRELS RUN [RUN ...] [--segments FILE] [--out DIR] ...``.
+"""``evalframe report QRELS RUN [RUN ...] [--segments FILE] [--out DIR] ...``: the full report.
 
 A thin composition of :func:`evalframe.read_qrels`, :func:`evalframe.read_run` and
 :func:`evalframe.report`. Prints aligned summary and comparison tables; with ``--out``
-also writes CSV, Parquet, PNG plots and ``report.md``. Errors go to standard error with
-exit status 2. A progress bar is drawn on standard error when it is a terminal.
+also writes CSV, Parquet, PNG plots and ``report.md``. Runs are read, systems named,
+warnings shown and errors reported (one line, exit status 2) by
+:mod:`evalframe.cli.common`. A progress bar is drawn on standard error when it is a terminal.
 """
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ import argparse
 import json
 import sys
 import time
-import warnings
-from pathlib import Path
+
+from .common import (add_conventions, add_inputs, check_out_dir, conventions, parse_measure_args,
+                     read_input, read_runs, run_command)
+
+__all__ = ["Progress", "build_parser", "main", "run"]
+
+PROG = "evalframe report"
 
 
 class Progress:
@@ -40,15 +46,12 @@ class Progress:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .cli import _add_conventions
-
+    """The argument parser of ``evalframe report``."""
     p = argparse.ArgumentParser(
-        prog="evalframe report",
+        prog=PROG,
         description="The full report: summary with intervals, paired comparisons, segments, "
                     "diagnostics, plots.")
-    p.add_argument("qrels", help="golden set: TREC qrels, CSV/TSV, Parquet or JSONL")
-    p.add_argument("runs", nargs="+", help="one or more runs (TREC, CSV/TSV, Parquet, JSONL); "
-                                           "a file may hold many systems in a 'system' column")
+    add_inputs(p, runs_help="a file may hold many systems in a 'system' column")
     p.add_argument("--segments", metavar="FILE", help="TSV/CSV/Parquet: query_id + segment columns")
     p.add_argument("-m", "--measures", nargs="+", metavar="M",
                    help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
@@ -64,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", choices=["randomization", "t", "bootstrap", "wilcoxon", "sign"],
                    default="randomization")
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
-    _add_conventions(p)
+    add_conventions(p)
     return p
 
 
@@ -81,56 +84,33 @@ def _stages(items):
     return [name for name, _ in pairs]
 
 
-def _read_runs(paths: list[str], duplicates: str, progress: Progress):
-    import pandas as pd
-    from .io import read_run
-
-    parts = []
-    for i, path in enumerate(paths):
-        progress.step(f"reading run {i + 1}/{len(paths)}: {Path(path).name}")
-        part = read_run(path, duplicates=duplicates)
-        if "system" not in part:
-            part.insert(0, "system", Path(path).name.split(".")[0])
-        parts.append(part)
-    run = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    if len(parts) > 1:
-        per_file = [set(p["system"].unique()) for p in parts]
-        seen: set = set()
-        for s in per_file:
-            if seen & s:
-                from .errors import EvalframeInputError, InputProblem
-                raise EvalframeInputError("run", [InputProblem(
-                    f"system name(s) {sorted(seen & s)[:5]} appear in more than one run file",
-                    "give each run file its own system name (TREC tag column or file name)")])
-            seen |= s
-    return run
-
-
 def _json_records(df):
     return json.loads(df.to_json(orient="records", double_precision=6))
 
 
-def run(args) -> int:
-    from .io import read_qrels
-    from .report import report, read_segments, text_tables
+def run(args: argparse.Namespace) -> int:
+    """Build the report of the parsed arguments and print it; returns the exit status."""
+    from ..io import read_qrels
+    from ..report import read_segments, report, text_tables
 
+    measures = parse_measure_args(args.measures)
+    stages = _stages(args.stages)
+    out = check_out_dir(args.out) if args.out else None
     progress = Progress(total=len(args.runs) + 9 + (1 if args.out else 0))
     try:
         progress.step("reading the golden set")
-        qrels = read_qrels(args.qrels)
-        runs = _read_runs(args.runs, args.duplicates, progress)
+        qrels = read_input(args.qrels, read_qrels, "golden set")
+        runs = read_runs(args.runs, duplicates=args.duplicates, progress=progress.step)
         segments = None
         if args.segments:
             progress.step("reading segments")
-            segments = read_segments(args.segments)
-        rep = report(runs, qrels, measures=args.measures, segments=segments, baseline=args.baseline,
-                     stages=_stages(args.stages), confidence=args.confidence, n_resamples=args.n_resamples,
+            segments = read_input(args.segments, read_segments, "segments")
+        rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
+                     stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
                      seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
-                     progress=progress.step, rel=args.rel, ties=args.ties, missing=args.missing,
-                     depth=args.depth, duplicates=args.duplicates)
+                     progress=progress.step, **conventions(args))
         written = []
-        if args.out:
-            out = Path(args.out)
+        if out is not None:
             progress.step("writing tables and plots")
             rep.to_csv(out / "csv")
             rep.to_parquet(out / "parquet")
@@ -150,35 +130,13 @@ def run(args) -> int:
         sys.stdout.write(json.dumps(payload, indent=1) + "\n")
     else:
         sys.stdout.write(text_tables(rep))
-    if args.out:
+    if out is not None:
         sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, "
                          f"plots/ ({len(written)} PNG)\n")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``evalframe report``; returns the exit status."""
+    """Entry point of ``evalframe report`` (arguments after the command); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: usage error (2) or --help (0)
-        return int(exc.code or 0)
-    from .errors import EvalframeInputError
-
-    def _show(message, category, filename, lineno, file=None, line=None):
-        sys.stderr.write(f"warning: {message}\n")
-
-    old = warnings.showwarning
-    warnings.showwarning = _show
-    try:
-        return run(args)
-    except (EvalframeInputError, FileNotFoundError, ValueError, TypeError, OSError) as exc:
-        sys.stderr.write(f"evalframe report: error: {exc}\n")
-        return 2
-    finally:
-        warnings.showwarning = old
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    return run_command(PROG, lambda: run(build_parser().parse_args(argv)))

@@ -1,0 +1,69 @@
+"""``evalframe evaluate QRELS RUN [RUN ...]``: measures per system (or per question).
+
+A thin composition of :func:`evalframe.read_qrels`, :func:`evalframe.read_run`,
+:func:`evalframe.evaluate` and :func:`evalframe.aggregate`; runs are read and
+systems named by :mod:`evalframe.cli.common`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import (add_conventions, add_inputs, check_out_file, conventions, parse_measure_args,
+                     read_input, read_runs, run_command)
+
+__all__ = ["build_parser", "main", "run"]
+
+PROG = "evalframe evaluate"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``evalframe evaluate``."""
+    p = argparse.ArgumentParser(prog=PROG, description="Measures per system (or per question) for one "
+                                                       "or many runs.")
+    add_inputs(p)
+    p.add_argument("-m", "--measures", nargs="+", metavar="M",
+                   help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
+    p.add_argument("-q", "--per-question", action="store_true", help="print every question's values")
+    p.add_argument("--format", choices=["text", "csv", "json"], default="text")
+    p.add_argument("--out", help="also write the table to this .csv or .parquet file")
+    add_conventions(p)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the parsed arguments, print the table; returns the exit status."""
+    import pandas as pd
+
+    from ..evaluate import aggregate, evaluate
+    from ..io import read_qrels
+
+    measures = parse_measure_args(args.measures)
+    out = check_out_file(args.out) if args.out else None
+    qrels = read_input(args.qrels, read_qrels, "golden set")
+    runs = read_runs(args.runs, duplicates=args.duplicates)
+    per_q = evaluate(runs, qrels, measures, **conventions(args))
+    table = per_q if args.per_question else aggregate(per_q)
+    if not args.per_question:
+        wide = table.pivot(index="system", columns="measure", values="value")
+        wide = wide[list(dict.fromkeys(table["measure"]))]
+        wide.insert(0, "n", table.groupby("system")["n"].max())
+        wide = wide.loc[list(dict.fromkeys(table["system"]))]
+    else:
+        wide = table
+    if args.format == "csv":
+        table.to_csv(sys.stdout, index=False)
+    elif args.format == "json":
+        sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
+    else:
+        with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
+            sys.stdout.write(wide.to_string(float_format=lambda v: f"{v:.4f}") + "\n")
+    if out is not None:
+        (table.to_parquet if out.suffix == ".parquet" else table.to_csv)(out, index=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``evalframe evaluate`` (arguments after the command); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_command(PROG, lambda: run(build_parser().parse_args(argv)))
