@@ -165,6 +165,31 @@ def test_ndcg_gain_exp_vs_linear_and_ideal_from_all_judged():
     assert one(run, qrels, "ndcg_cut_5") == lin
 
 
+@pytest.mark.parametrize("measure", ["nDCG@5", "nDCG", "nDCGrel(gain='exp')", "G(gain='exp')",
+                                     "RnDCG(gain='exp')", "RBP(gain='exp')"])
+def test_labels_whose_exp_gain_overflows_are_an_error(measure):
+    """Defect 7: 2**1024 - 1 is inf in float64; nDCG was NaN, silently."""
+    qrels = {"q": {"a": 1024, "b": 1}, "p": {"a": 1}}
+    run = {"q": {"a": 2.0, "b": 1.0}, "p": {"a": 1.0}}
+    with pytest.raises(ef.EvalframeInputError, match=r"(?s)1024.*gain='linear'"):
+        vals(run, qrels, measure)
+    linear = vals(run, qrels, measure.replace("gain='exp'", "gain='linear'").replace("nDCG", "nDCG(gain='linear')", 1)
+                  if measure.startswith("nDCG@") or measure == "nDCG" else measure.replace("'exp'", "'linear'"))
+    assert np.isfinite(linear["value"]).all()
+
+
+def test_labels_whose_ideal_dcg_overflows_are_an_error():
+    qrels = {"q": {"a": 1023, "b": 1023, "c": 1023}}
+    with pytest.raises(ef.EvalframeInputError, match="ideal DCG overflows"):
+        vals({"q": {"a": 2.0}}, qrels, "nDCG")
+    assert one({"q": {"a": 2.0}}, {"q": {"a": 1023, "b": 1}}, "nDCG@1") == 1.0  # still finite: fine
+
+
+def test_a_gain_given_to_a_large_label_is_used():
+    qrels = {"q": {"a": 2000, "b": 1}}
+    assert one({"q": {"a": 2.0, "b": 1.0}}, qrels, "nDCG(gains=((2000, 5.0),))") == 1.0
+
+
 def test_depth_truncates_rankings():
     run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
     qrels = {"q": {"c": 1}}
