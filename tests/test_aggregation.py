@@ -88,3 +88,30 @@ def test_aggregate_refuses_non_finite_values(bad):
         ef.aggregate(table)
     assert "A, nDCG@10: 1" in str(info.value)
     assert "B, nDCG@10" not in str(info.value)
+
+
+def _one_name_per_family():
+    names = {"P": "P@3", "Success": "Success@3", "Judged": "Judged@3", "RelP": "RelP@3", "Unjudged": "Unjudged@3"}
+    return [names.get(f, f) for f in FAMILIES]
+
+
+def test_every_family_evaluated_in_parts_and_combined_gives_the_whole():
+    """The engine seam: questions split into partitions, each evaluated alone,
+    their aggregation states combined, give aggregate() of the whole."""
+    import warnings
+    rng = np.random.default_rng(5)
+    rows = [(f"q{q}", f"d{d}", float(rng.integers(0, 4))) for q in range(12) for d in rng.choice(15, 8, replace=False)]
+    run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    rows = [(f"q{q}", f"d{d}", int(rng.integers(-1, 4))) for q in range(12) for d in rng.choice(15, 6, replace=False)]
+    qrels = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+    names = _one_name_per_family()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = ef.aggregate(ef.evaluate(run, qrels, names)).set_index("measure")
+        qs = sorted(qrels.query_id.unique())
+        parts = [ef.evaluate(run[run.query_id.isin(p)], qrels[qrels.query_id.isin(p)], names)
+                 for p in (qs[:5], qs[5:9], qs[9:])]
+    for name in whole.index:
+        agg = parse_measure(name).aggregator
+        states = [agg.partial(p.loc[p.measure == name, "value"].to_numpy()) for p in parts]
+        assert agg.finalize(agg.combine(states)) == pytest.approx(whole.loc[name, "value"], rel=1e-12, abs=1e-15), name

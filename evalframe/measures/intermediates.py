@@ -264,13 +264,14 @@ class IdealDCG:
         q = V.qrels_query
         # The golden set is sorted by question, then label descending: by gain too,
         # unless gains reorder the labels.
+        start = np.searchsorted(q, np.arange(V.n_queries))
         if len(g) > 1 and not ((q[1:] != q[:-1]) | (g[1:] <= g[:-1])).all():
             order = np.lexsort((-g, q))
             g, q = g[order], q[order]
-        nq = V.n_queries
-        start = np.searchsorted(q, np.arange(nq))
+            irank = np.arange(len(q)) - start[q] + 1
+        else:
+            irank = V.qrels_irank  # the same positions, computed once per table
         pos = g > 0
-        irank = np.arange(len(q)) - start[q] + 1
         self.gain = np.where(pos, g, 0.0)
         self.terms = self.gain / np.log2(irank + 1.0)
         if not np.isfinite(self.terms.sum()):
@@ -279,10 +280,18 @@ class IdealDCG:
                 "use gain='linear' (gain = label), or smaller gains with gains=((label, gain), ...)")])
         self.rows = np.flatnonzero(pos)
         self.q, self.irank, self.start_q = q, irank, start
-        self.npos_q = np.bincount(q, weights=pos, minlength=nq).astype(np.int64)
-        self.total_gain_q = np.bincount(q, weights=self.gain, minlength=nq)
         self._pos_g = pos
         self._raw_g = g
+
+    @cached_property
+    def npos_q(self) -> np.ndarray:
+        """Documents with a positive gain, per question."""
+        return np.bincount(self.q, weights=self._pos_g, minlength=len(self.start_q)).astype(np.int64)
+
+    @cached_property
+    def total_gain_q(self) -> np.ndarray:
+        """Sum of the positive gains, per question."""
+        return np.bincount(self.q, weights=self.gain, minlength=len(self.start_q))
 
     def at_cutoffs(self, ks) -> list[np.ndarray]:
         """Ideal DCG@k of each question for each k in ``ks`` (None: all)."""
