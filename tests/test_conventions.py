@@ -274,6 +274,26 @@ def test_partitions_of_questions_give_the_same_values(seed):
     pd.testing.assert_frame_equal(whole.sort_values(["query_id"], kind="stable").reset_index(drop=True), merged)
 
 
+GAIN_FAMILIES = ["nDCGrel", "RnDCG", "G", "nDCG(gain='linear',gains=((1, 3.0), (2, 9.5)))", "G(gains=((1, 2.5),))",
+                 "nDCGrel(gain='exp')", "RBP(p=0.8)"]
+
+
+@pytest.mark.parametrize("name", ["cranfield", "scifact"])
+def test_partitions_are_bit_exact_for_the_running_dcg_families(name):
+    """Every running DCG (and ideal DCG) starts from 0 at each question: the
+    values of a question do not depend on the questions before it."""
+    ds = getattr(ef.datasets, f"load_{name}")()
+    ms = GAIN_FAMILIES
+    whole = vals(ds.runs, ds.qrels, ms)
+    qs = ds.qrels.query_id.unique()
+    part = np.random.default_rng(9).integers(0, 3, len(qs))
+    pieces = [vals(ds.runs[ds.runs.query_id.isin(qs[part == i])], ds.qrels[ds.qrels.query_id.isin(qs[part == i])], ms)
+              for i in range(3)]
+    keys = ["system", "query_id", "measure"]
+    merged = pd.concat(pieces).set_index(keys).loc[pd.MultiIndex.from_frame(whole[keys])]
+    assert (merged["value"].to_numpy() == whole["value"].to_numpy()).all()
+
+
 def test_slow_loop_oracle_for_judged_and_bpref():
     run, qrels = _random_case(11)
     got = vals(run, qrels, ["Judged@5", "bpref"]).set_index(["query_id", "measure"]).value

@@ -2,7 +2,8 @@
 
 Every one reads the same two intermediates: the ranking's :class:`DCG` and
 the questions' :class:`IdealDCG` (:mod:`.intermediates`), for its gain kind
-and gains.
+and gains.  Every running DCG starts from 0 at each question, so a question's
+values do not depend on the other questions (partitions are bit-exact).
 
 Gains
     ``G``, ``nDCGrel``, ``RnDCG`` and ``RBP`` default to trec_eval's linear gain
@@ -46,15 +47,7 @@ def _ndcg(J, ms):
         V = view(J, m0)
         kind, gmap = _gains(m0)
         ks = [ms[i].k for i in idx]
-        ideal = ideal_dcg(V, kind, gmap)
-        if gmap:
-            # read off the running ideal DCG (a difference of prefix sums), as
-            # the first implementation did: the exact sums below differ in the
-            # last bits (up to 3e-14), and numbers do not change without saying so
-            t = [np.full(V.n_groups, BIG_RANK if k is None else k, dtype=np.int64) for k in ks]
-            best = [ideal.dcg_at(V.group_query, tk) for tk in t]
-        else:
-            best = [b[V.group_query] for b in ideal.at_cutoffs(ks)]
+        best = [b[V.group_query] for b in ideal_dcg(V, kind, gmap).at_cutoffs(ks)]
         for i, d, b in zip(idx, dcg(V, kind, gmap).at_cutoffs(ks), best):
             out[i] = safe_div(d, b)
     return out

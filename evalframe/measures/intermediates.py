@@ -97,14 +97,45 @@ def relevant(V: Judged, rel: int) -> np.ndarray:
 def running_sum(x: np.ndarray, owner: np.ndarray, starts: np.ndarray, dtype=None) -> np.ndarray:
     """Inclusive running sum of ``x`` within each owner (group or question).
 
-    Entries are sorted by owner; ``starts[o]`` is owner o's first entry.  The
-    running sum is the global cumulative sum less its value before the owner's
-    first entry (exact for counts)."""
-    c = np.cumsum(x, dtype=dtype)
-    if len(c) == 0:
-        return c
-    before = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
-    return c - before[owner]
+    Entries are sorted by owner; ``starts[o]`` is owner o's first entry.  Each
+    owner's sum starts from 0 and adds its entries in order, so it does not
+    depend on the other owners (a partition of the questions gives the same
+    bits) and equals :func:`sums_at_cutoffs` through the same entries.  Counts
+    (integer ``x``) are the global cumulative sum less its value before the
+    owner's first entry, which is exact for integers."""
+    x = np.asarray(x)
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.int64
+    if len(x) == 0:
+        return np.cumsum(x, dtype=dtype)
+    if np.dtype(dtype or x.dtype).kind in "iu":
+        c = np.cumsum(x, dtype=dtype)
+        before = np.where(starts > 0, c[np.maximum(starts - 1, 0)], 0)
+        return c - before[owner]
+    return _segmented_cumsum(x.astype(np.float64 if dtype is None else dtype), owner, starts)
+
+
+def _segmented_cumsum(x: np.ndarray, owner: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Running sums restarting at each owner: owners are laid out as the rows of
+    a zero-padded matrix (one matrix per power-of-two length class, so padding at
+    most doubles the entries) and summed along the rows, in order."""
+    n = len(x)
+    lengths = np.diff(np.append(starts, n))
+    where = np.arange(n) - starts[owner]  # position within the owner
+    klass = np.zeros(len(lengths), dtype=np.int64)
+    klass[lengths > 0] = np.ceil(np.log2(lengths[lengths > 0])).astype(np.int64)
+    entry_class = klass[owner]
+    out = np.empty(n, dtype=x.dtype)
+    local = np.zeros(len(lengths), dtype=np.int64)
+    for c in np.unique(entry_class):  # at most 64 classes, not one pass per owner
+        owners = np.flatnonzero((klass == c) & (lengths > 0))
+        local[owners] = np.arange(len(owners))
+        sel = np.flatnonzero(entry_class == c)
+        row, col = local[owner[sel]], where[sel]
+        m = np.zeros((len(owners), int(lengths[owners].max())), dtype=x.dtype)
+        m[row, col] = x[sel]
+        out[sel] = np.cumsum(m, axis=1)[row, col]
+    return out
 
 
 def count_in_group(V: Judged, mask: np.ndarray) -> np.ndarray:
