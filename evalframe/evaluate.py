@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
+import re
 from typing import Iterable, Literal, Sequence
 
 import numpy as np
@@ -17,7 +18,7 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .io import read_qrels, read_run
-from .measures import Measure, compute, parse_measure, parse_measures, resolve
+from .measures import Aggregation, Mean, Measure, compute, parse_measure, parse_measures, resolve
 from .ranking import Judged, Missing, Ties, judge
 
 Duplicates = Literal["error", "max", "first"]
@@ -139,7 +140,17 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
         aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
         NumRelRet, as trec_eval reports them; ``gmean`` for GMAP and GMbpref:
         exp(mean(log(max(value, 1e-5)))), trec_eval's gm_map); ``aggregation``
-        names it.
+        names it.  Both are computed by the measure's aggregation object
+        (:class:`evalframe.measures.Mean`, ``Sum``, ``GeoMean``), whose
+        ``partial`` / ``combine`` / ``finalize`` also serve engines that
+        evaluate the questions in parts.  Sums run in the table's row order.
+
+    Raises
+    ------
+    EvalframeInputError
+        When columns are missing, a (system, question, measure) repeats, a
+        value is NaN or infinite (listed per system and measure), or a measure
+        name is not a known measure.
 
     Examples
     --------
@@ -163,25 +174,58 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             f"{int(dup.sum())} rows repeat a (system, question, measure) and would be counted twice",
             "pass evaluate()'s table once (drop duplicated rows, e.g. after a merge with segments)",
             per_question.loc[dup].head(5).to_string())])
-    g = per_question.groupby(keys, sort=False, observed=True, dropna=False)["value"]
-    out = g.agg(n="count", mean="mean", total="sum").reset_index()
-    agg = out["measure"].map({name: _aggregation(name) for name in out["measure"].unique()})
-    out["value"] = np.where(agg == "sum", out["total"], out["mean"])
-    if (agg == "gmean").any():  # trec_eval's gm_map, gm_bpref: geometric mean, values floored at 1e-5
-        from .trec_measures import MIN_GEO_MEAN
-        logs = np.log(np.maximum(per_question["value"].to_numpy(dtype=np.float64), MIN_GEO_MEAN))
-        gm = per_question.assign(value=logs).groupby(keys, sort=False, observed=True, dropna=False)["value"].mean()
-        out["value"] = np.where(agg == "gmean", np.exp(gm.to_numpy()), out["value"])
-    out["aggregation"] = agg
+    aggs = {name: _aggregation(name) for name in pd.unique(per_question["measure"])}
+    values = per_question["value"].to_numpy(dtype=np.float64)
+    _refuse_non_finite(per_question, values)
+    g = per_question.groupby(keys, sort=False, observed=True, dropna=False)
+    codes = g.ngroup().to_numpy()
+    out = g.size().reset_index(name="n")  # groups in order of first appearance, as ngroup() numbers them
+    n_groups = len(out)
+    mean = _MEAN.finalize(_MEAN.partial(values, codes, n_groups))
+    value = mean.copy()
+    agg_of_group = out["measure"].map(aggs).to_numpy(dtype=object)
+    for how in {a for a in aggs.values() if a != _MEAN}:
+        rows = agg_of_group[codes] == how
+        sel = agg_of_group == how
+        value[sel] = how.finalize(how.partial(values[rows], codes[rows], n_groups))[sel]
+    out["mean"] = mean
+    out["value"] = value
+    out["aggregation"] = [a.name for a in agg_of_group]
     out["n"] = out["n"].astype(np.int64)
-    return out.drop(columns="total")
+    return out
 
 
-def _aggregation(name: str) -> str:
+def _refuse_non_finite(per_question: pd.DataFrame, values: np.ndarray) -> None:
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    cols = [c for c in ("system", "measure") if c in per_question.columns]
+    counts = per_question.loc[bad].groupby(cols, sort=False, dropna=False).size()
+    listed = "; ".join(f"{', '.join(map(str, k if isinstance(k, tuple) else (k,)))}: {n}"
+                       for k, n in counts.head(10).items())
+    raise EvalframeInputError("per-question table", [InputProblem(
+        f"{int(bad.sum())} values are NaN or infinite and cannot be aggregated "
+        f"({' / '.join(cols)}: count) {listed}",
+        "find where they come from (e.g. a value computed outside evalframe) and fix or drop those rows",
+        per_question.loc[bad].head(5).to_string())])
+
+
+#: Measures evalframe reports that are not measure families (see index_recall()).
+_OWN_MEASURES = (re.compile(r"IndexRecall@\d+"),)
+
+
+_MEAN = Mean()
+
+
+def _aggregation(name: str) -> Aggregation:
+    if any(p.fullmatch(name) for p in _OWN_MEASURES):
+        return _MEAN
     try:
-        return parse_measure(name).aggregation
-    except (ValueError, TypeError):
-        return "mean"
+        return parse_measure(name).aggregator
+    except (ValueError, TypeError) as exc:
+        raise EvalframeInputError("per-question table", [InputProblem(
+            f"measure {name!r} is not a known measure, so how it aggregates is unknown ({exc})",
+            "pass evaluate()'s table, whose measure names are canonical")]) from None
 
 
 def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -> pd.DataFrame:

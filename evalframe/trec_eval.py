@@ -456,20 +456,6 @@ def _relstrings(V, n: int) -> list[str]:
     return [joined[bounds[g]:bounds[g + 1]] for g in range(V.n_groups)]
 
 
-from .trec_measures import MIN_GEO_MEAN  # noqa: E402
-
-
-def _aggregate(values: np.ndarray, how: str) -> float:
-    """trec_eval's summary of one measure over the questions, in its order of summation."""
-    if len(values) == 0:
-        return 0.0
-    if how == "gmean":
-        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
-        return float(math.exp(np.cumsum(logs)[-1] / len(values)))
-    total = float(np.cumsum(values)[-1])
-    return total if how == "sum" else total / len(values)
-
-
 def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     from .measures import compute, resolve
     from .ranking import judge
@@ -536,8 +522,8 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
         elif kind == "relstring":
             continue
         else:
-            how = measures[s.column].aggregation
-            v = _aggregate(values[:, s.column], how)
+            how = measures[s.column].aggregator  # trec_eval's order of summation: the questions'
+            v = how.finalize(how.partial(values[:, s.column]))
             lines.append(f"{s.name:<22}\tall\t{int(v)}\n" if s.spec.integer else f"{s.name:<22}\tall\t{v:6.4f}\n")
     write("".join(lines))
 

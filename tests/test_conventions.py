@@ -165,6 +165,31 @@ def test_ndcg_gain_exp_vs_linear_and_ideal_from_all_judged():
     assert one(run, qrels, "ndcg_cut_5") == lin
 
 
+@pytest.mark.parametrize("measure", ["nDCG@5", "nDCG", "nDCGrel(gain='exp')", "G(gain='exp')",
+                                     "RnDCG(gain='exp')", "RBP(gain='exp')"])
+def test_labels_whose_exp_gain_overflows_are_an_error(measure):
+    """Defect 7: 2**1024 - 1 is inf in float64; nDCG was NaN, silently."""
+    qrels = {"q": {"a": 1024, "b": 1}, "p": {"a": 1}}
+    run = {"q": {"a": 2.0, "b": 1.0}, "p": {"a": 1.0}}
+    with pytest.raises(ef.EvalframeInputError, match=r"(?s)1024.*gain='linear'"):
+        vals(run, qrels, measure)
+    linear = vals(run, qrels, measure.replace("gain='exp'", "gain='linear'").replace("nDCG", "nDCG(gain='linear')", 1)
+                  if measure.startswith("nDCG@") or measure == "nDCG" else measure.replace("'exp'", "'linear'"))
+    assert np.isfinite(linear["value"]).all()
+
+
+def test_labels_whose_ideal_dcg_overflows_are_an_error():
+    qrels = {"q": {"a": 1023, "b": 1023, "c": 1023}}
+    with pytest.raises(ef.EvalframeInputError, match="ideal DCG overflows"):
+        vals({"q": {"a": 2.0}}, qrels, "nDCG")
+    assert one({"q": {"a": 2.0}}, {"q": {"a": 1023, "b": 1}}, "nDCG@1") == 1.0  # still finite: fine
+
+
+def test_a_gain_given_to_a_large_label_is_used():
+    qrels = {"q": {"a": 2000, "b": 1}}
+    assert one({"q": {"a": 2.0, "b": 1.0}}, qrels, "nDCG(gains=((2000, 5.0),))") == 1.0
+
+
 def test_depth_truncates_rankings():
     run = {"q": {"a": 3.0, "b": 2.0, "c": 1.0}}
     qrels = {"q": {"c": 1}}
@@ -247,6 +272,26 @@ def test_partitions_of_questions_give_the_same_values(seed):
              for p in (qs[:3], qs[3:7], qs[7:])]
     merged = pd.concat(parts).sort_values(["query_id"], kind="stable").reset_index(drop=True)
     pd.testing.assert_frame_equal(whole.sort_values(["query_id"], kind="stable").reset_index(drop=True), merged)
+
+
+GAIN_FAMILIES = ["nDCGrel", "RnDCG", "G", "nDCG(gain='linear',gains=((1, 3.0), (2, 9.5)))", "G(gains=((1, 2.5),))",
+                 "nDCGrel(gain='exp')", "RBP(p=0.8)"]
+
+
+@pytest.mark.parametrize("name", ["cranfield", "scifact"])
+def test_partitions_are_bit_exact_for_the_running_dcg_families(name):
+    """Every running DCG (and ideal DCG) starts from 0 at each question: the
+    values of a question do not depend on the questions before it."""
+    ds = getattr(ef.datasets, f"load_{name}")()
+    ms = GAIN_FAMILIES
+    whole = vals(ds.runs, ds.qrels, ms)
+    qs = ds.qrels.query_id.unique()
+    part = np.random.default_rng(9).integers(0, 3, len(qs))
+    pieces = [vals(ds.runs[ds.runs.query_id.isin(qs[part == i])], ds.qrels[ds.qrels.query_id.isin(qs[part == i])], ms)
+              for i in range(3)]
+    keys = ["system", "query_id", "measure"]
+    merged = pd.concat(pieces).set_index(keys).loc[pd.MultiIndex.from_frame(whole[keys])]
+    assert (merged["value"].to_numpy() == whole["value"].to_numpy()).all()
 
 
 def test_slow_loop_oracle_for_judged_and_bpref():

@@ -1,4 +1,4 @@
-"""trec_eval's other measures (evalframe.trec_measures) against pytrec_eval.
+"""trec_eval's other measures (the trec_eval families of evalframe.measures) against pytrec_eval.
 
 pytrec_eval is trec_eval 9's C code.  Its Python wrapper rewrites measure
 parameters (it splits them on commas and sorts them), so the C evaluator is
@@ -56,7 +56,7 @@ _A = {
     "set_F": {"set_F": "SetF"},
     "num_nonrel_judged_ret": {"num_nonrel_judged_ret": "NumNonrelJudgedRet"},
 }
-# The same measures with non-default parameters (gains differ by >= 1: see trec_measures' docstring)
+# The same measures with non-default parameters (gains differ by >= 1: see evalframe.measures.dcg's docstring)
 _GAINS = "((1, 3.0), (2, 9.0), (3, 5.5))"
 _B = {
     "11pt_avg.0.25,0.5,0.75": {"11pt_avg": "IPrecAvg(recalls=(0.25, 0.5, 0.75))"},

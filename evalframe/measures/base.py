@@ -1,0 +1,326 @@
+"""Measure, Family and parameter specs; the registry of families.
+
+A :class:`Family` declares everything about a kind of measure: its cutoff
+rule, its parameters (a :class:`ParamSpec` each: type, default, allowed
+values, one-line description), how it aggregates over questions, its aliases
+and its trec_eval names, and the vectorised function that computes it.  A
+:class:`Measure` is a family with a cutoff and parameters, checked when it is
+built: every parameter error reads ``"<Family>: <param> must be <what>, got
+<value!r>"`` and is a ``ValueError``.
+
+Families are registered explicitly (see :mod:`evalframe.measures.registry`);
+nothing is patched at import.
+"""
+from __future__ import annotations
+
+__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "param_error"]
+
+import math
+import re
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Mapping
+
+import numpy as np
+
+from .aggregation import MEAN, Aggregation
+
+Cutoff = Literal["none", "optional", "required"]
+Kind = Literal["int", "float", "bool", "choice", "floats", "gains"]
+
+
+def param_error(family: str, param: str, what: str, value: Any) -> ValueError:
+    """The one message template for parameter errors."""
+    return ValueError(f"{family}: {param} must be {what}, got {value!r}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A family's parameter: its type, default, allowed values and meaning.
+
+    Attributes
+    ----------
+    kind : {"int", "float", "bool", "choice", "floats", "gains"}
+        ``floats`` is a tuple of numbers (``length`` of them, or any non-empty
+        number); ``gains`` is a tuple of (label, gain) pairs (or trec_eval's
+        text ``'1=3,2=9'``), or None.
+    default : the value used when the name does not give one.
+    description : one line, shown in listings.
+    low, high : allowed range for numbers (and for each number of ``floats``).
+    low_open, high_open : whether the range excludes its ends.
+    choices : allowed values of a ``choice``, with their meaning.
+    none_ok : whether None is allowed (``rel=None``: evaluate()'s convention).
+    length : exact number of entries of ``floats``.
+    """
+
+    kind: Kind
+    default: Any
+    description: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: Mapping[str, str] = field(default_factory=dict)
+    none_ok: bool = False
+    length: int | None = None
+
+    def _range(self) -> str:
+        if self.low is not None and self.high is not None:
+            lo, hi = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            return f" in {lo}{self.low:g}, {self.high:g}{hi}"
+        if self.low is not None:
+            return f" {'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f" {'<' if self.high_open else '<='} {self.high:g}"
+        return ""
+
+    def what(self) -> str:
+        """What a valid value is, as the error messages say it."""
+        if self.kind == "int":
+            return "an int" + self._range()
+        if self.kind == "float":
+            return "a number" + self._range()
+        if self.kind == "bool":
+            return "True or False"
+        if self.kind == "choice":
+            return " or ".join(f"{c!r} ({d})" if d else repr(c) for c, d in self.choices.items())
+        if self.kind == "floats":
+            n = f"{self.length} numbers" if self.length else "numbers"
+            return ("a tuple of " if self.length else "a non-empty tuple of ") + n + self._range()
+        return ("(label, gain) pairs, e.g. gains=((1, 3.0), (2, 9.0)) (trec_eval: '1=3,2=9'), "
+                "with int labels and finite gains")
+
+    def _in_range(self, v: float) -> bool:
+        if math.isnan(v):
+            return False
+        if self.low is not None and (v < self.low or (self.low_open and v == self.low)):
+            return False
+        if self.high is not None and (v > self.high or (self.high_open and v == self.high)):
+            return False
+        return self.kind == "int" or math.isfinite(v)
+
+    def check(self, family: str, name: str, value: Any) -> Any:
+        """``value`` in canonical form (ints given for floats become floats,
+        tuples of numbers become tuples of floats), or a ``ValueError``."""
+        if value is None and self.none_ok:
+            return None
+        bad = param_error(family, name, self.what(), value)
+        if self.kind == "int":
+            if not _is_int(value) or not self._in_range(value):
+                raise bad
+            return int(value)
+        if self.kind == "float":
+            if not _is_number(value) or not self._in_range(float(value)):
+                raise bad
+            return float(value)
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise bad
+            return bool(value)
+        if self.kind == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise bad
+            return value
+        if self.kind == "floats":
+            if (not isinstance(value, (tuple, list)) or not value
+                    or (self.length is not None and len(value) != self.length)
+                    or not all(_is_number(x) and self._in_range(float(x)) for x in value)):
+                raise bad
+            return tuple(float(x) for x in value)
+        return self._check_gains(value, bad)
+
+    @staticmethod
+    def _check_gains(value, bad: ValueError):
+        if value is None or value == "" or value == ():
+            return None
+        if isinstance(value, str):
+            pairs = [part.split("=") for part in value.split(",")]
+        elif isinstance(value, (tuple, list)):
+            pairs = list(value)
+        else:
+            raise bad
+        out = []
+        for pair in pairs:
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise bad
+            label, gain = pair
+            try:
+                if isinstance(label, str):
+                    label = int(label)
+                if isinstance(gain, str):
+                    gain = float(gain)
+            except ValueError:
+                raise bad from None
+            if not _is_int(label) or not _is_number(gain) or not math.isfinite(gain):
+                raise bad
+            out.append((int(label), float(gain)))
+        return tuple(out)
+
+
+#: A trec_eval name: a regular expression matching the whole name, and the
+#: evalframe name it stands for (a string, or a function of the match).
+TrecName = tuple[str, "str | Callable[[re.Match], str]"]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A kind of measure, declared once.
+
+    Attributes
+    ----------
+    name : the canonical family name (``"nDCG"``).
+    cutoff : ``"none"``, ``"optional"`` or ``"required"`` (``@k``).
+    params : parameter name -> :class:`ParamSpec`, in canonical order.
+    fn : ``fn(judged, measures) -> list[np.ndarray]``, one float64 value per
+        group of the :class:`~evalframe.ranking.Judged` table per measure (all
+        measures of this family).
+    aggregator : how values aggregate over questions (:mod:`.aggregation`).
+    aliases : other names (matched case-insensitively).
+    trec_names : trec_eval's names for it, with trec_eval's meaning.
+    doc : one line.
+    """
+
+    name: str
+    cutoff: Cutoff
+    params: Mapping[str, ParamSpec]
+    fn: Callable
+    aggregator: Aggregation = MEAN
+    aliases: tuple[str, ...] = ()
+    trec_names: tuple[TrecName, ...] = ()
+    doc: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))
+
+    @property
+    def aggregation(self) -> str:
+        """Name of the aggregation (``"mean"``, ``"sum"``, ``"gmean"``)."""
+        return self.aggregator.name
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {k: p.default for k, p in self.params.items()}
+
+
+class Registry:
+    """Families by name, filled by explicit :meth:`register` calls."""
+
+    def __init__(self) -> None:
+        self._families: dict[str, Family] = {}
+        self._lower: dict[str, str] = {}
+        self._trec: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
+        self.families: Mapping[str, Family] = types.MappingProxyType(self._families)
+
+    def register(self, family: Family) -> Family:
+        """Add a family; its name and aliases must be new."""
+        if family.name in self._families:
+            raise ValueError(f"measure family {family.name!r} is already registered")
+        for a in (family.name,) + tuple(family.aliases):
+            if self._lower.get(a.lower(), family.name) != family.name:
+                raise ValueError(f"alias {a!r} of {family.name} is already {self._lower[a.lower()]}'s")
+        self._families[family.name] = family
+        for a in (family.name,) + tuple(family.aliases):
+            self._lower[a.lower()] = family.name
+        for pattern, convert in family.trec_names:
+            conv = convert if callable(convert) else (lambda _m, s=convert: s)
+            self._trec.append((re.compile(pattern), conv))
+        return family
+
+    def get(self, name: str) -> Family:
+        try:
+            return self._families[name]
+        except KeyError:
+            raise ValueError(f"unknown measure family {name!r}; known: {', '.join(self._families)}") from None
+
+    def lookup(self, name: str) -> str | None:
+        """Family name for a name or alias (case-insensitive), or None."""
+        return self._lower.get(name.lower())
+
+    def trec_names(self) -> tuple[tuple[re.Pattern, Callable[[re.Match], str]], ...]:
+        """Every family's trec_eval names (compiled) with their converters."""
+        return tuple(self._trec)
+
+
+#: The registry every Measure is checked against (filled in :mod:`.registry`).
+REGISTRY = Registry()
+#: Family name -> Family, read-only.
+FAMILIES: Mapping[str, Family] = REGISTRY.families
+
+
+@dataclass(frozen=True, order=True)
+class Measure:
+    """A measure: family, cutoff and the parameters that differ from their defaults.
+
+    Create with :func:`~evalframe.measures.parse_measure` (or directly,
+    ``Measure("P", 5, (("rel", 2),))``); ``str(m)`` is the canonical name.
+    The cutoff and every parameter are checked here.
+    """
+
+    family: str
+    k: int | None = None
+    params: tuple = ()
+
+    def __post_init__(self):
+        fam = REGISTRY.get(self.family)
+        if fam.cutoff == "none" and self.k is not None:
+            raise ValueError(f"{self.family} takes no cutoff, got @{self.k}")
+        if fam.cutoff == "required" and self.k is None:
+            raise ValueError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
+        if self.k is not None:
+            if not _is_int(self.k) or self.k < 1:
+                raise param_error(self.family, "k", "an int >= 1", self.k)
+            if self.k >= 2 ** 63:
+                raise param_error(self.family, "k", "an int < 2**63", self.k)
+            object.__setattr__(self, "k", int(self.k))
+        given = {}
+        for key, val in self.params:
+            spec = fam.params.get(key)
+            if spec is None:
+                raise ValueError(f"{self.family} has no parameter {key!r}; parameters: {list(fam.params) or 'none'}")
+            given[key] = spec.check(self.family, key, val)
+        clean = [(key, given[key]) for key in fam.params
+                 if key in given and not _same(given[key], fam.params[key].default)]
+        object.__setattr__(self, "params", tuple(clean))
+
+    def param(self, key: str):
+        """The parameter's value (its default when the name leaves it out);
+        ``rel`` left to evaluate()'s convention reads as 1."""
+        value = dict(self.params).get(key, REGISTRY.get(self.family).params[key].default)
+        return 1 if key == "rel" and value is None else value
+
+    @property
+    def aggregator(self) -> Aggregation:
+        return REGISTRY.get(self.family).aggregator
+
+    @property
+    def aggregation(self) -> str:
+        """Name of the aggregation (``"mean"``, ``"sum"``, ``"gmean"``)."""
+        return self.aggregator.name
+
+    def with_params(self, **kw) -> "Measure":
+        d = dict(self.params)
+        d.update(kw)
+        return Measure(self.family, self.k, tuple(d.items()))
+
+    def __str__(self) -> str:
+        s = self.family
+        if self.params:
+            s += "(" + ",".join(f"{k}={v!r}" for k, v in self.params) + ")"
+        if self.k is not None:
+            s += f"@{self.k}"
+        return s
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+
+def _same(value, default) -> bool:
+    return value == default and type(value) is type(default)

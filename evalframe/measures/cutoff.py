@@ -1,0 +1,67 @@
+"""Cutoff-based families: P, R, Success, Judged, RelP, Unjudged.
+
+Each counts documents in the top k (read from a running count at rank k, so
+every cutoff of a family costs O(groups)).
+"""
+from __future__ import annotations
+
+__all__ = ["PRECISION", "RECALL", "SUCCESS", "JUDGED", "RELATIVE_P", "UNJUDGED"]
+
+import numpy as np
+
+from ..ranking import Judged
+from .base import Family, Measure
+from .intermediates import COMMON, count_at, count_in_group, cumrel, nrelret, relevant, safe_div, view
+
+
+def _hits(J: Judged, m: Measure) -> np.ndarray:
+    """Relevant documents in the top k (all retrieved without a cutoff)."""
+    V = view(J, m)
+    rel = m.param("rel")
+    return count_at(V, cumrel(V, rel), m.k) if m.k is not None else nrelret(V, rel).astype(np.float64)
+
+
+def _precision(J, ms):
+    return [_hits(J, m) / m.k for m in ms]
+
+
+def _recall(J, ms):
+    return [safe_div(_hits(J, m), relevant(view(J, m), m.param("rel"))) for m in ms]
+
+
+def _success(J, ms):
+    return [(_hits(J, m) > 0).astype(np.float64) for m in ms]
+
+
+def _judged(J, ms):
+    running = J.cached("judged", lambda: count_in_group(J, J.label >= 0))
+    return [count_at(J, running, m.k) / m.k for m in ms]
+
+
+def _relp(J, ms):
+    out = []
+    for m in ms:
+        V = view(J, m)
+        rel = m.param("rel")
+        hits = count_at(V, cumrel(V, rel), m.k)
+        out.append(safe_div(hits, np.minimum(float(m.k), relevant(V, rel))))
+    return out
+
+
+def _unjudged(J, ms):
+    running = J.cached("unj", lambda: count_in_group(J, J.label < 0))
+    return [count_at(J, running, m.k) / m.k for m in ms]
+
+
+PRECISION = Family("P", "required", COMMON, _precision, aliases=("Precision",),
+                   trec_names=((r"P_(\d+)", lambda m: f"P@{m[1]}"),), doc="relevant in top k / k")
+RECALL = Family("R", "optional", COMMON, _recall, aliases=("Recall",),
+                trec_names=((r"recall_(\d+)", lambda m: f"R@{m[1]}"),), doc="relevant in top k / relevant")
+SUCCESS = Family("Success", "required", COMMON, _success, aliases=("HitRate", "Hit", "S"),
+                 trec_names=((r"success_(\d+)", lambda m: f"Success@{m[1]}"),), doc="1 if any relevant in top k")
+JUDGED = Family("Judged", "required", {}, _judged, doc="judged documents in top k / k")
+RELATIVE_P = Family("RelP", "required", COMMON, _relp, aliases=("relative_P", "RelativeP"),
+                    trec_names=((r"relative_P_(\d+)", lambda m: f"RelP@{m[1]}"),),
+                    doc="relevant in top k / min(k, relevant)")
+UNJUDGED = Family("Unjudged", "required", {}, _unjudged, aliases=("unj",),
+                  trec_names=((r"unj_(\d+)", lambda m: f"Unjudged@{m[1]}"),), doc="unjudged documents in top k / k")

@@ -1,0 +1,113 @@
+"""Measure names: the parser for evalframe's names and trec_eval's.
+
+Canonical names round-trip (``str(parse_measure(s))`` parses back to the same
+measure); parameters equal to their default are left out.  trec_eval's names
+(``ndcg_cut_10``, ``P_5``, ``map``...) keep trec_eval's meaning; each family
+declares its own (``Family.trec_names``).
+"""
+from __future__ import annotations
+
+__all__ = ["parse_measure", "parse_measures", "DEFAULT_MEASURES"]
+
+import ast
+import re
+from typing import Iterable
+
+from .base import FAMILIES, REGISTRY, Measure
+
+#: The spec's default measures.
+DEFAULT_MEASURES = ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")
+
+_NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
+def parse_measure(name: "str | Measure") -> Measure:
+    """Parse a measure name (evalframe's or trec_eval's) into a :class:`Measure`.
+
+    Accepted forms: ``P@5``, ``R@100``, ``RR``, ``RR@10``, ``MRR@10`` (alias of
+    RR: MRR is RR's mean), ``AP``, ``AP@100``, ``nDCG``, ``nDCG@10``,
+    ``Rprec``, ``Success@10``, ``Judged@10``, ``bpref``, ``NumRet``, ``NumRel``,
+    ``NumRelRet``, with parameters ``P(rel=2)@5``, ``nDCG(gain='linear')@10``,
+    ``AP(judged_only=True)``; and trec_eval's names ``P_5``, ``recall_100``,
+    ``map``, ``map_cut_10``, ``recip_rank``, ``ndcg``, ``ndcg_cut_10`` (linear
+    gain, as in trec_eval), ``success_1``, ``num_ret``, ``num_rel``,
+    ``num_rel_ret``, ``Rprec``, ``bpref`` (and the other families' names, see
+    :data:`FAMILIES`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, a bad cutoff or parameter, with the accepted forms.
+    """
+    if isinstance(name, Measure):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"a measure name must be a str, got {type(name).__name__}")
+    for pat, conv in REGISTRY.trec_names():
+        m = pat.fullmatch(name.strip())
+        if m:
+            return parse_measure(conv(m))
+    m = _NAME.match(name)
+    if not m:
+        raise ValueError(f"cannot parse measure {name!r}; expected e.g. 'nDCG@10', 'P(rel=2)@5', 'AP'")
+    fam_raw, params_raw, k_raw = m.groups()
+    fam = REGISTRY.lookup(fam_raw)
+    if fam is None:
+        raise ValueError(f"unknown measure {fam_raw!r} in {name!r}; known: {', '.join(FAMILIES)} "
+                         "(and trec_eval names such as P_5, map, ndcg_cut_10)")
+    k = None
+    if k_raw is not None:
+        try:
+            k = int(k_raw)
+        except ValueError:
+            raise ValueError(f"{name!r}: cutoff must be an int >= 1, got {k_raw!r}") from None
+    params = []
+    if params_raw and params_raw.strip():
+        for part in _split_params(params_raw):
+            if "=" not in part:
+                raise ValueError(f"{name!r}: parameters are key=value, got {part!r}")
+            key, val = (x.strip() for x in part.split("=", 1))
+            try:
+                v = ast.literal_eval(val)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                v = val  # bare word, e.g. gain=linear
+            params.append((key, v))
+    return Measure(fam, k, tuple(params))
+
+
+def _split_params(text: str) -> list[str]:
+    """Split ``key=value`` parts on the commas outside brackets and quotes."""
+    parts, depth, cur, quote = [], 0, "", ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        else:
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+        cur += ch
+    parts.append(cur)
+    return [p for p in parts if p.strip()]
+
+
+def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -> list[Measure]:
+    """Parse one or many measure names; ``None`` gives :data:`DEFAULT_MEASURES`.
+
+    Names that denote the same measure (``ndcg_cut_10`` and
+    ``nDCG(gain='linear')@10``) are computed and reported once, under the
+    canonical name, in the order of their first appearance."""
+    if measures is None:
+        measures = DEFAULT_MEASURES
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    out: list[Measure] = []
+    for m in measures:
+        pm = parse_measure(m)
+        if pm not in out:
+            out.append(pm)
+    if not out:
+        raise ValueError("measures is empty; pass at least one measure name, e.g. ['nDCG@10']")
+    return out
