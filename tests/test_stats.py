@@ -673,3 +673,25 @@ def test_compare_cluster_bad_input():
         compare(t.rename(columns={"topic": "cluster"}), by="cluster")
     one_cluster = one(compare(t.assign(topic="x"), cluster="topic", test="bootstrap"))
     assert one_cluster.n_clusters == 1 and np.isnan(one_cluster.p_value) and np.isnan(one_cluster.ci_low)
+
+
+def test_binary_is_decided_per_system_not_across_systems():
+    """Defect 2: a 0/1 measure for one system gets the Wilson interval even when another
+    system's values of the same measure are not 0/1; adding a system changes nothing."""
+    rng = np.random.default_rng(7)
+    a = tidy({"A": rng.integers(0, 2, 30).astype(float)}, measure="R@10")
+    b = tidy({"B": rng.random(30)}, measure="R@10")
+    alone = summarize(a)
+    both = summarize(pd.concat([a, b], ignore_index=True))
+    row = both[both.system == "A"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(row, alone, check_exact=True)
+    assert row.method[0] == "wilson"
+    assert both.loc[both.system == "B", "method"].item() == "t"
+    # the same within segments: a segment's 0/1 values decide for that segment alone
+    seg = pd.concat([a, b], ignore_index=True)
+    seg["segment"] = "s"
+    by_seg = summarize(seg, by="segment")
+    assert by_seg.set_index("system").method.to_dict() == {"A": "wilson", "B": "t"}
+    # method="wilson" still refuses a table where one system is not 0/1
+    with pytest.raises(EvalframeInputError, match="needs 0/1 values"):
+        summarize(pd.concat([a, b], ignore_index=True), method="wilson")

@@ -105,10 +105,7 @@ def _group_table(df: pd.DataFrame, keys: list[str]):
     res["sd"] = g.std(ddof=1)
     binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
     res["binary"] = binary.reindex(res.index).to_numpy()
-    res = res.reset_index()
-    # a measure is binary only if binary for every system / segment
-    res["binary"] = res.groupby("measure")["binary"].transform("all")
-    return df, list(groups.indices.values()), res
+    return df, list(groups.indices.values()), res.reset_index()
 
 
 def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,
