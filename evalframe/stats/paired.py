@@ -223,8 +223,8 @@ def randomization_test(data: PairedData, opts: CompareOptions) -> TestResult:
         use_exact = nu <= EXACT_MAX_N if opts.exact is None else bool(opts.exact)
         if use_exact and nu > 30:
             unit = "clusters" if cl is not None else "questions"
-            raise ValueError(f"exact=True needs 2**n sign flips; n = {nu} {unit} is too many "
-                             "(max 30)")
+            raise ValueError(f"compare: exact=True needs 2**n sign flips; n = {nu} {unit} "
+                             "is too many (max 30)")
         res.p_value[idx], res.n_resamples[idx] = sign_flip_pvalues(
             U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact)
         res.statistic[idx] = D.mean(axis=0)
