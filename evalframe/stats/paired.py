@@ -11,6 +11,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -49,7 +50,7 @@ from .validation import (
     clean_table,
 )
 
-__all__ = ["compare", "CompareOptions", "PairedData", "TestResult", "PairedTest", "PAIRED_TESTS"]
+__all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
 
 
 @dataclass(frozen=True)
@@ -98,12 +99,13 @@ class PairedData:
     def k(self) -> int:
         return len(self.rows)
 
-    @property
+    @cached_property
     def n_clusters(self) -> np.ndarray | None:
         if self.codes is None:
             return None
         return np.array([len(np.unique(c)) for c in self.codes], dtype=np.int64)
 
+    @cached_property
     def se_df(self) -> tuple[np.ndarray, np.ndarray]:
         """Standard error of mean(d) and degrees of freedom (cluster-robust with clusters)."""
         nf = self.n.astype(np.float64)
@@ -131,7 +133,7 @@ class PairedData:
 
 
 @dataclass
-class TestResult:
+class TestOutcome:
     """Statistic, two-sided p-value and resamples used (0 if none) per entry."""
 
     statistic: np.ndarray
@@ -139,7 +141,7 @@ class TestResult:
     n_resamples: np.ndarray
 
     @classmethod
-    def empty(cls, k: int) -> TestResult:
+    def empty(cls, k: int) -> TestOutcome:
         return cls(np.full(k, np.nan), np.full(k, np.nan), np.zeros(k, dtype=np.int64))
 
 
@@ -149,18 +151,18 @@ class PairedTest:
 
     default_ci: str
     clustered: bool
-    run: Callable[[PairedData, CompareOptions], TestResult] | None = None
+    run: Callable[[PairedData, CompareOptions], TestOutcome] | None = None
     from_bootstrap: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray] | None = None
 
 
 # ------------------------------------------------------------------------ the tests
-def t_test(data: PairedData, opts: CompareOptions) -> TestResult:
+def t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """``t = mean(d) / se`` with df = n - 1 (clusters: CR1 se, df = G - 1)."""
     from scipy import stats as st
 
-    res = TestResult.empty(data.k)
+    res = TestOutcome.empty(data.k)
     ok = data.usable()
-    se, df_t = data.se_df()
+    se, df_t = data.se_df
     with np.errstate(divide="ignore", invalid="ignore"):
         tstat = data.diff / se
         pv = 2 * st.t.sf(np.abs(tstat), df_t)
@@ -191,19 +193,19 @@ def wilcoxon_signed_rank(d: np.ndarray, exact: bool) -> tuple[float, float]:
     return v, float(min(1.0, 2 * min(st.norm.cdf(z), st.norm.sf(z))))
 
 
-def wilcoxon_test(data: PairedData, opts: CompareOptions) -> TestResult:
+def wilcoxon_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Wilcoxon signed-rank test per entry (zero differences dropped)."""
-    res = TestResult.empty(data.k)
+    res = TestOutcome.empty(data.k)
     for i in np.flatnonzero(data.usable()):
         res.statistic[i], res.p_value[i] = wilcoxon_signed_rank(data.ds[i], bool(opts.exact))
     return res
 
 
-def sign_test(data: PairedData, opts: CompareOptions) -> TestResult:
+def sign_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Binomial test of wins against losses (ties dropped)."""
     from scipy import stats as st
 
-    res = TestResult.empty(data.k)
+    res = TestOutcome.empty(data.k)
     wins, _, losses = wins_ties_losses(data.ds, opts.tie_threshold)
     for i in np.flatnonzero(data.usable()):
         res.statistic[i] = wins[i]
@@ -212,9 +214,9 @@ def sign_test(data: PairedData, opts: CompareOptions) -> TestResult:
     return res
 
 
-def randomization_test(data: PairedData, opts: CompareOptions) -> TestResult:
+def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Sign flips of the questions (or of whole clusters), all 2**n when exact."""
-    res = TestResult.empty(data.k)
+    res = TestOutcome.empty(data.k)
     for idx in data.question_sets():
         D = data.stacked(idx)
         cl = None if data.codes is None else data.codes[idx[0]]  # same questions: same clusters
@@ -256,7 +258,7 @@ def t_ci(data: PairedData, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     lo = np.full(data.k, np.nan)
     hi = np.full(data.k, np.nan)
     ok = data.usable()
-    se, df_t = data.se_df()
+    se, df_t = data.se_df
     with np.errstate(invalid="ignore"):
         tq = st.t.ppf(1 - (1 - confidence) / 2, df_t)
     lo[ok] = (data.diff - tq * se)[ok]
@@ -265,7 +267,7 @@ def t_ci(data: PairedData, confidence: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
-                   res: TestResult) -> tuple[np.ndarray, np.ndarray]:
+                   res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
     """One bootstrap of mean(d) per question set: the percentile / BCa interval (if
     ``opts.ci`` asks for one) and the bootstrap test (if ``test`` is one, into ``res``)."""
     lo = np.full(data.k, np.nan)
@@ -291,7 +293,7 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
 
 
 def diff_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
-                  res: TestResult) -> tuple[np.ndarray, np.ndarray]:
+                  res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
     """The interval of diff chosen by ``opts.ci`` (and the bootstrap test's p-values)."""
     if opts.ci in ("bootstrap", "bca") or test.from_bootstrap is not None:
         lo, hi = bootstrap_pass(data, opts, test, res)
@@ -430,7 +432,7 @@ def _warn_dropped(data: PairedData) -> None:
 
 
 def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
-                        res: TestResult, ci: tuple[np.ndarray, np.ndarray],
+                        res: TestOutcome, ci: tuple[np.ndarray, np.ndarray],
                         padj: np.ndarray, used: np.ndarray) -> pd.DataFrame:
     """The output table (see ``compare``'s Returns)."""
     k = data.k
@@ -610,7 +612,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     data = paired_data(df, systems, pairs, [*by, "measure"], cluster)
     _warn_dropped(data)
     spec = PAIRED_TESTS[opts.test]
-    res = spec.run(data, opts) if spec.run is not None else TestResult.empty(data.k)
+    res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)
     interval = diff_interval(data, opts, spec, res)
     padj, used = correct(data, res.p_value, opts)
     return _format_comparisons(data, by, opts, res, interval, padj, used)
