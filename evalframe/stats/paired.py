@@ -123,6 +123,7 @@ class PairedData:
             ok &= self.n_clusters >= 2
         return ok
 
+    @cached_property
     def question_sets(self) -> list[np.ndarray]:
         """Usable entries grouped by shared questions (one resampling draw per group)."""
         return [np.asarray(i) for i in
@@ -217,7 +218,7 @@ def sign_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
 def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Sign flips of the questions (or of whole clusters), all 2**n when exact."""
     res = TestOutcome.empty(data.k)
-    for idx in data.question_sets():
+    for idx in data.question_sets:
         D = data.stacked(idx)
         cl = None if data.codes is None else data.codes[idx[0]]  # same questions: same clusters
         U = D if cl is None else cluster_sums(D, cl)[0]  # the exchangeable units
@@ -273,7 +274,7 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
     lo = np.full(data.k, np.nan)
     hi = np.full(data.k, np.nan)
     B = opts.n_resamples
-    for idx in data.question_sets():
+    for idx in data.question_sets:
         D = data.stacked(idx)
         cl = None if data.codes is None else data.codes[idx[0]]
         for cols in column_batches(len(idx), D.shape[0], B):
