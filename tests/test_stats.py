@@ -673,3 +673,91 @@ def test_compare_cluster_bad_input():
         compare(t.rename(columns={"topic": "cluster"}), by="cluster")
     one_cluster = one(compare(t.assign(topic="x"), cluster="topic", test="bootstrap"))
     assert one_cluster.n_clusters == 1 and np.isnan(one_cluster.p_value) and np.isnan(one_cluster.ci_low)
+
+
+def test_binary_is_decided_per_system_not_across_systems():
+    """Defect 2: a 0/1 measure for one system gets the Wilson interval even when another
+    system's values of the same measure are not 0/1; adding a system changes nothing."""
+    rng = np.random.default_rng(7)
+    a = tidy({"A": rng.integers(0, 2, 30).astype(float)}, measure="R@10")
+    b = tidy({"B": rng.random(30)}, measure="R@10")
+    alone = summarize(a)
+    both = summarize(pd.concat([a, b], ignore_index=True))
+    row = both[both.system == "A"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(row, alone, check_exact=True)
+    assert row.method[0] == "wilson"
+    assert both.loc[both.system == "B", "method"].item() == "t"
+    # the same within segments: a segment's 0/1 values decide for that segment alone
+    seg = pd.concat([a, b], ignore_index=True)
+    seg["segment"] = "s"
+    by_seg = summarize(seg, by="segment")
+    assert by_seg.set_index("system").method.to_dict() == {"A": "wilson", "B": "t"}
+    # method="wilson" still refuses a table where one system is not 0/1
+    with pytest.raises(EvalframeInputError, match="needs 0/1 values"):
+        summarize(pd.concat([a, b], ignore_index=True), method="wilson")
+
+
+@pytest.mark.parametrize("seed", [None, -1, 1.5, True, "0"])
+def test_seed_is_checked_before_any_resampling(seed):
+    t = tidy({"A": [0.1, 0.2, 0.4], "B": [0.3, 0.1, 0.5]})
+    with pytest.raises(ValueError, match=r"^summarize: seed must be an int >= 0, got "):
+        summarize(t, seed=seed, method="t")
+    with pytest.raises(ValueError, match=r"^compare: seed must be an int >= 0, got "):
+        compare(t, seed=seed)
+    from evalframe import stats
+    with pytest.raises(ValueError, match=r"^report: seed must be an int >= 0"):
+        stats.check_seed(seed, func="report")
+
+
+def test_parameter_errors_follow_one_template():
+    """'<function>: <param> must be <what>, got <value!r>' for every parameter error."""
+    t = tidy({"A": [0.1, 0.2, 0.4], "B": [0.3, 0.1, 0.5]})
+    cases = [
+        (lambda: summarize(t, method="x"), "summarize: method must be one of", "'x'"),
+        (lambda: summarize(t, confidence=2), "summarize: confidence must be a float in (0, 1)", "2"),
+        (lambda: compare(t, n_resamples=0), "compare: n_resamples must be an int >= 1", "0"),
+        (lambda: compare(t, correction="x"), "compare: correction must be one of", "'x'"),
+        (lambda: compare(t, ci="x"), "compare: ci must be one of", "'x'"),
+        (lambda: compare(t, tie_threshold=-1.0), "compare: tie_threshold must be a float >= 0", "-1.0"),
+        (lambda: compare(t, cluster=3), "compare: cluster must be a column name (str) or None", "3"),
+        (lambda: adjust_pvalues([0.1], "x"), "adjust_pvalues: method must be one of", "'x'"),
+        (lambda: standard_error(sd=-1.0, n=3), "standard_error: sd must be a float >= 0", "-1.0"),
+        (lambda: half_width(p=0.5, n=0), "half_width: n must be an int >= 1", "0"),
+        (lambda: n_for_half_width(0.0, sd=1.0), "n_for_half_width: target must be a float > 0", "0.0"),
+        (lambda: power(10, 0.1, 1.0, 1.5), "power: alpha must be a float in (0, 1)", "1.5"),
+        (lambda: n_for_difference(0.0, sd_diff=1.0), "n_for_difference: delta must be a non-zero float", "0.0"),
+        (lambda: n_for_difference(0.1, sd_diff=0.0), "n_for_difference: sd_diff must be a float > 0", "0.0"),
+        (lambda: detectable_difference(1, sd_diff=1.0), "detectable_difference: n must be an int >= 2", "1"),
+        (lambda: planning_curve(sd=1.0, n=[1]), "planning_curve: n must be an int >= 2", "1"),
+    ]
+    for call, start, got in cases:
+        with pytest.raises(ValueError) as e:
+            call()
+        msg = str(e.value)
+        assert msg.startswith(start) and msg.endswith(f", got {got}"), msg
+
+
+def test_every_registered_test_runs_and_matches_its_default_interval():
+    from evalframe.stats.paired import PAIRED_TESTS
+    from evalframe.stats.validation import TESTS
+
+    assert tuple(PAIRED_TESTS) == TESTS
+    w = _systems(n_sys=3, n=25)
+    t = tidy(w)
+    for name, spec in PAIRED_TESTS.items():
+        r = compare(t, test=name, n_resamples=199)
+        assert len(r) == 3 and r.p_value.between(0, 1).all() and (r.test == name).all()
+        assert (r.ci_method == spec.default_ci).all()
+
+
+def test_bootstrap_test_and_interval_share_one_draw():
+    """test='bootstrap' with ci='bootstrap' gives the interval of test='t', ci='bootstrap'
+    (same seeded draw) and the p-value of test='bootstrap', ci='none'."""
+    t = tidy(_systems(n_sys=3, n=30))
+    both = compare(t, test="bootstrap", ci="bootstrap", n_resamples=499, seed=5)
+    ci_only = compare(t, test="t", ci="bootstrap", n_resamples=499, seed=5)
+    p_only = compare(t, test="bootstrap", ci="none", n_resamples=499, seed=5)
+    np.testing.assert_array_equal(both.ci_low, ci_only.ci_low)
+    np.testing.assert_array_equal(both.ci_high, ci_only.ci_high)
+    np.testing.assert_array_equal(both.p_value, p_only.p_value)
+    assert (both.n_resamples == 499).all() and (ci_only.n_resamples == 499).all()

@@ -1,0 +1,296 @@
+"""Confidence intervals of means: ``summarize`` and one short function per interval."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalframe.errors import EvalframeInputError, InputProblem
+
+from .resampling import (
+    bca_ci,
+    bootstrap_means,
+    cluster_se,
+    column_batches,
+    jackknife_means,
+    percentile_ci,
+    same_question_sets,
+)
+from .validation import (
+    SUMMARY_METHODS,
+    SummaryMethod,
+    as_list,
+    check_choice,
+    check_confidence,
+    check_resamples,
+    check_seed,
+    clean_table,
+)
+
+__all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS"]
+
+
+@dataclass(frozen=True)
+class GroupStats:
+    """Per-group (system, by..., measure) numbers an interval is computed from."""
+
+    n: np.ndarray       #: questions, float64
+    mean: np.ndarray
+    se: np.ndarray
+    df_t: np.ndarray    #: degrees of freedom of ``t`` (n - 1, or clusters - 1)
+
+
+def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """``mean +- t_{1 - alpha/2, df} se``."""
+    from scipy import stats as st
+
+    tq = st.t.ppf(1 - (1 - confidence) / 2, g.df_t)
+    return g.mean - tq * g.se, g.mean + tq * g.se
+
+
+def normal_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """``mean +- z se`` (the Wald interval for binary measures)."""
+    from scipy import stats as st
+
+    z = st.norm.ppf(1 - (1 - confidence) / 2)
+    return g.mean - z * g.se, g.mean + z * g.se
+
+
+def wilson_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a proportion ``p = mean`` over n questions."""
+    from scipy import stats as st
+
+    z = st.norm.ppf(1 - (1 - confidence) / 2)
+    p, n = g.mean, g.n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def clopper_pearson_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Beta quantile) interval of a proportion."""
+    from scipy import stats as st
+
+    alpha = 1 - confidence
+    n = g.n
+    x = np.round(g.mean * n)
+    lo = np.where(x > 0, st.beta.ppf(alpha / 2, x, n - x + 1), 0.0)
+    hi = np.where(x < n, st.beta.ppf(1 - alpha / 2, x + 1, n - x), 1.0)
+    return lo, hi
+
+
+#: analytic intervals by method name; "bootstrap" and "bca" resample (see below).
+ANALYTIC_INTERVALS: dict[str, Callable[[GroupStats, float], tuple[np.ndarray, np.ndarray]]] = {
+    "t": t_interval,
+    "normal": normal_interval,
+    "wilson": wilson_interval,
+    "clopper-pearson": clopper_pearson_interval,
+}
+RESAMPLED_INTERVALS = ("bootstrap", "bca")
+
+
+def _group_table(df: pd.DataFrame, keys: list[str]):
+    """Sorted table, row positions per group, and n / mean / sd / binary per group.
+
+    A group (system, by..., measure) is *binary* when each of its own values is 0 or 1:
+    the decision never looks at other systems or segments.
+    """
+    df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
+    groups = df.groupby(keys, sort=False, dropna=False)
+    g = groups["value"]
+    res = g.size().rename("n").to_frame()
+    res["mean"] = g.mean()
+    res["sd"] = g.std(ddof=1)
+    binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
+    res["binary"] = binary.reindex(res.index).to_numpy()
+    return df, list(groups.indices.values()), res.reset_index()
+
+
+def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,
+                 cluster: str | None) -> GroupStats:
+    """Standard errors: ``sqrt(p (1 - p) / n)`` for binary groups, ``sd / sqrt(n)``
+    otherwise, the cluster-robust one with ``cluster``."""
+    n = res["n"].to_numpy(dtype=np.float64)
+    mean = res["mean"].to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.where(res["binary"], np.sqrt(mean * (1 - mean) / n),
+                      res["sd"].to_numpy() / np.sqrt(n))
+    df_t = n - 1
+    if cluster:
+        codes_all = pd.factorize(df[cluster])[0]
+        G = np.array([len(np.unique(codes_all[p])) for p in positions], dtype=np.float64)
+        values_all = df["value"].to_numpy()
+        se = np.array([cluster_se(values_all[p], pd.factorize(codes_all[p])[0], mean[i])
+                       for i, p in enumerate(positions)])
+        df_t = G - 1
+    return GroupStats(n=n, mean=mean, se=se, df_t=df_t)
+
+
+def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None) -> np.ndarray:
+    """The interval of each group: ``auto`` resolved, 0/1 methods checked."""
+    if method == "auto":
+        if cluster:
+            return np.full(len(res), "bootstrap", dtype=object)
+        return np.asarray(np.where(res["binary"], "wilson", "t"), dtype=object)
+    if method in ("wilson", "clopper-pearson"):
+        if cluster:
+            raise ValueError(f"summarize: method={method!r} does not support cluster=; "
+                             "use 'bootstrap' or 't'")
+        bad = sorted(set(res.loc[~res["binary"], "measure"]))
+        if bad:
+            raise EvalframeInputError("per_question", [InputProblem(
+                f"method={method!r} needs 0/1 values, but measures {bad} have other values",
+                "use method='t', 'bootstrap' or 'bca' (or 'auto') for these measures")])
+    return np.full(len(res), method, dtype=object)
+
+
+def _analytic_bounds(g: GroupStats, methods: np.ndarray, confidence: float,
+                     lo: np.ndarray, hi: np.ndarray) -> None:
+    """Fill lo / hi of the groups whose interval is analytic."""
+    for name, interval in ANALYTIC_INTERVALS.items():
+        m = methods == name
+        if m.any():
+            with np.errstate(divide="ignore", invalid="ignore"):
+                a, b = interval(g, confidence)
+            lo[m] = a[m]
+            hi[m] = b[m]
+
+
+def _bootstrap_bounds(df: pd.DataFrame, positions: list[np.ndarray], methods: np.ndarray,
+                      cluster: str | None, opts: dict, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Fill lo / hi of the resampled groups: one bootstrap per set of shared questions."""
+    n_resamples, seed, confidence = opts["n_resamples"], opts["seed"], opts["confidence"]
+    resampled = np.flatnonzero(np.isin(methods, RESAMPLED_INTERVALS))
+    values = df["value"].to_numpy()
+    codes_all = pd.factorize(df[cluster])[0] if cluster else None
+    for idx in same_question_sets(positions, df["query_id"].to_numpy(), resampled):
+        rows = positions[idx[0]]
+        if len(rows) < 2:
+            continue
+        X = np.column_stack([values[positions[i]] for i in idx])
+        cl = pd.factorize(codes_all[rows])[0] if cluster else None
+        for cols in column_batches(len(idx), X.shape[0], n_resamples):
+            sub = X[:, cols]
+            boot = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=cl)
+            ii = np.asarray(idx)[cols]
+            is_bca = methods[ii] == "bca"
+            plo, phi = percentile_ci(boot, confidence)
+            if is_bca.any():
+                blo, bhi = bca_ci(boot, sub.mean(axis=0), jackknife_means(sub, cl), confidence)
+                plo = np.where(is_bca, blo, plo)
+                phi = np.where(is_bca, bhi, phi)
+            lo[ii] = plo
+            hi[ii] = phi
+
+
+def _format_summary(res: pd.DataFrame, keys: list[str], g: GroupStats, lo: np.ndarray,
+                    hi: np.ndarray, methods: np.ndarray, opts: dict) -> pd.DataFrame:
+    """The output table (see ``summarize``'s Returns)."""
+    resampled = np.isin(methods, RESAMPLED_INTERVALS)
+    out = res[keys[:-1]].copy()
+    out["measure"] = res["measure"]
+    out["n"] = res["n"].astype(np.int64)
+    out["mean"] = g.mean
+    out["sd"] = res["sd"].to_numpy()
+    out["se"] = g.se
+    out["ci_low"] = lo
+    out["ci_high"] = hi
+    out["method"] = methods.astype(str)
+    out["confidence"] = float(opts["confidence"])
+    out["n_resamples"] = pd.array(np.where(resampled, opts["n_resamples"], 0), dtype="Int64")
+    out["seed"] = pd.array(np.where(resampled, opts["seed"], 0), dtype="Int64")
+    out.loc[~resampled, ["n_resamples", "seed"]] = pd.NA
+    return out.reset_index(drop=True)
+
+
+def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = None,
+              method: SummaryMethod = "auto", confidence: float = 0.95,
+              n_resamples: int = 10_000, seed: int = 0,
+              cluster: str | None = None) -> pd.DataFrame:
+    """Mean, standard error and confidence interval per system (and segment) and measure.
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        Tidy per-question table ``system, query_id, measure, value`` (+ segment columns).
+        Without a ``system`` column the table is one system, named ``"system"``.
+    by : str or list of str, optional
+        Segment columns; one row per (system, segment..., measure).
+    method : {"auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"}
+        Interval. ``"auto"`` is ``"wilson"`` for a binary (0/1-valued) group and
+        ``"t"`` for the others; with ``cluster`` it is ``"bootstrap"``. Whether a group
+        (system, segment..., measure) is binary depends on its own values only, so a
+        system's interval does not change when other systems are added to the table.
+        ``"wilson"`` and ``"clopper-pearson"`` need binary values.
+    confidence : float
+        Confidence level of the interval.
+    n_resamples, seed : int
+        Bootstrap resamples and seed (used by ``"bootstrap"`` and ``"bca"``).
+    cluster : str, optional
+        Column naming the cluster (e.g. the topic family) of each question: the
+        bootstrap then resamples whole clusters, and ``"t"`` uses the cluster-robust
+        standard error with (clusters - 1) degrees of freedom.
+
+    Returns
+    -------
+    DataFrame
+        One row per (system, by..., measure), columns:
+
+        ======================  ========================================================
+        system                  str
+        *by columns*            as in the input
+        measure                 str
+        n                       int, questions
+        mean                    float
+        sd                      float, sample sd (ddof = 1)
+        se                      float, standard error of the mean
+        ci_low, ci_high         float, interval bounds
+        method                  str, the interval actually used ("auto" is resolved)
+        confidence              float
+        n_resamples, seed       Int64, <NA> for analytic intervals
+        ======================  ========================================================
+
+    Notes
+    -----
+    With ``n`` values ``x_i``, ``mean = sum(x) / n`` and ``sd`` is the sample sd.
+
+    - ``se = sd / sqrt(n)``, except for binary groups where ``se = sqrt(p (1 - p) / n)``
+      with ``p = mean`` (the spec's formula); with ``cluster``,
+      ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean)^2 / n^2`` (S_g = cluster sums).
+    - ``t``: ``mean +- t_{1 - alpha/2, df} se`` with df = n - 1 (G - 1 with clusters);
+      ``normal``: ``mean +- z se`` (the Wald interval for binary measures).
+    - ``bootstrap``: percentiles alpha/2, 1 - alpha/2 of the means of ``n_resamples``
+      resamples of the questions (the spec's "Ninja notes" interval); ``bca``: bias
+      corrected and accelerated percentiles, as ``scipy.stats.bootstrap(method='BCa')``,
+      with the jackknife computed in closed form.
+    - ``wilson``: ``(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``;
+      ``clopper-pearson``: Beta quantiles (exact, conservative). Near 0 or 1 these keep
+      their coverage where normal and bootstrap intervals collapse to a point.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"system": "bm25", "query_id": [str(i) for i in range(20)],
+    ...                   "measure": "Success@10", "value": [1.0, 0.0] * 10})
+    >>> s = summarize(t)
+    >>> round(float(s.se[0]), 3), s.method[0]
+    (0.112, 'wilson')
+    """
+    by = as_list(by)
+    check_choice("summarize", "method", method, SUMMARY_METHODS)
+    check_confidence(confidence, func="summarize")
+    check_resamples(n_resamples, func="summarize")
+    check_seed(seed, func="summarize")
+    df = clean_table(per_question, by=by, cluster=cluster)
+    keys = ["system", *by, "measure"]
+    df, positions, res = _group_table(df, keys)
+    g = _group_stats(df, positions, res, cluster)
+    methods = _resolve_methods(res, method, cluster)
+    opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    lo = np.full(len(res), np.nan)
+    hi = np.full(len(res), np.nan)
+    _analytic_bounds(g, methods, confidence, lo, hi)
+    _bootstrap_bounds(df, positions, methods, cluster, opts, lo, hi)
+    return _format_summary(res, keys, g, lo, hi, methods, opts)

@@ -1,0 +1,619 @@
+"""Paired comparisons: ``compare`` = validation + one function per test + corrections.
+
+Each test is a :class:`PairedTest` in the :data:`PAIRED_TESTS` registry. Analytic and
+sign-flip tests are a ``run(data, options)`` function; the bootstrap test is a
+``from_bootstrap(boot, observed, D, B)`` function fed by the one bootstrap pass that also
+gives the bootstrap / BCa interval, so a call never draws the same bootstrap twice.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestionsWarning
+from evalframe.errors import warn as warn_user
+
+from .corrections import adjust_pvalues, tukey_pvalues
+from .effects import cohens_dz, wins_ties_losses
+from .resampling import (
+    EXACT_MAX_N,
+    bca_ci,
+    bootstrap_means,
+    cluster_se,
+    cluster_sums,
+    column_batches,
+    jackknife_means,
+    percentile_ci,
+    same_question_sets,
+    sign_flip_pvalues,
+)
+from .validation import (
+    CI_METHODS,
+    CORRECTIONS,
+    TESTS,
+    CiMethod,
+    Correction,
+    TestName,
+    as_list,
+    check_choice,
+    check_cluster,
+    check_confidence,
+    check_resamples,
+    check_seed,
+    check_tie_threshold,
+    clean_table,
+)
+
+__all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """The validated options of one ``compare`` call."""
+
+    test: str
+    ci: str
+    correction: str | None
+    confidence: float
+    n_resamples: int
+    seed: int
+    exact: bool | None
+    tie_threshold: float
+    cluster: str | None
+
+
+@dataclass
+class PairedData:
+    """One entry per (family, pair): the paired differences and their summaries."""
+
+    systems: list
+    fam: list[tuple]                 #: (by..., measure) of each entry
+    a: np.ndarray                    #: system index of system_a
+    b: np.ndarray
+    rows: list[np.ndarray]           #: rows of ``W`` both systems answer
+    dropped: np.ndarray              #: questions only one of them answers
+    W: np.ndarray                    #: (family x question) rows x systems, NaN if absent
+    fam_rows: dict[tuple, np.ndarray]
+    qids: np.ndarray                 #: query_id of each row of ``W``
+    xa: list[np.ndarray]
+    xb: list[np.ndarray]
+    codes: list[np.ndarray] | None   #: cluster codes 0..G-1 per entry's questions
+    n: np.ndarray = field(init=False)
+    ds: list[np.ndarray] = field(init=False)
+    diff: np.ndarray = field(init=False)
+    sd: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.n = np.array([len(r) for r in self.rows], dtype=np.int64)
+        self.ds = [xb - xa for xa, xb in zip(self.xa, self.xb)]
+        self.diff = np.array([d.mean() if d.size else np.nan for d in self.ds])
+        self.sd = np.array([d.std(ddof=1) if d.size > 1 else np.nan for d in self.ds])
+
+    @property
+    def k(self) -> int:
+        return len(self.rows)
+
+    @cached_property
+    def n_clusters(self) -> np.ndarray | None:
+        if self.codes is None:
+            return None
+        return np.array([len(np.unique(c)) for c in self.codes], dtype=np.int64)
+
+    @cached_property
+    def se_df(self) -> tuple[np.ndarray, np.ndarray]:
+        """Standard error of mean(d) and degrees of freedom (cluster-robust with clusters)."""
+        nf = self.n.astype(np.float64)
+        if self.codes is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return self.sd / np.sqrt(nf), nf - 1
+        se = np.array([cluster_se(d, c, m) if d.size else np.nan
+                       for d, c, m in zip(self.ds, self.codes, self.diff)])
+        return se, self.n_clusters.astype(np.float64) - 1
+
+    def usable(self) -> np.ndarray:
+        """Entries with >= 2 questions (and >= 2 clusters)."""
+        ok = self.n >= 2
+        if self.codes is not None:
+            ok &= self.n_clusters >= 2
+        return ok
+
+    @cached_property
+    def question_sets(self) -> list[np.ndarray]:
+        """Usable entries grouped by shared questions (one resampling draw per group)."""
+        return [np.asarray(i) for i in
+                same_question_sets(self.rows, self.qids, np.flatnonzero(self.usable()))]
+
+    def stacked(self, idx: np.ndarray) -> np.ndarray:
+        return np.column_stack([self.ds[i] for i in idx])
+
+
+@dataclass
+class TestOutcome:
+    """Statistic, two-sided p-value and resamples used (0 if none) per entry."""
+
+    statistic: np.ndarray
+    p_value: np.ndarray
+    n_resamples: np.ndarray
+
+    @classmethod
+    def empty(cls, k: int) -> TestOutcome:
+        return cls(np.full(k, np.nan), np.full(k, np.nan), np.zeros(k, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A registered paired test (see the module docstring)."""
+
+    default_ci: str
+    clustered: bool
+    run: Callable[[PairedData, CompareOptions], TestOutcome] | None = None
+    from_bootstrap: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray] | None = None
+
+
+# ------------------------------------------------------------------------ the tests
+def t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """``t = mean(d) / se`` with df = n - 1 (clusters: CR1 se, df = G - 1)."""
+    from scipy import stats as st
+
+    res = TestOutcome.empty(data.k)
+    ok = data.usable()
+    se, df_t = data.se_df
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = data.diff / se
+        pv = 2 * st.t.sf(np.abs(tstat), df_t)
+    pv = np.where(se == 0, np.where(data.diff == 0, 1.0, 0.0), pv)
+    res.statistic[ok] = tstat[ok]
+    res.p_value[ok] = pv[ok]
+    return res
+
+
+def wilcoxon_signed_rank(d: np.ndarray, exact: bool) -> tuple[float, float]:
+    """Signed-rank test as R's wilcox.test(b, a, paired=TRUE): V and the p-value."""
+    from scipy import stats as st
+
+    d = d[d != 0]
+    m = d.size
+    if m == 0:
+        return math.nan, 1.0
+    r = st.rankdata(np.abs(d))
+    v = float(r[d > 0].sum())
+    _, ties = np.unique(r, return_counts=True)
+    if exact and (ties == 1).all():
+        return v, float(st.wilcoxon(d, method="exact").pvalue)
+    z = v - m * (m + 1) / 4
+    sigma = math.sqrt(m * (m + 1) * (2 * m + 1) / 24 - (ties ** 3 - ties).sum() / 48)
+    if sigma == 0:
+        return v, 1.0
+    z = (z - math.copysign(0.5, z) if z != 0 else 0.0) / sigma
+    return v, float(min(1.0, 2 * min(st.norm.cdf(z), st.norm.sf(z))))
+
+
+def wilcoxon_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """Wilcoxon signed-rank test per entry (zero differences dropped)."""
+    res = TestOutcome.empty(data.k)
+    for i in np.flatnonzero(data.usable()):
+        res.statistic[i], res.p_value[i] = wilcoxon_signed_rank(data.ds[i], bool(opts.exact))
+    return res
+
+
+def sign_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """Binomial test of wins against losses (ties dropped)."""
+    from scipy import stats as st
+
+    res = TestOutcome.empty(data.k)
+    wins, _, losses = wins_ties_losses(data.ds, opts.tie_threshold)
+    for i in np.flatnonzero(data.usable()):
+        res.statistic[i] = wins[i]
+        m = wins[i] + losses[i]
+        res.p_value[i] = 1.0 if m == 0 else st.binomtest(int(wins[i]), int(m), 0.5).pvalue
+    return res
+
+
+def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """Sign flips of the questions (or of whole clusters), all 2**n when exact."""
+    res = TestOutcome.empty(data.k)
+    for idx in data.question_sets:
+        D = data.stacked(idx)
+        cl = None if data.codes is None else data.codes[idx[0]]  # same questions: same clusters
+        U = D if cl is None else cluster_sums(D, cl)[0]  # the exchangeable units
+        nu = U.shape[0]
+        use_exact = nu <= EXACT_MAX_N if opts.exact is None else bool(opts.exact)
+        if use_exact and nu > 30:
+            unit = "clusters" if cl is not None else "questions"
+            raise ValueError(f"compare: exact=True needs 2**n sign flips; n = {nu} {unit} "
+                             "is too many (max 30)")
+        res.p_value[idx], res.n_resamples[idx] = sign_flip_pvalues(
+            U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact)
+        res.statistic[idx] = D.mean(axis=0)
+    return res
+
+
+def bootstrap_shift_pvalues(boot: np.ndarray, observed: np.ndarray, D: np.ndarray,
+                            n_resamples: int) -> np.ndarray:
+    """Shift-method bootstrap p-values ``(#{|m* - m| >= |m|} + 1) / (B + 1)``."""
+    tol = 1e-12 * np.abs(D).sum(axis=0)
+    b = (np.abs(boot - observed) >= np.abs(observed) - tol).sum(axis=0)
+    return (b + 1) / (n_resamples + 1)
+
+
+PAIRED_TESTS: dict[str, PairedTest] = {
+    "t": PairedTest("t", clustered=True, run=t_test),
+    "randomization": PairedTest("bootstrap", clustered=True, run=randomization_test),
+    "bootstrap": PairedTest("bootstrap", clustered=True, from_bootstrap=bootstrap_shift_pvalues),
+    "wilcoxon": PairedTest("t", clustered=False, run=wilcoxon_test),
+    "sign": PairedTest("t", clustered=False, run=sign_test),
+}
+
+
+# ------------------------------------------------------------------ intervals of diff
+def t_ci(data: PairedData, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """``mean(d) +- t_{df} se`` on the usable entries, NaN elsewhere."""
+    from scipy import stats as st
+
+    lo = np.full(data.k, np.nan)
+    hi = np.full(data.k, np.nan)
+    ok = data.usable()
+    se, df_t = data.se_df
+    with np.errstate(invalid="ignore"):
+        tq = st.t.ppf(1 - (1 - confidence) / 2, df_t)
+    lo[ok] = (data.diff - tq * se)[ok]
+    hi[ok] = (data.diff + tq * se)[ok]
+    return lo, hi
+
+
+def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
+                   res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
+    """One bootstrap of mean(d) per question set: the percentile / BCa interval (if
+    ``opts.ci`` asks for one) and the bootstrap test (if ``test`` is one, into ``res``)."""
+    lo = np.full(data.k, np.nan)
+    hi = np.full(data.k, np.nan)
+    B = opts.n_resamples
+    for idx in data.question_sets:
+        D = data.stacked(idx)
+        cl = None if data.codes is None else data.codes[idx[0]]
+        for cols in column_batches(len(idx), D.shape[0], B):
+            sub, ii = D[:, cols], idx[cols]
+            boot = bootstrap_means(sub, n_resamples=B, seed=opts.seed, clusters=cl)
+            obs = sub.mean(axis=0)
+            if opts.ci == "bca":
+                lo[ii], hi[ii] = bca_ci(boot, obs, jackknife_means(sub, cl), opts.confidence)
+            elif opts.ci == "bootstrap":
+                lo[ii], hi[ii] = percentile_ci(boot, opts.confidence)
+            if test.from_bootstrap is not None:
+                res.p_value[ii] = test.from_bootstrap(boot, obs, sub, B)
+                res.statistic[ii] = obs
+        unset = res.n_resamples[idx] == 0  # a sign-flip test keeps its own count
+        res.n_resamples[idx[unset]] = B
+    return lo, hi
+
+
+def diff_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
+                  res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of diff chosen by ``opts.ci`` (and the bootstrap test's p-values)."""
+    if opts.ci in ("bootstrap", "bca") or test.from_bootstrap is not None:
+        lo, hi = bootstrap_pass(data, opts, test, res)
+    if opts.ci == "t":
+        return t_ci(data, opts.confidence)
+    if opts.ci == "none":
+        return np.full(data.k, np.nan), np.full(data.k, np.nan)
+    return lo, hi
+
+
+# --------------------------------------------------------------------- corrections
+def correct(data: PairedData, p_value: np.ndarray, opts: CompareOptions,
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Adjusted p-values and the correction used, per family (by..., measure).
+
+    Default: ``"holm"`` for a family of several comparisons, ``"none"`` for one.
+    """
+    padj = np.full(data.k, np.nan)
+    used = np.empty(data.k, dtype=object)
+    members: dict[tuple, list[int]] = {}
+    for i, f in enumerate(data.fam):
+        members.setdefault(f, []).append(i)
+    for fam, idx in members.items():
+        idx = np.asarray(idx)
+        corr = opts.correction or ("holm" if len(idx) > 1 else "none")
+        used[idx] = corr
+        if corr in ("tukey", "randomized-tukey"):
+            pairs = [(int(data.a[i]), int(data.b[i])) for i in idx]
+            padj[idx] = tukey_pvalues(data.W[data.fam_rows[fam]], pairs, corr,
+                                      n_resamples=opts.n_resamples, seed=opts.seed, label=fam)
+        else:
+            padj[idx] = adjust_pvalues(p_value[idx], corr)
+    return padj, used
+
+
+# ------------------------------------------------------------------ input and layout
+def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_threshold,
+             cluster) -> CompareOptions:
+    """Validate every option up front."""
+    check_choice("compare", "test", test, TESTS)
+    if correction is not None:
+        check_choice("compare", "correction", correction, CORRECTIONS)
+    if ci is not None:
+        check_choice("compare", "ci", ci, CI_METHODS)
+    check_confidence(confidence, func="compare")
+    check_resamples(n_resamples, func="compare")
+    check_seed(seed, func="compare")
+    check_tie_threshold(tie_threshold, func="compare")
+    check_cluster(cluster, func="compare")
+    if cluster is not None:
+        if not PAIRED_TESTS[test].clustered:
+            raise ValueError(
+                f"compare: test={test!r} assumes independent questions and does not support "
+                "cluster=; use test='t', 'randomization' or 'bootstrap'")
+        if correction in ("tukey", "randomized-tukey"):
+            raise ValueError(
+                f"compare: correction={correction!r} assumes independent questions and does "
+                "not support cluster=; use 'holm', 'bonferroni', 'bh' or 'none'")
+    return CompareOptions(test=test, ci=ci or PAIRED_TESTS[test].default_ci,
+                          correction=correction, confidence=confidence,
+                          n_resamples=n_resamples, seed=seed, exact=exact,
+                          tie_threshold=tie_threshold, cluster=cluster)
+
+
+def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
+                       ) -> tuple[list, list[tuple[int, int]]]:
+    """Systems in order of first appearance; every pair, or baseline vs each other."""
+    systems = list(pd.unique(df["system"]))
+    problems = []
+    if len(systems) < 2:
+        problems.append(InputProblem(
+            f"only one system ({systems[0] if systems else 'none'!r}); compare() needs at "
+            "least two", "evaluate two or more systems on the same questions (column 'system')"))
+    if baseline is not None and baseline not in systems:
+        problems.append(InputProblem(
+            f"baseline {baseline!r} is not a system of the table (systems: {systems[:10]})",
+            "pass one of the values of the 'system' column"))
+    if problems:
+        raise EvalframeInputError("per_question", problems)
+    if baseline is None:
+        return systems, list(itertools.combinations(range(len(systems)), 2))
+    b = systems.index(baseline)
+    return systems, [(b, j) for j in range(len(systems)) if j != b]
+
+
+def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | None):
+    """(family x question) x system matrix, its query ids, clusters and family rows."""
+    wide = df.set_index([*fam_keys, "query_id", "system"])["value"].unstack("system")
+    wide = wide.reindex(columns=systems)
+    qids = wide.index.get_level_values("query_id").to_numpy()
+    clusters = None
+    if cluster:  # a question sits in one cluster (checked by clean_table)
+        of_q = df.drop_duplicates("query_id").set_index("query_id")[cluster]
+        clusters = pd.factorize(of_q.reindex(qids).to_numpy())[0]
+    fam_index = wide.index.droplevel("query_id")
+    fam_rows = {
+        (key if isinstance(key, tuple) else (key,)): rows
+        for key, rows in pd.Series(np.arange(len(wide))).groupby(
+            [fam_index.get_level_values(k) for k in fam_keys], sort=False).indices.items()}
+    return wide.to_numpy(dtype=np.float64), qids, clusters, fam_rows
+
+
+def paired_data(df: pd.DataFrame, systems: list, pairs: list[tuple[int, int]],
+                fam_keys: list[str], cluster: str | None) -> PairedData:
+    """Pair the systems on shared questions within each family (by..., measure)."""
+    W, qids, clusters, fam_rows = _wide(df, systems, fam_keys, cluster)
+    fam, a, b, rows, dropped = [], [], [], [], []
+    for key, fr in fam_rows.items():
+        present = ~np.isnan(W[fr])
+        for ia, ib in pairs:
+            both = present[:, ia] & present[:, ib]
+            either = present[:, ia] | present[:, ib]
+            if not either.any():
+                continue  # neither system has this measure / segment
+            fam.append(key)
+            a.append(ia)
+            b.append(ib)
+            rows.append(fr[both])
+            dropped.append(int(either.sum() - both.sum()))
+    codes = None if clusters is None else [pd.factorize(clusters[r])[0] for r in rows]
+    return PairedData(systems=systems, fam=fam, a=np.array(a, dtype=np.int64),
+                      b=np.array(b, dtype=np.int64), rows=rows,
+                      dropped=np.array(dropped, dtype=np.int64), W=W, fam_rows=fam_rows,
+                      qids=qids, xa=[W[r, i] for r, i in zip(rows, a)],
+                      xb=[W[r, i] for r, i in zip(rows, b)], codes=codes)
+
+
+def _warn_dropped(data: PairedData) -> None:
+    total = int(data.dropped.sum())
+    if total:
+        w = int(np.argmax(data.dropped))
+        warn_user(
+            f"compare(): {total} questions dropped (summed over pairs) because only one system "
+            f"of a pair answers them (e.g. {data.dropped[w]} for {data.systems[data.a[w]]} vs "
+            f"{data.systems[data.b[w]]}); see column n_dropped", UnpairedQuestionsWarning)
+
+
+def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
+                        res: TestOutcome, ci: tuple[np.ndarray, np.ndarray],
+                        padj: np.ndarray, used: np.ndarray) -> pd.DataFrame:
+    """The output table (see ``compare``'s Returns)."""
+    k = data.k
+    wins, ties, losses = wins_ties_losses(data.ds, opts.tie_threshold)
+    out = pd.DataFrame({"measure": [f[-1] for f in data.fam]})
+    for j, col in enumerate(by):
+        out[col] = [f[j] for f in data.fam]
+    out["system_a"] = [data.systems[i] for i in data.a]
+    out["system_b"] = [data.systems[i] for i in data.b]
+    out["n"] = data.n
+    out["n_dropped"] = data.dropped
+    out["cluster"] = pd.Series([opts.cluster] * k, dtype=object)
+    out["n_clusters"] = pd.array(data.n_clusters if opts.cluster else [pd.NA] * k, dtype="Int64")
+    out["mean_a"] = np.array([x.mean() if len(x) else np.nan for x in data.xa])
+    out["mean_b"] = np.array([x.mean() if len(x) else np.nan for x in data.xb])
+    out["diff"] = data.diff
+    out["sd_diff"] = data.sd
+    out["ci_low"], out["ci_high"] = ci
+    out["ci_method"] = opts.ci
+    out["statistic"] = res.statistic
+    out["p_value"] = res.p_value
+    out["p_adjusted"] = padj
+    out["test"] = opts.test
+    out["correction"] = used.astype(str) if k else pd.Series([], dtype=str)
+    out["effect_size"] = cohens_dz(data.diff, data.sd)
+    out["wins"], out["ties"], out["losses"] = wins, ties, losses
+    out["confidence"] = float(opts.confidence)
+    resampling = res.n_resamples > 0
+    out["n_resamples"] = pd.array(np.where(resampling, res.n_resamples, 0), dtype="Int64")
+    out["seed"] = pd.array(np.full(k, opts.seed), dtype="Int64")
+    out.loc[~resampling, ["n_resamples", "seed"]] = pd.NA
+    return out
+
+
+def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
+            test: TestName = "t", correction: Correction | None = None,
+            ci: CiMethod | None = None, by: str | Sequence[str] | None = None,
+            n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+            exact: bool | None = None, tie_threshold: float = 0.0,
+            cluster: str | None = None) -> pd.DataFrame:
+    """Paired comparison of systems on the questions they share.
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        Tidy per-question table ``system, query_id, measure, value`` with >= 2 systems.
+    baseline : str, optional
+        Compare this system (always ``system_a``) with every other system. Without it,
+        every pair, ``system_a`` before ``system_b`` in order of first appearance.
+    test : {"t", "randomization", "bootstrap", "wilcoxon", "sign"}
+        Paired test (see Notes for each null hypothesis).
+    correction : {"holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"}, optional
+        Multiple-comparison adjustment over the family of comparisons of one measure
+        (and segment). Default: ``"holm"`` when the family has several comparisons,
+        ``"none"`` for a single one.
+    ci : {"t", "bootstrap", "bca", "none"}, optional
+        Interval of ``diff``. Default: ``"bootstrap"`` (percentile) for the
+        randomisation and bootstrap tests, ``"t"`` otherwise.
+    by : str or list of str, optional
+        Segment columns; comparisons are made within each segment.
+    n_resamples, seed : int
+        Resamples and seed of the randomisation test, the bootstrap and the randomised
+        Tukey HSD.
+    confidence : float
+        Confidence level of the interval (and of Tukey's simultaneous intervals).
+    exact : bool, optional
+        Randomisation test: enumerate all 2**n sign flips (default when n <= 20; with
+        ``cluster``, all 2**G flips of the G clusters, default when G <= 20).
+        Wilcoxon: exact null distribution when there are no ties or zeros (default:
+        the normal approximation, as R for n >= 50).
+    tie_threshold : float
+        ``|d| <= tie_threshold`` counts as a tie for wins/ties/losses and the sign test
+        (Urbano et al. 2019 use 0.01); 0 means only equal values tie.
+    cluster : str, optional
+        Column naming the cluster of each question (e.g. the segment or topic family
+        it was drawn with; a question sits in one cluster). The cluster, not the
+        question, is then the independent unit: the bootstrap (interval and test)
+        resamples whole clusters, the randomisation test flips the signs of whole
+        clusters, and ``t`` (test and interval) uses the cluster-robust standard error
+        with G - 1 degrees of freedom (see Notes). ``wilcoxon``, ``sign``, ``tukey``
+        and ``randomized-tukey`` assume independent questions and raise ValueError.
+
+    Returns
+    -------
+    DataFrame
+        One row per (measure, by..., system_a, system_b):
+
+        ==================  ============================================================
+        measure, *by*       the family
+        system_a, system_b  str; the baseline is system_a
+        n                   int, questions both systems answer (the pairs used)
+        n_dropped           int, questions only one of them answers
+        cluster             str, the ``cluster`` column name, or None
+        n_clusters          Int64, clusters among the n questions (G); <NA> without
+                            ``cluster``
+        mean_a, mean_b      float, means over the n shared questions
+        diff                float, mean_b - mean_a
+        sd_diff             float, sd of the per-question differences (ddof = 1)
+        ci_low, ci_high     float, interval of diff
+        ci_method           str
+        statistic           float: t; mean difference (randomisation, bootstrap);
+                            V = sum of ranks of positive d (Wilcoxon); wins (sign)
+        p_value             float, two-sided, unadjusted
+        p_adjusted          float, adjusted within the family
+        test, correction    str, as applied
+        effect_size         float, Cohen's d_z = mean(d) / sd(d)
+        wins, ties, losses  int, questions where b > a, tie, b < a
+        confidence          float
+        n_resamples         Int64, resamples used (2**n when exact); <NA> if none
+        seed                Int64
+        ==================  ============================================================
+
+    Notes
+    -----
+    With per-question differences ``d_i = b_i - a_i`` on the n shared questions:
+
+    - ``t``: ``t = mean(d) / (sd(d) / sqrt(n))``, df = n - 1; H0: E[d] = 0. Same as
+      ``scipy.stats.ttest_rel(b, a)``; its interval is ``mean(d) +- t_{df} sd / sqrt(n)``.
+    - ``randomization``: H0: the two systems are exchangeable on each question (the
+      distribution of each d_i is symmetric about 0). Statistic mean(d); sign flips,
+      all 2**n when exact, else B seeded random ones with ``p = (b + 1) / (B + 1)``.
+    - ``bootstrap``: resample the n questions with replacement; the interval is the
+      percentile interval of mean(d*), and the test uses the shift method,
+      ``p = (#{|mean(d*) - mean(d)| >= |mean(d)|} + 1) / (B + 1)``. It is liberal
+      (rejects too often) at small n, since the bootstrap distribution is too narrow.
+    - ``wilcoxon``: H0: d symmetric about 0 (median 0); zero differences dropped; normal
+      approximation with tie and continuity correction, as R's ``wilcox.test``.
+    - ``sign``: H0: P(b > a) = P(b < a); binomial test on wins vs losses (ties dropped).
+      Ignores the size of differences, so it is the least powerful.
+    - ``tukey``: questions are blocks of a two-way ANOVA (system + question) on the
+      questions all systems share; ``MSE = SS_residual / ((q - 1)(s - 1))`` and
+      ``p_adjusted = P(Q_{s, (q-1)(s-1)} >= |diff| / sqrt(MSE / q))`` (studentized
+      range). ``randomized-tukey`` (Carterette 2012): permute the system labels within
+      each question B times; ``p_adjusted = (#{max_i mean_i* - min_j mean_j* >= |diff|}
+      + 1) / (B + 1)``. With both, ``p_value`` is still the chosen paired test.
+
+    With ``cluster``, let the n questions fall in G clusters of sizes n_g with
+    difference sums ``S_g = sum_{i in g} d_i``:
+
+    - ``t``: ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean(d))^2 / n^2`` (the CR1
+      cluster-robust variance of a mean, as ``summarize``), ``t = mean(d) / se`` with
+      df = G - 1; interval ``mean(d) +- t_{G-1} se``. With equal cluster sizes this is
+      the one-sample t-test on the G cluster means; with one question per cluster it
+      is the paired t-test above (equal up to float round-off).
+    - ``bootstrap``: G clusters drawn with replacement; the resample mean is
+      ``sum_g c_g S_g / sum_g c_g n_g`` (c_g = times drawn). ``bca`` uses the
+      leave-one-cluster-out jackknife.
+    - ``randomization``: H0: the systems are exchangeable within each cluster; all
+      questions of a cluster share one sign flip, statistic mean(d).
+    - Every p-value and interval needs G >= 2 (NaN otherwise). With one question per
+      cluster every result equals the unclustered one up to float round-off: the same
+      seeded draws of the same units (not just within Monte Carlo error), so the
+      randomisation and bootstrap p-values are identical.
+
+    Questions one of the two systems lacks are dropped (``n_dropped``), with an
+    ``UnpairedQuestionsWarning``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 4, "query_id": list("wxyz") * 2,
+    ...                   "measure": "AP", "value": [.1, .2, .3, .4, .2, .4, .3, .6]})
+    >>> r = compare(t, test="randomization")
+    >>> round(float(r['diff'][0]), 3), float(r['p_value'][0]), int(r['n_resamples'][0])
+    (0.125, 0.25, 16)
+    """
+    by = as_list(by)
+    opts = _options(test, correction, ci, confidence, n_resamples, seed, exact,
+                    tie_threshold, cluster)
+    clashing = [c for c in by if c in ("cluster", "n_clusters")]
+    if clashing:
+        raise EvalframeInputError("per_question", [InputProblem(
+            f"by= names reserved column{'s' if len(clashing) > 1 else ''} {clashing}",
+            "rename the segment column: compare() outputs columns 'cluster' and 'n_clusters'")])
+    df = clean_table(per_question, by=by, cluster=cluster)
+    systems, pairs = _systems_and_pairs(df, baseline)
+    data = paired_data(df, systems, pairs, [*by, "measure"], cluster)
+    _warn_dropped(data)
+    spec = PAIRED_TESTS[opts.test]
+    res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)
+    interval = diff_interval(data, opts, spec, res)
+    padj, used = correct(data, res.p_value, opts)
+    return _format_comparisons(data, by, opts, res, interval, padj, used)

@@ -1,0 +1,219 @@
+"""Input validation for the statistics functions, done up front so the maths stays short.
+
+Parameter errors are ``ValueError`` with one template,
+``"<function>: <param> must be <what>, got <value!r>"``; problems in the per-question
+table are one :class:`~evalframe.errors.EvalframeInputError` listing every problem.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from evalframe.errors import EvalframeInputError, InputProblem
+
+__all__ = [
+    "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment",
+    "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS", "SINGLE_SYSTEM",
+    "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
+    "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
+]
+
+SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
+TestName = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign"]
+Correction = Literal["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"]
+CiMethod = Literal["t", "bootstrap", "bca", "none"]
+PValueAdjustment = Literal["holm", "bonferroni", "bh", "none"]
+
+SUMMARY_METHODS = ("auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson")
+TESTS = ("t", "randomization", "bootstrap", "wilcoxon", "sign")
+CORRECTIONS = ("holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey")
+CI_METHODS = ("t", "bootstrap", "bca", "none")
+ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
+
+#: the system name of a table without a ``system`` column.
+SINGLE_SYSTEM = "system"
+
+#: input and output column names a segment / cluster column may not take.
+_RESERVED = ("system", "query_id", "measure", "value", "n", "mean", "sd", "se", "ci_low",
+             "ci_high", "method", "confidence", "n_resamples", "seed", "system_a", "system_b",
+             "diff", "p_value", "p_adjusted", "statistic", "mean_a", "mean_b")
+
+
+def param_error(func: str | None, param: str, what: str, value: object) -> ValueError:
+    """The parameter error: ``"<func>: <param> must be <what>, got <value!r>"``."""
+    prefix = f"{func}: " if func else ""
+    return ValueError(f"{prefix}{param} must be {what}, got {value!r}")
+
+
+def check_choice(func: str | None, param: str, value: object, choices: Sequence[str]) -> None:
+    """Raise unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise param_error(func, param, f"one of {list(choices)}", value)
+
+
+def check_confidence(confidence: float, name: str = "confidence", *,
+                     func: str | None = None) -> None:
+    """Raise unless ``confidence`` (or an ``alpha``, a ``power``: ``name``) is in (0, 1)."""
+    if not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
+        raise param_error(func, name, "a float in (0, 1)", confidence)
+
+
+def check_resamples(n_resamples: int, *, func: str | None = None) -> None:
+    """Raise unless ``n_resamples`` is an int >= 1."""
+    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer))
+            or n_resamples < 1):
+        raise param_error(func, "n_resamples", "an int >= 1", n_resamples)
+
+
+def check_seed(seed: int, *, func: str | None = None) -> None:
+    """Raise unless ``seed`` is an int >= 0 (what ``numpy.random.default_rng`` takes)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise param_error(func, "seed", "an int >= 0", seed)
+
+
+def check_n(n: int, minimum: int = 1, *, func: str | None = None) -> None:
+    """Raise unless ``n`` (a number of questions) is an int >= ``minimum``."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
+        raise param_error(func, "n", f"an int >= {minimum}", n)
+
+
+def check_tie_threshold(tie_threshold: float, *, func: str | None = None) -> None:
+    """Raise unless ``tie_threshold`` is a float >= 0."""
+    if not isinstance(tie_threshold, (int, float)) or tie_threshold < 0:
+        raise param_error(func, "tie_threshold", "a float >= 0", tie_threshold)
+
+
+def check_cluster(cluster: str | None, *, func: str | None = None) -> None:
+    """Raise unless ``cluster`` is a column name or None."""
+    if cluster is not None and not isinstance(cluster, str):
+        raise param_error(func, "cluster", "a column name (str) or None", cluster)
+
+
+def as_list(cols: str | Sequence[str] | None) -> list[str]:
+    """``None`` -> [], ``"a"`` -> ["a"], a sequence -> a list."""
+    if cols is None:
+        return []
+    if isinstance(cols, str):
+        return [cols]
+    return list(cols)
+
+
+def _examples(df: pd.DataFrame, mask) -> str:
+    return df.loc[np.asarray(mask)].head(3).to_string()
+
+
+def _column_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]:
+    """Missing or reserved columns."""
+    problems = []
+    required = ["query_id", "measure", "value", *extra]
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        problems.append(InputProblem(
+            f"missing column{'s' if len(missing) > 1 else ''} {missing} (found {list(df.columns)})",
+            "pass the per-question table of evaluate(): columns system, query_id, measure, "
+            "value (+ the segment / cluster columns you name in by= or cluster=)"))
+    reserved = [c for c in extra if c in _RESERVED]
+    if reserved:
+        problems.append(InputProblem(
+            f"by= / cluster= name reserved column{'s' if len(reserved) > 1 else ''} {reserved}",
+            "rename the segment column (e.g. 'segment' or 'size'): these names are input or "
+            "output columns"))
+    return problems
+
+
+def _value_problems(df: pd.DataFrame) -> list[InputProblem]:
+    """Non-numeric, NaN and infinite values."""
+    if "value" not in df.columns:
+        return []
+    problems = []
+    raw = df["value"]
+    num = pd.to_numeric(raw, errors="coerce")
+    not_num = num.isna() & raw.notna()
+    if not_num.any():
+        problems.append(InputProblem(
+            f"{int(not_num.sum())} rows have a non-numeric value",
+            "values must be floats (one per-question score per row)", _examples(df, not_num)))
+    nan = raw.isna()
+    if nan.any():
+        problems.append(InputProblem(
+            f"{int(nan.sum())} rows have a missing (NaN) value",
+            "drop those rows or score the question (evaluate() scores unanswered questions 0)",
+            _examples(df, nan)))
+    inf = np.isinf(num.to_numpy(dtype=float, na_value=np.nan))
+    if inf.any():
+        problems.append(InputProblem(
+            f"{int(inf.sum())} rows have an infinite value",
+            "per-question values must be finite", _examples(df, inf)))
+    return problems
+
+
+def _null_key_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]:
+    problems = []
+    for col in ["system", "query_id", "measure", *extra]:
+        if col in df.columns:
+            null = df[col].isna()
+            if null.any():
+                problems.append(InputProblem(
+                    f"{int(null.sum())} rows have a missing {col}",
+                    f"fill or drop the rows without a {col}", _examples(df, null)))
+    return problems
+
+
+def _key_problems(df: pd.DataFrame, out: pd.DataFrame, by: list[str],
+                  cluster: str | None) -> list[InputProblem]:
+    """Duplicate (system, by..., query_id, measure) rows; questions in several clusters."""
+    problems = []
+    key = ["system", *by, "query_id", "measure"]
+    dup = out.duplicated(key, keep=False).to_numpy()
+    if dup.any():
+        problems.append(InputProblem(
+            f"{int(dup.sum())} rows share the same ({', '.join(key)})",
+            "keep one row per system, question and measure"
+            + (" (and segment)" if by else "") + "; average or drop duplicates first",
+            _examples(df, dup)))
+    if cluster:
+        per_q = out.groupby("query_id", sort=False)[cluster].nunique(dropna=False)
+        bad = per_q[per_q > 1]
+        if len(bad):
+            problems.append(InputProblem(
+                f"{len(bad)} questions belong to more than one {cluster!r} cluster",
+                "a question must sit in exactly one cluster",
+                "\n".join(f"query_id={q!r}" for q in bad.index[:3])))
+    return problems
+
+
+def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | None,
+                table: str = "per_question") -> pd.DataFrame:
+    """Return a checked copy with str ids, float64 values and a ``system`` column.
+
+    Raises
+    ------
+    EvalframeInputError
+        One error listing every problem found (columns, values, keys, clusters).
+    """
+    if not isinstance(per_question, pd.DataFrame):
+        raise EvalframeInputError(table, [InputProblem(
+            f"expected a pandas DataFrame, got {type(per_question).__name__}",
+            "pass the per-question table returned by evalframe.evaluate()")])
+    df = per_question
+    extra = list(dict.fromkeys(by + ([cluster] if cluster else [])))
+    problems = [*_column_problems(df, extra), *_value_problems(df),
+                *_null_key_problems(df, extra)]
+    if problems:
+        raise EvalframeInputError(table, problems)
+    out = pd.DataFrame({
+        "system": (df["system"].astype(str).to_numpy(dtype=object) if "system" in df.columns
+                   else np.full(len(df), SINGLE_SYSTEM, dtype=object)),
+        "query_id": df["query_id"].astype(str).to_numpy(dtype=object),
+        "measure": df["measure"].astype(str).to_numpy(dtype=object),
+        "value": pd.to_numeric(df["value"]).to_numpy(dtype=np.float64),
+    })
+    for col in extra:
+        out[col] = df[col].to_numpy()
+    problems = _key_problems(df, out, by, cluster)
+    if problems:
+        raise EvalframeInputError(table, problems)
+    return out
