@@ -33,10 +33,13 @@ Layout (each file imports only the ones above it):
 - ``effects``: Cohen's d_z, wins / ties / losses;
 - ``intervals``: ``summarize``, one function per interval;
 - ``paired``: ``compare``, one function per test in a registry;
-- ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``.
+- ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``;
+- ``collection``: evaluating the evaluation: ``rank_correlation``, ``asl_curve``,
+  ``discriminative_power``.
 """
 from __future__ import annotations
 
+from .collection import asl_curve, discriminative_power, rank_correlation
 from .corrections import adjust_pvalues
 from .intervals import summarize
 from .paired import compare
@@ -70,4 +73,7 @@ __all__ = [
     "detectable_difference",
     "power",
     "planning_curve",
+    "rank_correlation",
+    "asl_curve",
+    "discriminative_power",
 ]
