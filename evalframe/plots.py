@@ -10,7 +10,7 @@ grey and with ten systems.
 from __future__ import annotations
 
 __all__ = ["PALETTE", "MARKERS", "system_styles", "plot_sample_size", "plot_power", "plot_forest",
-           "plot_segment_forest", "plot_curves", "plot_paired_differences", "plot_segments"]
+           "plot_segment_forest", "plot_curves", "plot_paired_differences", "plot_segments", "plot_asl_curve"]
 
 from typing import Sequence
 
@@ -428,4 +428,40 @@ def plot_segments(by_segment: pd.DataFrame, *, measure: str, segment: str | None
     ax.set_ylim(0, min(1.05, float(t["ci_high"].max()) * 1.1 if len(t) else 1))
     ax.grid(True, axis="y", alpha=0.3)
     _legend(ax, len(systems), outside=True, title="system")
+    return ax
+
+
+# ------------------------------------------------------------------------ ASL curves
+def plot_asl_curve(curve: pd.DataFrame, *, measures: Sequence[str] | None = None, alpha: float | None = 0.05,
+                   ax=None):
+    """Sakai's achieved-significance-level curves: each measure's pair p-values, sorted.
+
+    A curve that stays low over more pairs belongs to the more discriminative measure.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        :func:`evalframe.stats.asl_curve` output (``measure, pair_rank, p_value``).
+    measures : list of str, optional
+        Default: every measure of the table, in its order.
+    alpha : float, optional
+        A significance level to mark (None: no line).
+    """
+    _need(curve, ["measure", "pair_rank", "p_value"], "plot_asl_curve")
+    ax = _axes(ax)
+    names = list(measures) if measures is not None else list(pd.unique(curve["measure"]))
+    for i, m in enumerate(names):
+        g = curve[curve["measure"] == m].sort_values("pair_rank")
+        ax.plot(g["pair_rank"], g["p_value"], color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
+                ms=3, lw=1.6, label=str(m))
+    if alpha is not None:
+        ax.axhline(alpha, color="0.3", ls=":", lw=1)
+        ax.annotate(f"α = {alpha:g}", xy=(0, alpha), xycoords=("axes fraction", "data"), xytext=(4, 3),
+                    textcoords="offset points", fontsize="small", color="0.3")
+    ax.set_ylim(0, min(1.0, max(0.2, float(curve["p_value"].max()) * 1.05)) if len(curve) else 1.0)
+    ax.set_xlabel("system pairs, sorted by p-value")
+    ax.set_ylabel("achieved significance level (p-value)")
+    ax.set_title("Discriminative power: ASL curves")
+    ax.grid(True, alpha=0.3)
+    _legend(ax, len(names))
     return ax

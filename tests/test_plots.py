@@ -221,3 +221,16 @@ def test_import_does_not_load_matplotlib():
     code = "import sys, evalframe, evalframe.plots, evalframe.report; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_asl_curve(tmp_path):
+    from evalframe import stats
+    cran = ef.datasets.load_cranfield()
+    curve = stats.asl_curve(ef.evaluate(cran.runs, cran.qrels, ["AP", "P@5"]), test="t")
+    ax = plots.plot_asl_curve(curve)
+    lines = {l.get_label(): l for l in ax.get_lines()}
+    assert list(lines)[:2] == ["AP", "P@5"]
+    y = np.asarray(lines["AP"].get_ydata(), float)
+    assert y.tolist() == sorted(curve[curve.measure == "AP"]["p_value"])  # drawn, not recomputed
+    assert "p-value" in ax.get_ylabel()
+    _save(ax, tmp_path, "asl")
