@@ -94,6 +94,11 @@ def _open_remote(filesystem, path: str):
                     f"got {filesystem!r}")
 
 
+def _ascii_compatible(encoding: str) -> bool:
+    import codecs
+    return codecs.lookup(encoding).name in ("iso8859-1", "utf-8", "ascii", "cp1252", "iso8859-15")
+
+
 def _not_utf8(data: bytes, what: str, path: str) -> EvalframeInputError:
     try:
         data.decode("utf-8")
@@ -159,6 +164,8 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
             data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
     if b"\r" in data or b"\v" in data or b"\f" in data:
         normalise = True
+    if encoding != "utf-8" and _ascii_compatible(encoding) and data.isascii():
+        encoding = "utf-8"  # the same text, without transcoding
     # Fast path: every line holds exactly n fields separated by one tab or one space
     # (single-byte counts only; a doubled blank would leave an empty field, which is
     # checked after parsing).  Anything else is normalised to single spaces.

@@ -18,7 +18,10 @@ of the golden set that the run does not answer is left out without ``-c``
 (trec_eval 10 stops with "result qid not found"; trec_eval 9 and the manual
 leave it out); the preference (``-R prefs``), ``qrels_jg`` and z-score
 (``-Z``) modes and the measures ``dcg``, ``ideal_dcg`` and ``yaap`` are not
-provided.
+provided.  Files are read as trec_eval reads them (ids as bytes, through
+latin-1; a first line is data unless it cannot be; indented ``#`` comments in
+a run; C's ``isspace`` separators); the behaviours of trec_eval 10 not copied
+are listed, with the reason, in the README ("trec_eval 9 vs 10").
 """
 from __future__ import annotations
 

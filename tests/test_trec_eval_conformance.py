@@ -378,3 +378,127 @@ def test_all_negative_question_is_counted(labels, tmp_path, capsysbinary):
     code, out, err = _bytes_out(["-q", "-m", "num_rel", "-m", "map"] + files, capsysbinary)
     assert code == 0, err
     assert out == _table("num_rel 1 0\nmap 1 0.0000\nnum_rel 2 1\nmap 2 1.0000\nnum_rel all 1\nmap all 0.5000")
+
+
+def test_rndcg_with_l0_on_a_question_of_zero_labels_is_zero(tmp_path, capsysbinary):
+    """trec_eval 10 prints nan (0/0: relevant under -l0, but every gain is 0);
+    evalframe 0 (README)."""
+    files = _files(tmp_path, b"1 0 d1 0\n1 0 d2 0\n2 0 d1 1\n", b"1 Q0 d1 1 0.9 r\n2 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out(["-q", "-l0", "-m", "Rndcg"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("Rndcg 1 0.0000\nRndcg 2 1.0000\nRndcg all 0.5000")
+
+
+def test_rbp_resid_powers_differ_from_trec_eval_in_the_last_bits(tmp_path, capsysbinary):
+    """0.9^4 + 0.1 is 0.7561 with numpy.power, 0.7561000000000001 with trec_eval's
+    repeated products: the mean 0.37805 prints 0.3780 here, 0.3781 in trec_eval
+    (README; the per-question values of the snapshot stay bit-identical)."""
+    files = _files(tmp_path, b"1 0 d2 1\n1 0 d3 0\n1 0 d4 0\n2 0 d1 1\n",
+                   b"1 Q0 x 1 0.9 r\n1 Q0 d2 2 0.8 r\n1 Q0 d3 3 0.7 r\n1 Q0 d4 4 0.6 r\n2 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out(["-m", "rbp_resid"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("rbp_resid all 0.3780")
+
+
+# ---------------------------------------------------------------------------
+# Differential fuzz against the binary: random small files with ties, graded and
+# negative labels, missing questions, header-like first lines, Latin-1 ids,
+# comments and odd blanks, under many flag sets; byte for byte, except the
+# README's documented differences.
+# ---------------------------------------------------------------------------
+
+FUZZ_FLAGS = ["-q -m all_trec", "-q -c -m all_trec", "-c -l2 -m all_trec", "-q -c -l2 -m num_rel -m map",
+              "-q -J -m all_trec", "-q -c -J -m all_trec", "-q -M3 -m all_trec", "-q -c -M2 -l2 -m all_trec",
+              "-q -c -m relstring.5 -m utility.2,-1,0,0 -m rbp_resid.p=0.5 -m unj.3 -m num_ret",
+              "-q -m set_F.0.5 -m set_F.0.25 -m set_F.2 -m set_F.0.3", "-q -c -m set_F.0.5",
+              "-q -m ndcg.1=3,1=5 -m G.2=4,2=7", "-q -c -J -l2 -M4 -m all_trec", "-q -l0 -m all_trec"]
+
+
+def _fuzz_case(rng, fmt):
+    """(qrels text, run text) or None; ids are str whose characters are bytes (latin-1)."""
+    ql, rl = [], []
+    tag = rng.choice(["run", "tag", "system", "r1"])
+    it = rng.choice(["Q0", "0", "iter", "q0"])
+    for q in range(rng.integers(1, 7)):
+        qid = f"q\xe9{q}" if fmt == "latin1" else str(rng.choice([str(q), f"q{q}", f"{q:03d}"]))
+        docs = [(f"d\xe9{i}" if i % 2 else f"d{i}\xff") if fmt == "latin1" else f"d{i}"
+                for i in range(rng.integers(1, 13))]
+        judged = rng.permutation(docs)[:rng.integers(0, len(docs) + 1)]
+        graded = rng.random() > 0.2
+        for d in judged:
+            ql.append((qid, d, int(rng.choice([-2, -1, 0, 1, 2, 3]) if graded else rng.integers(0, 2))))
+        if rng.random() < 0.85:
+            ret = rng.permutation(docs)[:rng.integers(1, len(docs) + 1)]
+            for i, d in enumerate(ret):
+                s = rng.choice([1.0, 0.5, round(float(rng.random() * 2), 1)])
+                rl.append((qid, d, i + 1, s))
+    best = {}
+    for q, d, lab in ql:
+        best[q] = max(best.get(q, -9), lab)
+    ql = [x for x in ql if best[x[0]] >= 0]  # trec_eval 10 crashes on all-negative questions
+    if not ql or not rl:
+        return None
+    head = None
+    if fmt == "header_run":
+        head = [("1", "0", "d1", 1, 0.9, "run"), ("x", "iter", "doc", 1, 0.3, "system")][rng.integers(2)]
+        rl = [x for x in rl if (x[0], x[1]) != (head[0], head[2])]
+    lines = []
+    for q, d, r, s in rl:
+        sep = str(rng.choice([" ", "\t", "\v", "\f", " \t "])) if fmt == "space" else " "
+        lines.append(sep.join([q, it, d, str(r), str(s), tag]))
+    if head:
+        lines.insert(0, " ".join(map(str, head)))
+    if fmt == "comments":
+        lines.insert(int(rng.integers(0, len(lines) + 1)), "   # indented comment")
+        lines.insert(0, "# first comment")
+    qlines = [f"{q} 0 {d} {lab}" for q, d, lab in ql]
+    if fmt == "header_qrels":
+        qlines.insert(0, str(rng.choice(["query 0 doc 1", "1 0 score 2", "1 0 doc 0"])))
+    return "\n".join(qlines) + "\n", "\n".join(lines) + "\n"
+
+
+def _documented_difference(ours: bytes, theirs: bytes) -> bool:
+    """Only the README's: 0/0 printed as nan by trec_eval (iprec_at_recall,
+    11pt_avg on an empty -J list; Rndcg with -l0), and rbp's last bits."""
+    a, b = ours.split(b"\n"), theirs.split(b"\n")
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        name = y.split(b"\t")[0].strip()
+        if b"nan" in y and name.startswith((b"iprec_at_recall", b"11pt_avg", b"Rndcg")):
+            continue
+        if name.startswith(b"rbp") and abs(float(x.split(b"\t")[2]) - float(y.split(b"\t")[2])) < 1.5e-4:
+            continue
+        return False
+    return True
+
+
+@pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+@pytest.mark.parametrize("fmt", ["plain", "header_run", "header_qrels", "latin1", "comments", "space"])
+def test_fuzz_against_the_trec_eval_binary(fmt, tmp_path, capsysbinary):
+    rng = np.random.default_rng(sum(map(ord, fmt)))
+    q_all, q_ans, r = tmp_path / "qrels", tmp_path / "qrels_answered", tmp_path / "run"
+    compared = 0
+    for case in range(25):
+        made = _fuzz_case(rng, fmt)
+        if made is None:
+            continue
+        qt, rt = made
+        answered = {ln.split()[0] for ln in rt.splitlines() if ln.split() and not ln.lstrip().startswith("#")}
+        q_all.write_bytes(qt.encode("latin-1"))
+        # without -c trec_eval 10 stops on a qrels question the run does not answer
+        q_ans.write_bytes("".join(ln + "\n" for ln in qt.splitlines() if ln.split()[0] in answered).encode("latin-1"))
+        r.write_bytes(rt.encode("latin-1"))
+        for flags in rng.choice(FUZZ_FLAGS, 3, replace=False):
+            argv = shlex.split(flags) + [str(q_all if "-c" in flags else q_ans), str(r)]
+            want = subprocess.run([os.environ["EVALFRAME_TREC_EVAL"], *argv], capture_output=True)
+            if want.returncode != 0:  # e.g. every qrels line dropped above
+                continue
+            code, out, err = _bytes_out(argv, capsysbinary)
+            assert code == 0, (flags, err, qt, rt)
+            assert out == want.stdout or _documented_difference(out, want.stdout), (flags, qt, rt)
+            compared += 1
+    assert compared > 30
