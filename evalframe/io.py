@@ -32,7 +32,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,9 @@ from .errors import EvalframeInputError, InputProblem
 from .schema import ALIASES, clean_qrels, clean_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
+
+#: A ``pyarrow.fs.FileSystem`` or an ``fsspec`` filesystem (neither is imported here).
+FileSystem = Any
 
 _QRELS_COLS = ["query_id", "iteration", "doc_id", "relevance"]
 _RUN_COLS = ["query_id", "q0", "doc_id", "rank", "score", "system"]
@@ -73,7 +76,7 @@ def _decompress(data: bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
 
-def _read_bytes(path: Path, filesystem=None) -> bytes:
+def _read_bytes(path: Path, filesystem: FileSystem | None = None) -> bytes:
     if filesystem is not None:
         with _open_remote(filesystem, str(path)) as fh:
             return _decompress(fh.read())
@@ -84,7 +87,7 @@ def _read_bytes(path: Path, filesystem=None) -> bytes:
     return _decompress(data)
 
 
-def _open_remote(filesystem, path: str):
+def _open_remote(filesystem: FileSystem, path: str):
     """A binary input stream from a pyarrow.fs or an fsspec filesystem."""
     if hasattr(filesystem, "open_input_stream"):  # pyarrow.fs.FileSystem
         return filesystem.open_input_stream(path)
@@ -263,7 +266,7 @@ def could_be_data(fields: list[bytes], kind: Literal["qrels", "run"]) -> bool:
     return n == 4 and _is_number(fields[3])
 
 
-def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem=None,
+def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
                      data: bytes | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read one file: ``path`` names it (its suffix gives the format); the bytes
     come from ``data`` (an opened file object), ``filesystem`` or the local disk."""
@@ -352,7 +355,8 @@ def _is_nested_run_mapping(obj: Mapping) -> bool:
     return False
 
 
-def _raw(source, kind: Literal["qrels", "run"], *, filesystem=None, encoding: str = "utf-8") -> pd.DataFrame:
+def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
+         encoding: str = "utf-8") -> pd.DataFrame:
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if isinstance(source, pd.DataFrame):
         return source
@@ -371,7 +375,7 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem=None, encoding: st
                     f"{type(source).__name__}: pass a file path, an opened file, a DataFrame or a dict of dicts")
 
 
-def read_qrels(source: Source, *, filesystem=None, encoding: str = "utf-8") -> pd.DataFrame:
+def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read a golden set (qrels) into a canonical DataFrame.
 
     Parameters
@@ -400,7 +404,7 @@ def read_qrels(source: Source, *, filesystem=None, encoding: str = "utf-8") -> p
 
 
 def read_run(source: Source | Sequence[Source], *, system: str | None = None,
-             duplicates: Literal["error", "max", "first"] = "error", filesystem=None,
+             duplicates: Literal["error", "max", "first"] = "error", filesystem: FileSystem | None = None,
              encoding: str = "utf-8") -> pd.DataFrame:
     """Read a run (one or many systems) into a canonical DataFrame.
 

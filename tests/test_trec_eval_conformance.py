@@ -502,3 +502,12 @@ def test_fuzz_against_the_trec_eval_binary(fmt, tmp_path, capsysbinary):
             assert out == want.stdout or _documented_difference(out, want.stdout), (flags, qt, rt)
             compared += 1
     assert compared > 30
+
+
+def test_latin1_run_on_standard_input(tmp_path, capsysbinary, monkeypatch):
+    q = tmp_path / "qrels"
+    q.write_bytes(b"q\xff 0 d\xe9 1\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"q\xff Q0 d\xe9 1 0.9 r extra\n")))
+    code, out, err = _bytes_out(["-q", "-m", "map", str(q), "-"], capsysbinary)
+    assert code == 0, err
+    assert out == b"map                   \tq\xff\t1.0000\nmap                   \tall\t1.0000\n"
