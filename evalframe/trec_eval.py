@@ -129,6 +129,18 @@ def _setf(vals, opts):
     return Derived(("NumRet", "NumRel", "NumRelRet"), fn)
 
 
+def _iprec_avg(vals, opts):
+    """11pt_avg: the mean of iprec_at_recall at the given levels, summed from the
+    last level to the first as trec_eval's m_11pt_avg.c does (IPrecAvg sums from
+    the first: the last bit can differ, and with it a rounding half)."""
+    def fn(*columns):
+        total = np.zeros_like(columns[0])
+        for col in reversed(columns):
+            total = total + col
+        return total / float(len(columns))
+    return Derived(tuple(f"IPrec(recall={_g(x)})" for x in vals), fn)
+
+
 def _utility(vals, opts):
     if len(vals) != 4:
         raise ValueError("utility needs 4 coefficients, e.g. utility.1,-1,0,0")
@@ -160,8 +172,7 @@ TREC_MEASURES: list[TrecMeasure] = [
     _single("gm_bpref", ef="GMbpref", per_query=False),
     TrecMeasure("Rprec_mult", "cut_double", lambda x, o: f"Rprec(mult={_g(x)})", _RPREC_MULT),
     TrecMeasure("utility", "p_double", _utility, (1.0, -1.0, 0.0, 0.0)),
-    TrecMeasure("11pt_avg", "p_double",
-                lambda v, o: "IPrecAvg(recalls=(" + ", ".join(_g(x) for x in v) + ",))", _ELEVEN),
+    TrecMeasure("11pt_avg", "p_double", _iprec_avg, _ELEVEN),
     _single("binG", ef="binG"),
     TrecMeasure("G", "p_pair", lambda p, o: _with_gains("G", p, name="G")),
     TrecMeasure("ndcg", "p_pair", lambda p, o: _with_gains("nDCG(gain='linear')", p, name="ndcg")),
@@ -553,7 +564,7 @@ def _writer(out):
     buf = getattr(out, "buffer", None)
 
     def write(text: str) -> None:
-        data = text.encode(_ENCODING, errors="replace")
+        data = text.encode(_ENCODING, errors="replace")  # ids, ASCII, and measure names from argv
         if buf is not None:
             out.flush()
             buf.write(data)
@@ -702,7 +713,13 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore")
             _evaluate(opts, req, qrels_path, run_path, sys.stdout)
     except EvalframeInputError as exc:
-        err.write(f"trec_eval: {exc}\n")
+        text = f"trec_eval: {exc}\n"
+        try:  # ids in the message are the files' bytes, one character each
+            text.encode(_ENCODING)
+        except UnicodeEncodeError:
+            err.write(text)
+        else:
+            _writer(err)(text)
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
         err.write(f"trec_eval: {exc}\n")

@@ -511,3 +511,23 @@ def test_latin1_run_on_standard_input(tmp_path, capsysbinary, monkeypatch):
     code, out, err = _bytes_out(["-q", "-m", "map", str(q), "-"], capsysbinary)
     assert code == 0, err
     assert out == b"map                   \tq\xff\t1.0000\nmap                   \tall\t1.0000\n"
+
+
+def test_errors_name_utf8_ids_as_written(tmp_path, capsysbinary):
+    files = _files(tmp_path, "é 0 d€ 1\né 0 d€ 2\n".encode(), "é Q0 d€ 1 0.9 r\n".encode())
+    code, out, err = _bytes_out(files, capsysbinary)
+    assert code == 2 and out == b""
+    assert "d€".encode() in err and b"Traceback" not in err
+
+
+def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
+    """100 documents, relevant at ranks 1, 16, 31, 40, 71, 91, 96, 10 relevant in
+    all: trec_eval sums the 11 interpolated precisions from recall 1.0 down to 0,
+    giving 0.2313; summed from 0 up, the last bit changes and it prints 0.2312."""
+    relevant = {1, 16, 31, 40, 71, 91, 96}
+    qrels = b"".join(b"1 0 d%d %d\n" % (r, r in relevant) for r in range(1, 101))
+    qrels += b"1 0 x1 1\n1 0 x2 1\n1 0 x3 1\n"
+    run = b"".join(b"1 Q0 d%d %d %d r\n" % (r, r, 200 - r) for r in range(1, 101))
+    code, out, err = _bytes_out(["-m", "11pt_avg", "-m", "num_rel"] + _files(tmp_path, qrels, run), capsysbinary)
+    assert code == 0, err
+    assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
