@@ -2,20 +2,29 @@
 
 Accepted sources (for both :func:`read_qrels` and :func:`read_run`):
 
-- TREC text files: whitespace separated (tabs or runs of spaces), ``#`` comment
-  lines, optionally gzip-compressed (``.gz``).  Qrels: ``query_id iter doc_id
-  relevance``; runs: ``query_id Q0 doc_id rank score tag``.
+- TREC text files: whitespace separated (any mix of spaces, tabs, ``\\v``, ``\\f``,
+  ``\\r``, as C's ``isspace``), ``#`` comment lines (in a run also indented ones,
+  as trec_eval), optionally gzip-compressed (``.gz``).  Qrels: ``query_id iter
+  doc_id relevance``; runs: ``query_id Q0 doc_id rank score tag``.  A first line
+  is taken for a header only when it cannot be data: it names known columns and
+  its score (run) or label (qrels) is not a number, so ``1 0 doc 1 0.9 run`` is
+  data.  Text is UTF-8 unless ``encoding=`` says otherwise (``"latin-1"`` reads any
+  bytes losslessly).
 - CSV / TSV with a header line, Parquet, JSON lines (``.jsonl``), using the
   canonical column names or the aliases in :data:`evalframe.schema.ALIASES`.
 - pandas DataFrames (copied, never modified).
 - The dict-of-dicts used by pytrec_eval and ranx: ``{query_id: {doc_id: value}}``.
+
+Paths are local files: a URL-looking path (``s3://...``, ``http://...``) is
+refused.  To read from a remote store, pass ``filesystem=`` (a ``pyarrow.fs`` or
+fsspec filesystem) with the path inside it, or an opened binary file object.
 
 Several systems: a table with a ``system`` column, a list of runs, or a dict
 ``{system_name: run}``.  A TREC run file's tag column becomes ``system``.
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run"]
+__all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines"]
 
 import gzip
 import io as _io
@@ -23,7 +32,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 import pandas as pd
@@ -31,21 +40,79 @@ import pandas as pd
 from .errors import EvalframeInputError, InputProblem
 from .schema import ALIASES, clean_qrels, clean_run
 
-Source = Union[str, os.PathLike, pd.DataFrame, Mapping]
+Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
+
+#: A ``pyarrow.fs.FileSystem`` or an ``fsspec`` filesystem (neither is imported here).
+FileSystem = Any
 
 _QRELS_COLS = ["query_id", "iteration", "doc_id", "relevance"]
 _RUN_COLS = ["query_id", "q0", "doc_id", "rank", "score", "system"]
 _KNOWN = {a for names in ALIASES.values() for a in names}
 
 
-def _read_bytes(path: Path) -> bytes:
+#: ``scheme://`` (a scheme of two or more letters, so not a Windows drive), or
+#: ``scheme:/`` as a ``pathlib.Path`` spells it.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
+
+
+def local_path(source: str | os.PathLike, what: str) -> Path:
+    """``source`` as a local path; a URL-looking path is refused before any I/O.
+
+    pandas and pyarrow resolve ``http:``, ``s3:``, ``gs:`` or ``hdfs:`` paths over
+    the network; evalframe reads from the network only when asked (``filesystem=``
+    or an opened file object), never because of how a path is spelled."""
+    text = os.fsdecode(os.fspath(source))
+    # a string must spell "scheme://"; a Path has already folded "//" into "/"
+    url = "://" in text if isinstance(source, (str, bytes)) else True
+    if url and _URL.match(text):
+        raise EvalframeInputError(what, [InputProblem(
+            f"{text!r} looks like a URL; a path is read only as a local file",
+            "to read from a remote store, pass filesystem= (a pyarrow.fs or fsspec filesystem) with the "
+            "path inside it, or an opened binary file object")])
+    return Path(text)
+
+
+def _decompress(data: bytes) -> bytes:
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _read_bytes(path: Path, filesystem: FileSystem | None = None) -> bytes:
+    if filesystem is not None:
+        with _open_remote(filesystem, str(path)) as fh:
+            return _decompress(fh.read())
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {str(path)!r}") from None
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data
+    return _decompress(data)
+
+
+def _open_remote(filesystem: FileSystem, path: str):
+    """A binary input stream from a pyarrow.fs or an fsspec filesystem."""
+    if hasattr(filesystem, "open_input_stream"):  # pyarrow.fs.FileSystem
+        return filesystem.open_input_stream(path)
+    if hasattr(filesystem, "open"):  # fsspec.AbstractFileSystem
+        return filesystem.open(path, "rb")
+    raise TypeError(f"read: filesystem must be a pyarrow.fs.FileSystem or an fsspec filesystem, "
+                    f"got {filesystem!r}")
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    import codecs
+    return codecs.lookup(encoding).name in ("iso8859-1", "utf-8", "ascii", "cp1252", "iso8859-15")
+
+
+def _not_utf8(data: bytes, what: str, path: str) -> EvalframeInputError:
+    try:
+        data.decode("utf-8")
+        start = 0
+    except UnicodeDecodeError as exc:
+        start = exc.start
+    line = data.count(b"\n", 0, start) + 1
+    return EvalframeInputError(what, [InputProblem(
+        f"{path} is not UTF-8 text (byte {data[start:start + 1]!r} on line {line})",
+        "pass encoding= with the file's encoding; encoding='latin-1' reads any bytes and keeps "
+        "every id exactly (trec_eval compares ids as bytes)")])
 
 
 def _strip_ext(path: Path) -> str:
@@ -76,11 +143,15 @@ def malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int,
 
 
 def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
-                      normalise: bool = False) -> pd.DataFrame:
+                      normalise: bool = False, indented_comments: bool = False,
+                      encoding: str = "utf-8") -> pd.DataFrame:
     """Parse a whitespace-separated file with a fixed number of columns (pyarrow).
 
     Files separated by single tabs or single spaces are parsed as they are; any
-    other mix of blanks is first normalised to single spaces."""
+    other mix of blanks (C's ``isspace``: space, tab, ``\\v``, ``\\f``, ``\\r``) is
+    first normalised to single spaces.  ``indented_comments``: a line whose first
+    non-blank character is ``#`` is a comment (trec_eval's rule for runs; in
+    qrels only a ``#`` in the first column starts a comment)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -88,9 +159,16 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
     original = data
     n = len(names)
     if b"\r" in data:
-        data = data.replace(b"\r", b"")
-    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):
-        data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
+        data = data.replace(b"\r\n", b"\n")
+    if b"#" in data:
+        if indented_comments:
+            data = re.sub(rb"(?m)^[ \t\v\f\r]*#[^\n]*\n?", b"", data)
+        elif data.startswith(b"#") or b"\n#" in data:
+            data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
+    if b"\r" in data or b"\v" in data or b"\f" in data:
+        normalise = True
+    if encoding != "utf-8" and _ascii_compatible(encoding) and data.isascii():
+        encoding = "utf-8"  # the same text, without transcoding
     # Fast path: every line holds exactly n fields separated by one tab or one space
     # (single-byte counts only; a doubled blank would leave an empty field, which is
     # checked after parsing).  Anything else is normalised to single spaces.
@@ -103,7 +181,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         delimiter = " "
     else:
         simple, delimiter = False, " "
-        data = re.sub(rb"[ \t]+", b" ", data)
+        data = re.sub(rb"[ \t\v\f\r]+", b" ", data)
         data = re.sub(rb"(?m)^ | $", b"", data)
         if b"\n\n" in data or data.startswith(b"\n"):
             data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
@@ -121,7 +199,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
                  for c in names}
         return pacsv.read_csv(
             _io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26, encoding=encoding),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
@@ -133,7 +211,12 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         # A value that is not a number: read everything as text so that the
         # schema step can report every bad row at once.
         n_bad = 0
-        table = parse(typed=False)
+        try:
+            table = parse(typed=False)
+        except pa.ArrowInvalid as exc:
+            if "UTF8" in str(exc) or "UTF-8" in str(exc):
+                raise _not_utf8(original, what, path) from None
+            raise
     if n_bad:
         count, shown = malformed_lines(original, n, n)
         raise EvalframeInputError(what, [InputProblem(
@@ -142,7 +225,8 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
     if simple and any(table.column(c).type == pa.string() and pc.any(pc.equal(table.column(c), "")).as_py()
                       for c in names):
         # an empty field: blanks were doubled somewhere after all; normalise and parse again
-        return _parse_whitespace(original, names, what, path, normalise=True)
+        return _parse_whitespace(original, names, what, path, normalise=True,
+                                 indented_comments=indented_comments, encoding=encoding)
     df = table.to_pandas(types_mapper=_string_mapper)
     df.attrs["evalframe_ids_trimmed"] = True  # split on blanks: ids hold none
     return df
@@ -161,44 +245,81 @@ _PANDAS_STR = int(pd.__version__.split(".")[0]) >= 3
 _MAX = 5
 
 
-def _read_table_file(path: Path, kind: Literal["qrels", "run"]) -> pd.DataFrame:
+def _is_number(token: bytes) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def could_be_data(fields: list[bytes], kind: Literal["qrels", "run"]) -> bool:
+    """Whether a line split on blanks can be a TREC data line: a run's score
+    (fifth of six or more fields, or third of three) or a qrels label (fourth of
+    four, or third of three) is a number.  Only a line that cannot be data may
+    be a header."""
+    n = len(fields)
+    if n == 3:
+        return _is_number(fields[2])
+    if kind == "run":
+        return n >= 6 and _is_number(fields[4])
+    return n == 4 and _is_number(fields[3])
+
+
+def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
+                     data: bytes | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read one file: ``path`` names it (its suffix gives the format); the bytes
+    come from ``data`` (an opened file object), ``filesystem`` or the local disk."""
     name = _strip_ext(path)
     what = "golden set (qrels)" if kind == "qrels" else "run"
-    if name.endswith((".parquet", ".pq")):
-        return pd.read_parquet(path)
-    if name.endswith((".jsonl", ".ndjson")):
-        return pd.read_json(path, lines=True, dtype=False)
-    if name.endswith(".json"):
-        import json
-        with (gzip.open(path, "rt") if path.name.endswith(".gz") else open(path)) as fh:
-            obj = json.load(fh)
-        return _from_mapping(obj, kind)
-    data = _read_bytes(path)
-    first = next((ln for ln in data[:1 << 16].splitlines() if ln.strip() and not ln.startswith(b"#")), b"")
+    if data is None and name.endswith((".parquet", ".pq")):
+        import pyarrow.fs as pafs
+        # an explicit filesystem: pandas never resolves the path string itself
+        return pd.read_parquet(str(path), filesystem=filesystem if filesystem is not None else pafs.LocalFileSystem())
+    if data is None:
+        data = _read_bytes(path, filesystem)
+    else:
+        data = _decompress(data)
+    if data[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
+        return pd.read_parquet(_io.BytesIO(data))
+    try:
+        if name.endswith((".jsonl", ".ndjson")):
+            return pd.read_json(_io.StringIO(data.decode(encoding)), lines=True, dtype=False)
+        if name.endswith(".json"):
+            import json
+            return _from_mapping(json.loads(data.decode(encoding)), kind)
+    except UnicodeDecodeError:
+        raise _not_utf8(data, what, str(path)) from None
+    run = kind == "run"
+    first = next((ln for ln in data[:1 << 16].splitlines()
+                  if ln.strip() and not (ln.lstrip() if run else ln).startswith(b"#")), b"")
     tokens = [t.decode(errors="replace").strip().strip('"').lower() for t in re.split(rb"[,\t ]+", first.strip())]
-    has_header = any(t in _KNOWN for t in tokens) and not (
-        kind == "run" and len(tokens) == 6 and tokens[1].lower() == "q0")
+    has_header = any(t in _KNOWN for t in tokens) and not could_be_data(first.split(), kind)
     if has_header or name.endswith(".csv"):
         sep = "," if (name.endswith(".csv") or (b"," in first and b"\t" not in first)) else ("\t" if b"\t" in first else r"\s+")
         # Every column as text: ids keep their exact spelling ("0012") whatever the
         # header's case; the schema step converts scores, labels and ranks.
-        return pd.read_csv(_io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
-                           comment=None, skip_blank_lines=True)
+        try:
+            return pd.read_csv(_io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                               comment=None, skip_blank_lines=True, encoding=encoding)
+        except UnicodeDecodeError:
+            raise _not_utf8(data, what, str(path)) from None
     ntok = len(first.split())
+    opts = {"indented_comments": run, "encoding": encoding}
     if kind == "qrels":
         if ntok == 4:
-            df = _parse_whitespace(data, _QRELS_COLS, what, str(path))
+            df = _parse_whitespace(data, _QRELS_COLS, what, str(path), **opts)
             return df[["query_id", "doc_id", "relevance"]]
         if ntok == 3:
-            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path))
+            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path), **opts)
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: first line has {ntok} fields: {first[:200]!r}",
             "TREC qrels lines are 'query_id iteration doc_id relevance' (4 fields)")])
     if ntok == 6:
-        df = _parse_whitespace(data, _RUN_COLS, what, str(path))
+        df = _parse_whitespace(data, _RUN_COLS, what, str(path), **opts)
         return df[["query_id", "doc_id", "rank", "score", "system"]]
     if ntok == 3:
-        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path))
+        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path), **opts)
     raise EvalframeInputError(what, [InputProblem(
         f"{path}: first line has {ntok} fields: {first[:200]!r}",
         "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
@@ -234,24 +355,40 @@ def _is_nested_run_mapping(obj: Mapping) -> bool:
     return False
 
 
-def _raw(source, kind: Literal["qrels", "run"]) -> pd.DataFrame:
+def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
+         encoding: str = "utf-8") -> pd.DataFrame:
+    what = "golden set (qrels)" if kind == "qrels" else "run"
     if isinstance(source, pd.DataFrame):
         return source
     if isinstance(source, (str, os.PathLike)):
-        return _read_table_file(Path(source), kind)
+        path = Path(os.fsdecode(os.fspath(source))) if filesystem is not None else local_path(source, what)
+        return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding)
     if isinstance(source, Mapping):
         return _from_mapping(source, kind)
+    if hasattr(source, "read"):  # an opened file object: the caller chose where it reads from
+        data = source.read()
+        if isinstance(data, str):
+            data = data.encode(encoding)
+        return _read_table_file(Path(str(getattr(source, "name", "") or "")), kind, data=data,
+                                encoding=encoding)
     raise TypeError(f"cannot read a {'golden set' if kind == 'qrels' else 'run'} from "
-                    f"{type(source).__name__}: pass a file path, a DataFrame or a dict of dicts")
+                    f"{type(source).__name__}: pass a file path, an opened file, a DataFrame or a dict of dicts")
 
 
-def read_qrels(source: Source) -> pd.DataFrame:
+def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read a golden set (qrels) into a canonical DataFrame.
 
     Parameters
     ----------
-    source : path, DataFrame or dict
-        See the module docstring for the accepted formats.
+    source : path, opened binary file, DataFrame or dict
+        See the module docstring for the accepted formats.  A path is a local
+        file (a URL-looking path is refused) unless ``filesystem`` is given.
+    filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
+        Where a path is read from (e.g. ``pyarrow.fs.S3FileSystem()``): reading
+        over the network is always this explicit choice.
+    encoding : str
+        Encoding of text files (default UTF-8; ``"latin-1"`` reads any bytes
+        and keeps every id exactly).
 
     Returns
     -------
@@ -263,11 +400,12 @@ def read_qrels(source: Source) -> pd.DataFrame:
     >>> read_qrels({"q1": {"d1": 1, "d2": 0}}).shape
     (2, 3)
     """
-    return clean_qrels(_raw(source, "qrels"))
+    return clean_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding))
 
 
 def read_run(source: Source | Sequence[Source], *, system: str | None = None,
-             duplicates: Literal["error", "max", "first"] = "error") -> pd.DataFrame:
+             duplicates: Literal["error", "max", "first"] = "error", filesystem: FileSystem | None = None,
+             encoding: str = "utf-8") -> pd.DataFrame:
     """Read a run (one or many systems) into a canonical DataFrame.
 
     Parameters
@@ -278,6 +416,10 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         System name for a single run (overrides its tag / ``system`` column).
     duplicates : {"error", "max", "first"}
         See :func:`evalframe.schema.clean_run`.
+    filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
+        Where paths are read from; see :func:`read_qrels`.
+    encoding : str
+        Encoding of text files; see :func:`read_qrels`.
 
     Returns
     -------
@@ -294,14 +436,15 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
     if isinstance(source, Mapping) and _is_nested_run_mapping(source):
         if system is not None:
             raise ValueError("system= names a single run; a dict of runs is already named by its keys")
-        parts = [read_run(v, system=str(k), duplicates=duplicates) for k, v in source.items()]
+        parts = [read_run(v, system=str(k), duplicates=duplicates, filesystem=filesystem, encoding=encoding)
+                 for k, v in source.items()]
         return pd.concat(parts, ignore_index=True)
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike)):
         if system is not None:
             raise ValueError("system= names a single run; name each run in a dict {name: run} instead")
         parts = []
         for i, src in enumerate(source):
-            part = read_run(src, duplicates=duplicates)
+            part = read_run(src, duplicates=duplicates, filesystem=filesystem, encoding=encoding)
             if "system" not in part:
                 name = Path(src).stem if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
                 part.insert(0, "system", name)
@@ -320,4 +463,5 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
                 f"{len(parts)} runs share the system name(s) {sorted(shared)[:5]}, which would merge their rankings",
                 "give each run its own name: pass a dict {name: run}")])
         return pd.concat(parts, ignore_index=True)
-    return clean_run(_raw(source, "run"), system=system, duplicates=duplicates)
+    return clean_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
+                     duplicates=duplicates)

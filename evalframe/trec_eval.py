@@ -18,7 +18,10 @@ of the golden set that the run does not answer is left out without ``-c``
 (trec_eval 10 stops with "result qid not found"; trec_eval 9 and the manual
 leave it out); the preference (``-R prefs``), ``qrels_jg`` and z-score
 (``-Z``) modes and the measures ``dcg``, ``ideal_dcg`` and ``yaap`` are not
-provided.
+provided.  Files are read as trec_eval reads them (ids as bytes, through
+latin-1; a first line is data unless it cannot be; indented ``#`` comments in
+a run; C's ``isspace`` separators); the behaviours of trec_eval 10 not copied
+are listed, with the reason, in the README ("trec_eval 9 vs 10").
 """
 from __future__ import annotations
 
@@ -58,15 +61,32 @@ def _g(x: float) -> str:
     return repr(float(x))
 
 
-def _gains_text(pairs) -> str:
+def _gains_text(pairs, name: str = "ndcg") -> str:
     """trec_eval's ``level=gain`` pairs as evalframe's gains parameter (integer
-    levels only, as trec_eval's setup_gains)."""
-    kept = [(int(k), v) for k, v in pairs if re.fullmatch(r"[+-]?\d+", k)]
+    levels only, as trec_eval's setup_gains).
+
+    A level given twice: trec_eval ranks with the entry found first after
+    sorting the levels by gain and builds the ideal ranking with the entry given
+    first.  When the first given gain is the smallest (by 1 or more, trec_eval's
+    comparator truncates gain differences to integers) both are the first, which
+    is kept; otherwise the two disagree and the parameters are refused."""
+    levels: dict[int, list[float]] = {}
+    for k, v in pairs:
+        if re.fullmatch(r"[+-]?[0-9]+", k):
+            levels.setdefault(int(k), []).append(v)
+    for level, gains in levels.items():
+        first = gains[0]
+        if any(g != first and g - first < 1 for g in gains[1:]):
+            text = ",".join(f"{k}={v:g}" for k, v in pairs)
+            raise ValueError(
+                f"{name}: each gain level must be given once, got {text!r} (level {level} twice: "
+                f"trec_eval 10 ranks with one gain and builds the ideal ranking with the other)")
+    kept = [(k, g[0]) for k, g in levels.items()]
     return "(" + "".join(f"({k}, {_g(v)}), " for k, v in kept) + ")" if kept else ""
 
 
-def _with_gains(base: str, pairs, extra: str = "") -> str:
-    g = _gains_text(pairs) if pairs else ""
+def _with_gains(base: str, pairs, extra: str = "", name: str = "ndcg") -> str:
+    g = _gains_text(pairs, name) if pairs else ""
     params = [p for p in (extra, f"gains={g}" if g else "") if p]
     if not params:
         return base
@@ -79,15 +99,46 @@ def _rbp(residual: bool):
     def build(pairs, opts):
         p = next((v for k, v in pairs if k == "p"), 0.9)
         extra = f"p={_g(p)}" + (",residual=True" if residual else "")
-        return _with_gains("RBP", [] if residual else pairs, extra)
+        return _with_gains("RBP", [] if residual else pairs, extra, "rbp")
     return build
 
 
+@dataclass(frozen=True)
+class Derived:
+    """A trec_eval value computed here from evalframe measures (``inputs``, by
+    name) with trec_eval's own arithmetic: ``fn(*columns) -> values``."""
+
+    inputs: tuple[str, ...]
+    fn: Callable
+
+
 def _setf(vals, opts):
+    """set_F.x is (x + 1) P R / (x P + R) with x as given (trec_eval's m_set_F.c):
+    evalframe's SetF(beta=sqrt(x)) squares beta back, and sqrt(0.5)**2 is
+    0.5000000000000001, which can move the 4th decimal."""
     x = vals[0] if vals else 1.0
     if x < 0:
-        raise ValueError("set_F: the parameter must be >= 0")
-    return "SetF" if x == 1.0 else f"SetF(beta={_g(math.sqrt(x))})"
+        raise ValueError(f"set_F: the parameter must be a float >= 0, got {x!r}")
+
+    def fn(num_ret, num_rel, num_rel_ret):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            P = num_rel_ret / num_ret
+            R = num_rel_ret / num_rel
+            f = (x + 1.0) * P * R / (x * P + R)
+        return np.where(num_rel_ret > 0, f, 0.0)
+    return Derived(("NumRet", "NumRel", "NumRelRet"), fn)
+
+
+def _iprec_avg(vals, opts):
+    """11pt_avg: the mean of iprec_at_recall at the given levels, summed from the
+    last level to the first as trec_eval's m_11pt_avg.c does (IPrecAvg sums from
+    the first: the last bit can differ, and with it a rounding half)."""
+    def fn(*columns):
+        total = np.zeros_like(columns[0])
+        for col in reversed(columns):
+            total = total + col
+        return total / float(len(columns))
+    return Derived(tuple(f"IPrec(recall={_g(x)})" for x in vals), fn)
 
 
 def _utility(vals, opts):
@@ -121,13 +172,12 @@ TREC_MEASURES: list[TrecMeasure] = [
     _single("gm_bpref", ef="GMbpref", per_query=False),
     TrecMeasure("Rprec_mult", "cut_double", lambda x, o: f"Rprec(mult={_g(x)})", _RPREC_MULT),
     TrecMeasure("utility", "p_double", _utility, (1.0, -1.0, 0.0, 0.0)),
-    TrecMeasure("11pt_avg", "p_double",
-                lambda v, o: "IPrecAvg(recalls=(" + ", ".join(_g(x) for x in v) + ",))", _ELEVEN),
+    TrecMeasure("11pt_avg", "p_double", _iprec_avg, _ELEVEN),
     _single("binG", ef="binG"),
-    TrecMeasure("G", "p_pair", lambda p, o: _with_gains("G", p)),
-    TrecMeasure("ndcg", "p_pair", lambda p, o: _with_gains("nDCG(gain='linear')", p)),
-    TrecMeasure("ndcg_rel", "p_pair", lambda p, o: _with_gains("nDCGrel", p)),
-    TrecMeasure("Rndcg", "p_pair", lambda p, o: _with_gains("RnDCG", p)),
+    TrecMeasure("G", "p_pair", lambda p, o: _with_gains("G", p, name="G")),
+    TrecMeasure("ndcg", "p_pair", lambda p, o: _with_gains("nDCG(gain='linear')", p, name="ndcg")),
+    TrecMeasure("ndcg_rel", "p_pair", lambda p, o: _with_gains("nDCGrel", p, name="ndcg_rel")),
+    TrecMeasure("Rndcg", "p_pair", lambda p, o: _with_gains("RnDCG", p, name="Rndcg")),
     TrecMeasure("ndcg_cut", "cut_long", lambda k, o: f"nDCG(gain='linear')@{k}", _LONG_CUTS),
     TrecMeasure("map_cut", "cut_long", lambda k, o: f"AP@{k}", _LONG_CUTS),
     TrecMeasure("relative_P", "cut_long", lambda k, o: f"RelP@{k}", _LONG_CUTS),
@@ -227,7 +277,10 @@ class _Request:
 
 def _plan(marked: list[str], params: dict[str, str], opts: dict) -> _Request:
     """trec_eval's measure list, in trec_eval's order, as evalframe measures."""
-    from .measures import parse_measure
+    from .measures import parse_measure as _parse
+
+    def parse_measure(built):
+        return built if isinstance(built, Derived) else _parse(built)
 
     req = _Request()
     for spec in TREC_MEASURES:
@@ -315,7 +368,7 @@ def _parse_args(argv: list[str]):
         elif flag in ("-M", "--Max_retrieved_per_topic"):
             opts["depth"] = _atol(val)
             if opts["depth"] < 1:
-                raise ValueError(f"-M needs a number of documents >= 1, got {val!r}")
+                raise ValueError(f"-M must be an int >= 1 (documents per question), got {val!r}")
         elif flag in ("-N", "--Number_docs_in_coll"):
             opts["docs"] = _atol(val)
         elif flag in ("-R", "--Rel_info_format"):
@@ -355,6 +408,12 @@ class _Illegal(Exception):
 # Evaluation and output
 # ---------------------------------------------------------------------------
 
+#: trec_eval compares and prints ids as bytes: reading every file as latin-1 maps
+#: each byte to one character (lossless, any bytes, UTF-8 or not, in the same
+#: order as strcmp), and the output is encoded back the same way.
+_ENCODING = "latin-1"
+
+
 def _read(qrels_path: str, run_path: str):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -363,7 +422,7 @@ def _read(qrels_path: str, run_path: str):
 
     def qrels_():
         try:
-            return read_qrels(qrels_path)
+            return read_qrels(qrels_path, encoding=_ENCODING)
         except EvalframeInputError:
             _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
             raise
@@ -385,7 +444,7 @@ def _read_run(run_path: str):
         run = _read_run_bytes(sys.stdin.buffer.read(), "standard input")
     else:
         try:
-            run = read_run(run_path)
+            run = read_run(run_path, encoding=_ENCODING)
         except EvalframeInputError:
             # trec_eval ignores anything after a run line's sixth field
             data = Path(run_path).read_bytes()
@@ -436,7 +495,7 @@ def _read_run_bytes(data: bytes, path: str):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:
-            return read_run(tmp)
+            return read_run(tmp, encoding=_ENCODING)
         except EvalframeInputError:
             _raise_malformed(data, path, 6, None)
             raise
@@ -456,43 +515,103 @@ def _relstrings(V, n: int) -> list[str]:
     return [joined[bounds[g]:bounds[g + 1]] for g in range(V.n_groups)]
 
 
+#: the document trec_eval -c ranks for a question the run does not answer
+PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
+
+
+def _with_placeholders(run, qrels):
+    """trec_eval -c: each golden-set question the run does not answer gets a
+    one-document ranking (an unjudged document, score 1); returns the run and
+    the ids of those questions."""
+    import pandas as pd
+
+    golden = pd.unique(qrels["query_id"].to_numpy(dtype=object))
+    answered = pd.unique(run["query_id"].to_numpy(dtype=object))
+    missing = golden[~pd.Series(golden).isin(answered).to_numpy()]
+    if len(missing) == 0:
+        return run, missing
+    extra = {"query_id": missing, "doc_id": [PLACEHOLDER_DOC] * len(missing), "score": 1.0}
+    if "rank" in run:
+        extra["rank"] = 1
+    extra = pd.DataFrame(extra).astype({c: run[c].dtype for c in ("query_id", "doc_id")})
+    return pd.concat([run, extra[run.columns]], ignore_index=True), missing
+
+
+def _cleared_on_placeholder(name: str) -> bool:
+    """The values trec_eval 10 resets after scoring a placeholder ranking: the
+    ones named exactly num_ret, utility, relstring or rbp_resid, and unj*.  A
+    value with parameters in its name (relstring_5, utility_2,-1,0,0,
+    rbp_resid_p=0.5) keeps its placeholder value, as in trec_eval."""
+    return name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj")
+
+
+def _writer(out):
+    """Write text whose ids hold one character per byte of the input files."""
+    buf = getattr(out, "buffer", None)
+
+    def write(text: str) -> None:
+        data = text.encode(_ENCODING, errors="replace")  # ids, ASCII, and measure names from argv
+        if buf is not None:
+            out.flush()
+            buf.write(data)
+        else:
+            out.write(data.decode("utf-8", errors="surrogateescape"))
+    return write
+
+
 def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
-    from .measures import compute, resolve
+    from .measures import Mean, compute, parse_measure, resolve
     from .ranking import judge
 
     qrels, run, runid = _read(qrels_path, run_path)
+    placeholders = ()
+    if opts["c"]:
+        run, placeholders = _with_placeholders(run, qrels)
     J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     measures = []
+
+    def column(m) -> int:
+        m = resolve(m, rel=opts["rel"])
+        if m not in measures:
+            measures.append(m)
+        return measures.index(m)
+
     for s in req.slots:
-        if s.measure is not None:
-            m = resolve(s.measure, rel=opts["rel"])
-            if m not in measures:
-                measures.append(m)
-            s.column = measures.index(m)
+        if isinstance(s.measure, Derived):
+            s.column = [column(parse_measure(name)) for name in s.measure.inputs]
+        elif s.measure is not None:
+            s.column = column(s.measure)
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
 
     qids = J.groups["query_id"].to_numpy(dtype=object)
     order = np.argsort(qids.astype(str), kind="stable")  # trec_eval: strcmp order of question ids
-    if opts["c"]:
-        # trec_eval -c scores a question the run does not answer on a one-document
-        # ranking of an unknown document, then clears the counts that it would
-        # disturb: every value is 0 except num_rel.
-        unanswered = J.per_group() == 0
-        if unanswered.any():
-            keep = [i for i, m in enumerate(measures) if m.family == "NumRel"]
-            saved = values[:, keep].copy()
-            values[unanswered] = 0.0
-            values[:, keep] = saved
-    values = values[order]
     qids = qids[order]
+    values = values[order]
     n_q = len(qids)
+    unanswered = None
+    if len(placeholders):
+        import pandas as pd
+        unanswered = pd.Series(qids).isin(placeholders).to_numpy()
 
-    write = out.write
+    def slot_values(s) -> np.ndarray:
+        if isinstance(s.measure, Derived):
+            v = s.measure.fn(*(values[:, c] for c in s.column))
+        else:
+            v = values[:, s.column]
+        if unanswered is not None and _cleared_on_placeholder(s.name):
+            v = np.where(unanswered, 0.0, v)
+        return v
+
+    table = {id(s): slot_values(s) for s in req.slots if s.measure is not None}
+
+    write = _writer(out)
     if opts["q"]:
         rel_str = _relstrings(V, req.relstring_len) if req.relstring_len is not None else None
         if rel_str is not None:
             rel_str = [rel_str[i] for i in order]
+            if unanswered is not None and _cleared_on_placeholder(req.relstring_name):
+                rel_str = ["" if u else r for r, u in zip(rel_str, unanswered.tolist())]
         rows = [s for s in req.slots if s.spec.per_query and s.spec.kind not in ("runid", "num_q")]
         heads = [f"{s.name:<22}" for s in rows]
         step = 2000  # questions per chunk of output
@@ -503,7 +622,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
                 if s.spec.kind == "relstring":
                     cols.append(["'" + v + "'" for v in rel_str[lo:hi]])
                     continue
-                col = values[lo:hi, s.column].tolist()
+                col = table[id(s)][lo:hi].tolist()
                 cols.append([str(int(v)) for v in col] if s.spec.integer else [f"{v:6.4f}" for v in col])
             buf = []
             for qi in range(hi - lo):
@@ -522,8 +641,12 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
         elif kind == "relstring":
             continue
         else:
-            how = measures[s.column].aggregator  # trec_eval's order of summation: the questions'
-            v = how.finalize(how.partial(values[:, s.column]))
+            if opts["c"] and s.name == "num_rel":
+                # trec_eval -c (m_num_rel.c): every golden-set label > 0, whatever -l
+                v = float((qrels["relevance"].to_numpy() > 0).sum())
+            else:  # trec_eval's order of summation: the questions'
+                agg = Mean() if isinstance(s.measure, Derived) else measures[s.column].aggregator
+                v = agg.finalize(agg.partial(table[id(s)]))
             lines.append(f"{s.name:<22}\tall\t{int(v)}\n" if s.spec.integer else f"{s.name:<22}\tall\t{v:6.4f}\n")
     write("".join(lines))
 
@@ -544,9 +667,9 @@ def main(argv: list[str] | None = None) -> int:
             err.write(f"trec_eval: {exc.why}\n")
         err.write(f"trec_eval: illegal measure '{exc.arg}'\n")
         return 1
-    except ValueError as exc:
+    except ValueError as exc:  # a flag's value (-M, -R, -T, -Z): a user error, as every command's
         err.write(f"trec_eval: {exc}\n")
-        return 1
+        return 2
     if opts["help"]:
         sys.stdout.write(HELP)
         return 0
@@ -574,7 +697,13 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore")
             _evaluate(opts, req, qrels_path, run_path, sys.stdout)
     except EvalframeInputError as exc:
-        err.write(f"trec_eval: {exc}\n")
+        text = f"trec_eval: {exc}\n"
+        try:  # ids in the message are the files' bytes, one character each
+            text.encode(_ENCODING)
+        except UnicodeEncodeError:
+            err.write(text)
+        else:
+            _writer(err)(text)
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, UnicodeDecodeError) as exc:
         err.write(f"trec_eval: {exc}\n")

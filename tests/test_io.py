@@ -218,3 +218,101 @@ def test_categorical_and_mixed_ids():
     assert ef.evaluate(run, qrels, "RR").value.tolist() == [1.0, 1.0]
     run = pd.DataFrame({"query_id": pd.Series([1, 2.0], dtype=object), "doc_id": ["a", "a"], "score": [1.0, 1.0]})
     assert ef.read_run(run).query_id.tolist() == ["1", "2"]
+
+
+# ---------------------------------------------------------------------------
+# TREC files as trec_eval reads them (issue 9, defect 12)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("first", ["1 0 d1 1 0.9 run", "1 iter d1 1 0.9 system", "1 Q0 doc 1 0.9 tag"])
+def test_a_run_first_line_that_can_be_data_is_data(tmp_path, first):
+    p = tmp_path / "r.trec"
+    p.write_text(first + "\n1 Q0 d2 2 0.5 " + first.split()[-1] + "\n")
+    run = ef.read_run(p)
+    assert run.doc_id.tolist() == [first.split()[2], "d2"]
+    assert run.score.tolist() == [0.9, 0.5]
+
+
+@pytest.mark.parametrize("first", ["1 0 doc 1", "1 0 score 2", "query 0 d1 1", "qid 0 docno 0"])
+def test_a_qrels_first_line_that_can_be_data_is_data(tmp_path, first):
+    p = tmp_path / "q.txt"
+    p.write_text(first + "\n1 0 d9 1\n")
+    q = ef.read_qrels(p)
+    assert len(q) == 2 and first.split()[2] in q.doc_id.tolist()
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("query_id Q0 doc_id rank score system\n1 Q0 d1 1 0.5 s\n", "run"),
+    ("qid docno score\n1 d1 0.5\n", "run"),
+    ("qid iter docno rel\n1 0 d1 1\n", "qrels"),
+    ("query_id doc_id relevance\n1 d1 1\n", "qrels"),
+])
+def test_a_header_is_a_line_that_cannot_be_data(tmp_path, text, kind):
+    p = tmp_path / "f.txt"
+    p.write_text(text)
+    df = ef.read_run(p) if kind == "run" else ef.read_qrels(p)
+    assert df.query_id.tolist() == ["1"] and df.doc_id.tolist() == ["d1"]
+
+
+def test_non_utf8_file_gives_a_clear_error_and_latin1_reads_it(tmp_path):
+    p = tmp_path / "r.trec"
+    p.write_bytes(b"1 Q0 d1 1 0.9 r\n1 Q0 d\xe9 2 0.5 r\n")
+    with pytest.raises(ef.EvalframeInputError, match="(?s)not UTF-8 text.*line 2.*encoding='latin-1'"):
+        ef.read_run(p)
+    assert ef.read_run(p, encoding="latin-1").doc_id.tolist() == ["d1", "d\xe9"]
+    q = tmp_path / "q.txt"
+    q.write_bytes(b"1 0 d\xe9 1\n")
+    with pytest.raises(ef.EvalframeInputError, match="not UTF-8 text"):
+        ef.read_qrels(q)
+    assert ef.read_qrels(q, encoding="latin-1").doc_id.tolist() == ["d\xe9"]
+
+
+def test_indented_comment_in_a_run_and_c_isspace_separators(tmp_path):
+    p = tmp_path / "r.trec"
+    p.write_bytes(b"  # an indented comment\n1\vQ0\fd1 1 0.9 r\n\t# another\n1 Q0 d2\r2 0.5 r\r\n")
+    run = ef.read_run(p)
+    assert run.doc_id.tolist() == ["d1", "d2"] and run.score.tolist() == [0.9, 0.5]
+    q = tmp_path / "q.txt"
+    q.write_bytes(b"1\v0\fd1 1\n")
+    assert ef.read_qrels(q).doc_id.tolist() == ["d1"]
+
+
+# ---------------------------------------------------------------------------
+# No network read by accident (issue 9, defect 10)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("url", ["s3://bucket/run.parquet", "http://example.invalid/run.jsonl",
+                                 "gs://bucket/run.parquet", "hdfs://namenode/run.jsonl", "https://x.invalid/r.trec"])
+def test_url_looking_path_is_refused_before_any_io(url, monkeypatch):
+    import builtins
+    import pathlib
+
+    def no_io(*args, **kwargs):
+        raise AssertionError("I/O attempted")
+    for target, name in [(pd, "read_parquet"), (pd, "read_json"), (pd, "read_csv"), (builtins, "open"),
+                         (pathlib.Path, "read_bytes"), (pathlib.Path, "open")]:
+        monkeypatch.setattr(target, name, no_io)
+    with pytest.raises(ef.EvalframeInputError, match="(?s)looks like a URL.*filesystem="):
+        ef.read_run(url)
+    with pytest.raises(ef.EvalframeInputError, match="looks like a URL"):
+        ef.read_qrels(url)
+    with pytest.raises(ef.EvalframeInputError, match="looks like a URL"):
+        ef.read_run(pathlib.Path(url))
+
+
+def test_filesystem_argument_and_opened_files_are_the_explicit_choice(tmp_path):
+    import pyarrow.fs as pafs
+
+    r = canon_run()
+    r.to_parquet(tmp_path / "r.parquet")
+    r.to_json(tmp_path / "r.jsonl", orient="records", lines=True)
+    (tmp_path / "r.trec").write_text(RUN_TXT)
+    fs = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    for name in ("r.parquet", "r.jsonl", "r.trec"):
+        same(ef.read_run(name, filesystem=fs), canon_run())
+        with open(tmp_path / name, "rb") as fh:
+            same(ef.read_run(fh), canon_run())
+    (tmp_path / "q.txt").write_text(QRELS_TXT)
+    same(ef.read_qrels("q.txt", filesystem=fs), canon_qrels())
+    with pytest.raises(TypeError, match="filesystem must be"):
+        ef.read_run("r.trec", filesystem=object())

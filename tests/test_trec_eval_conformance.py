@@ -208,3 +208,326 @@ def test_random_files_match_the_trec_eval_binary(flags, tmp_path, capsys):
     code, out, err = _run(argv, capsys)
     assert code == 0, err
     assert out.encode() == want
+
+
+# ---------------------------------------------------------------------------
+# Drop-in details (issue 9, defect 12): each case's expected output is trec_eval
+# 10's, written out, so these run without the binary.
+# ---------------------------------------------------------------------------
+
+def _files(tmp_path, qrels: bytes, run: bytes):
+    q, r = tmp_path / "qrels", tmp_path / "run"
+    q.write_bytes(qrels)
+    r.write_bytes(run)
+    return [str(q), str(r)]
+
+
+def _bytes_out(argv, capsysbinary):
+    code = main(argv)
+    cap = capsysbinary.readouterr()
+    return code, cap.out, cap.err
+
+
+def _table(text: str) -> bytes:
+    """'name qid value' rows as trec_eval prints them."""
+    rows = [ln.split() for ln in text.strip().splitlines()]
+    return "".join(f"{n:<22}\t{q}\t{v}\n" for n, q, v in rows).encode()
+
+
+@pytest.mark.parametrize("qrels, run, flags, want", [
+    # iteration 0 and tag 'run' on the first run line are data, not a header
+    (b"1 0 d1 1\n1 0 d2 0\n1 0 d3 2\n2 0 doc 1\n",
+     b"1 0 d1 1 0.9 run\n1 0 d2 2 0.8 run\n2 0 doc 1 0.5 run\n",
+     "-q -m num_ret -m map",
+     "num_ret 1 2\nmap 1 0.5000\nnum_ret 2 1\nmap 2 1.0000\nnum_ret all 3\nmap all 0.7500"),
+    # iteration 'iter', tag 'system', doc ids 'doc' and 'score', question 'query'
+    (b"query 0 doc 1\n1 0 score 2\n1 0 d1 1\n",
+     b"x iter doc 1 0.3 system\n1 iter score 1 0.5 system\nquery iter doc 1 0.2 system\n",
+     "-q -m runid -m num_rel -m map",
+     "num_rel 1 2\nmap 1 0.5000\nnum_rel query 1\nmap query 1.0000\nrunid all system\nnum_rel all 3\n"
+     "map all 0.7500"),
+], ids=["iteration-0-tag-run", "iter-system-doc-score-query"])
+def test_first_lines_that_look_like_a_header_are_data(qrels, run, flags, want, tmp_path, capsysbinary):
+    code, out, err = _bytes_out(shlex.split(flags) + _files(tmp_path, qrels, run), capsysbinary)
+    assert code == 0, err
+    assert out == _table(want)
+
+
+def test_latin1_ids_are_read_and_printed_back_byte_for_byte(tmp_path, capsysbinary):
+    qrels = b"1 0 d\xe9 1\n1 0 d2 0\nq\xff 0 x 1\n"
+    run = b"q\xff 0 x 1 0.9 r\xe9n\n1 0 d\xe9 1 0.5 r\xe9n\n1 0 d2 2 0.7 r\xe9n\n"
+    code, out, err = _bytes_out(["-q", "-m", "runid", "-m", "recip_rank"] + _files(tmp_path, qrels, run),
+                                capsysbinary)
+    assert code == 0, err
+    assert out == (b"recip_rank            \t1\t0.5000\n"
+                   b"recip_rank            \tq\xff\t1.0000\n"
+                   b"runid                 \tall\tr\xe9n\n"
+                   b"recip_rank            \tall\t0.7500\n")
+
+
+def test_utf8_ids_are_printed_back_unchanged(tmp_path, capsysbinary):
+    qrels = "é 0 d€ 1\n".encode()
+    run = "é Q0 d€ 1 0.9 rün\n".encode()
+    code, out, err = _bytes_out(["-q", "-m", "runid", "-m", "map"] + _files(tmp_path, qrels, run), capsysbinary)
+    assert code == 0, err
+    assert out == "map                   \té\t1.0000\nrunid                 \tall\trün\nmap                   \tall\t1.0000\n".encode()
+
+
+def test_indented_comments_and_vertical_tab_form_feed_separators(tmp_path, capsysbinary):
+    code, out, err = _bytes_out(
+        ["-q", "-m", "num_ret", "-m", "recip_rank"]
+        + _files(tmp_path, b"1 0 d1 1\n1 0 d2 0\n", b"1\vQ0\fd2 1 0.9 r\n   # indented comment\n1 Q0\t\vd1 2 0.5 r\n"),
+        capsysbinary)
+    assert code == 0, err
+    assert out == _table("num_ret 1 2\nrecip_rank 1 0.5000\nnum_ret all 2\nrecip_rank all 0.5000")
+
+
+def test_complete_num_rel_counts_labels_above_zero_whatever_l(tmp_path, capsysbinary):
+    """-c: the 'all' num_rel is every qrels label > 0 (m_num_rel.c), not the sum of
+    the questions' num_rel (labels >= -l)."""
+    files = _files(tmp_path, b"1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n2 0 d1 2\n2 0 d4 1\n2 0 d5 0\n",
+                   b"1 Q0 d1 1 0.9 r\n1 Q0 d3 2 0.5 r\n")
+    code, out, err = _bytes_out(["-q", "-c", "-l2", "-m", "num_rel"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("num_rel 1 1\nnum_rel 2 1\nnum_rel all 4")
+
+
+def test_complete_scores_a_placeholder_ranking_for_unanswered_questions(tmp_path, capsysbinary):
+    """-c: question 2 is not in the run; trec_eval ranks one unjudged document for it
+    and clears only num_ret, unj* and the values named exactly relstring, utility,
+    rbp_resid (with parameters in the name they keep the placeholder's value)."""
+    files = _files(tmp_path, b"1 0 d1 1\n1 0 d2 2\n1 0 d3 0\n2 0 d1 2\n2 0 d4 1\n2 0 d5 0\n",
+                   b"1 Q0 d1 1 0.9 r\n1 Q0 d3 2 0.5 r\n")
+    argv = ["-q", "-c", "-l2", "-m", "num_rel", "-m", "num_ret", "-m", "relstring.5", "-m", "utility.2,-1,0,0",
+            "-m", "rbp_resid.p=0.5", "-m", "unj.3"]
+    code, out, err = _bytes_out(argv + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("""
+num_ret 1 2
+num_rel 1 1
+relstring_5 1 '10'
+utility_2,-1,0,0 1 -2.0000
+rbp_resid_p=0.5 1 0.0000
+unj_3 1 0.0000
+num_ret 2 0
+num_rel 2 1
+relstring_5 2 '-'
+utility_2,-1,0,0 2 -1.0000
+rbp_resid_p=0.5 2 1.0000
+unj_3 2 0.0000
+num_ret all 2
+num_rel all 4
+utility_2,-1,0,0 all -1.5000
+rbp_resid_p=0.5 all 0.5000
+unj_3 all 0.0000""")
+    code, out, err = _bytes_out(["-q", "-c", "-m", "relstring", "-m", "utility", "-m", "rbp_resid"] + files,
+                                capsysbinary)
+    assert code == 0, err
+    assert out == (_table("relstring 1 '10'\nutility 1 0.0000\nrbp_resid 1 0.0000")
+                   + b"relstring             \t2\t''\n"
+                   + _table("utility 2 0.0000\nrbp_resid 2 0.0000\nutility all 0.0000\nrbp_resid all 0.0000"))
+
+
+def test_set_F_uses_its_parameter_as_given(tmp_path, capsysbinary):
+    """set_F.0.5 on P = 1/2, R = 1/28 is exactly 0.09375 (printed 0.0938); beta =
+    sqrt(0.5) squared back gives 0.09374999999999999 (0.0937)."""
+    qrels = b"1 0 d1 1\n" + b"".join(b"1 0 r%d 1\n" % i for i in range(2, 29))
+    files = _files(tmp_path, qrels, b"1 Q0 d1 1 0.9 r\n1 Q0 x 2 0.5 r\n")
+    code, out, err = _bytes_out(["-m", "set_F.0.5"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("set_F_0.5 all 0.0938")
+
+
+def test_a_gain_level_given_twice(tmp_path, capsysbinary):
+    """ndcg.1=3,1=5: trec_eval ranks with the smaller gain and builds the ideal
+    ranking with the first given; both are 3 here, as for ndcg.1=3.  When they
+    differ (1=5,1=3) the numbers mix two gains, and evalframe refuses."""
+    files = _files(tmp_path, b"1 0 d1 1\n1 0 d2 2\n", b"1 Q0 d2 1 0.9 r\n1 Q0 d1 2 0.5 r\n")
+    code, out, err = _bytes_out(["-q", "-m", "ndcg.1=3,1=5"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("ndcg_1=3,1=5 1 0.9134\nndcg_1=3,1=5 all 0.9134")
+    code, out, err = _bytes_out(["-m", "ndcg.1=5,1=3"] + files, capsysbinary)
+    assert code == 2 and out == b""
+    assert b"ndcg: each gain level must be given once" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["-M0", "-MX", "-M-1"])
+def test_bad_depth_is_a_user_error(flag, tmp_path, capsysbinary):
+    files = _files(tmp_path, b"1 0 d1 1\n", b"1 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out([flag] + files, capsysbinary)
+    assert code == 2 and out == b""
+    assert err.count(b"\n") == 1 and b"-M must be an int >= 1" in err
+
+
+def test_empty_condensed_list_gives_zero_where_trec_eval_divides_0_by_0(tmp_path, capsysbinary):
+    """-J with no judged document retrieved: trec_eval 10 prints nan for
+    iprec_at_recall and 11pt_avg (0/0); evalframe 0 (README)."""
+    files = _files(tmp_path, b"1 0 d1 1\n", b"1 Q0 x 1 0.9 r\n")
+    code, out, err = _bytes_out(["-J", "-m", "iprec_at_recall.0", "-m", "11pt_avg"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("iprec_at_recall_0.00 all 0.0000\n11pt_avg all 0.0000")
+
+
+@pytest.mark.parametrize("labels", [b"-2", b"-1"])
+def test_all_negative_question_is_counted(labels, tmp_path, capsysbinary):
+    """trec_eval 10 crashes (every label <= -2) or stops with "Can't calculate
+    measure" (best label -1); evalframe counts the question, with no relevant
+    document (README)."""
+    qrels = b"1 0 d1 " + labels + b"\n2 0 d1 1\n"
+    files = _files(tmp_path, qrels, b"1 Q0 d1 1 0.9 r\n2 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out(["-q", "-m", "num_rel", "-m", "map"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("num_rel 1 0\nmap 1 0.0000\nnum_rel 2 1\nmap 2 1.0000\nnum_rel all 1\nmap all 0.5000")
+
+
+def test_rndcg_with_l0_on_a_question_of_zero_labels_is_zero(tmp_path, capsysbinary):
+    """trec_eval 10 prints nan (0/0: relevant under -l0, but every gain is 0);
+    evalframe 0 (README)."""
+    files = _files(tmp_path, b"1 0 d1 0\n1 0 d2 0\n2 0 d1 1\n", b"1 Q0 d1 1 0.9 r\n2 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out(["-q", "-l0", "-m", "Rndcg"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("Rndcg 1 0.0000\nRndcg 2 1.0000\nRndcg all 0.5000")
+
+
+def test_rbp_resid_powers_differ_from_trec_eval_in_the_last_bits(tmp_path, capsysbinary):
+    """0.9^4 + 0.1 is 0.7561 with numpy.power, 0.7561000000000001 with trec_eval's
+    repeated products: the mean 0.37805 prints 0.3780 here, 0.3781 in trec_eval
+    (README; the per-question values of the snapshot stay bit-identical)."""
+    files = _files(tmp_path, b"1 0 d2 1\n1 0 d3 0\n1 0 d4 0\n2 0 d1 1\n",
+                   b"1 Q0 x 1 0.9 r\n1 Q0 d2 2 0.8 r\n1 Q0 d3 3 0.7 r\n1 Q0 d4 4 0.6 r\n2 Q0 d1 1 0.9 r\n")
+    code, out, err = _bytes_out(["-m", "rbp_resid"] + files, capsysbinary)
+    assert code == 0, err
+    assert out == _table("rbp_resid all 0.3780")
+
+
+# ---------------------------------------------------------------------------
+# Differential fuzz against the binary: random small files with ties, graded and
+# negative labels, missing questions, header-like first lines, Latin-1 ids,
+# comments and odd blanks, under many flag sets; byte for byte, except the
+# README's documented differences.
+# ---------------------------------------------------------------------------
+
+FUZZ_FLAGS = ["-q -m all_trec", "-q -c -m all_trec", "-c -l2 -m all_trec", "-q -c -l2 -m num_rel -m map",
+              "-q -J -m all_trec", "-q -c -J -m all_trec", "-q -M3 -m all_trec", "-q -c -M2 -l2 -m all_trec",
+              "-q -c -m relstring.5 -m utility.2,-1,0,0 -m rbp_resid.p=0.5 -m unj.3 -m num_ret",
+              "-q -m set_F.0.5 -m set_F.0.25 -m set_F.2 -m set_F.0.3", "-q -c -m set_F.0.5",
+              "-q -m ndcg.1=3,1=5 -m G.2=4,2=7", "-q -c -J -l2 -M4 -m all_trec", "-q -l0 -m all_trec"]
+
+
+def _fuzz_case(rng, fmt):
+    """(qrels text, run text) or None; ids are str whose characters are bytes (latin-1)."""
+    ql, rl = [], []
+    tag = rng.choice(["run", "tag", "system", "r1"])
+    it = rng.choice(["Q0", "0", "iter", "q0"])
+    for q in range(rng.integers(1, 7)):
+        qid = f"q\xe9{q}" if fmt == "latin1" else str(rng.choice([str(q), f"q{q}", f"{q:03d}"]))
+        docs = [(f"d\xe9{i}" if i % 2 else f"d{i}\xff") if fmt == "latin1" else f"d{i}"
+                for i in range(rng.integers(1, 13))]
+        judged = rng.permutation(docs)[:rng.integers(0, len(docs) + 1)]
+        graded = rng.random() > 0.2
+        for d in judged:
+            ql.append((qid, d, int(rng.choice([-2, -1, 0, 1, 2, 3]) if graded else rng.integers(0, 2))))
+        if rng.random() < 0.85:
+            ret = rng.permutation(docs)[:rng.integers(1, len(docs) + 1)]
+            for i, d in enumerate(ret):
+                s = rng.choice([1.0, 0.5, round(float(rng.random() * 2), 1)])
+                rl.append((qid, d, i + 1, s))
+    best = {}
+    for q, d, lab in ql:
+        best[q] = max(best.get(q, -9), lab)
+    ql = [x for x in ql if best[x[0]] >= 0]  # trec_eval 10 crashes on all-negative questions
+    if not ql or not rl:
+        return None
+    head = None
+    if fmt == "header_run":
+        head = [("1", "0", "d1", 1, 0.9, "run"), ("x", "iter", "doc", 1, 0.3, "system")][rng.integers(2)]
+        rl = [x for x in rl if (x[0], x[1]) != (head[0], head[2])]
+    lines = []
+    for q, d, r, s in rl:
+        sep = str(rng.choice([" ", "\t", "\v", "\f", " \t "])) if fmt == "space" else " "
+        lines.append(sep.join([q, it, d, str(r), str(s), tag]))
+    if head:
+        lines.insert(0, " ".join(map(str, head)))
+    if fmt == "comments":
+        lines.insert(int(rng.integers(0, len(lines) + 1)), "   # indented comment")
+        lines.insert(0, "# first comment")
+    qlines = [f"{q} 0 {d} {lab}" for q, d, lab in ql]
+    if fmt == "header_qrels":
+        qlines.insert(0, str(rng.choice(["query 0 doc 1", "1 0 score 2", "1 0 doc 0"])))
+    return "\n".join(qlines) + "\n", "\n".join(lines) + "\n"
+
+
+def _documented_difference(ours: bytes, theirs: bytes) -> bool:
+    """Only the README's: 0/0 printed as nan by trec_eval (iprec_at_recall,
+    11pt_avg on an empty -J list; Rndcg with -l0), and rbp's last bits."""
+    a, b = ours.split(b"\n"), theirs.split(b"\n")
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        name = y.split(b"\t")[0].strip()
+        if b"nan" in y and name.startswith((b"iprec_at_recall", b"11pt_avg", b"Rndcg")):
+            continue
+        if name.startswith(b"rbp") and abs(float(x.split(b"\t")[2]) - float(y.split(b"\t")[2])) < 1.5e-4:
+            continue
+        return False
+    return True
+
+
+@pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+@pytest.mark.parametrize("fmt", ["plain", "header_run", "header_qrels", "latin1", "comments", "space"])
+def test_fuzz_against_the_trec_eval_binary(fmt, tmp_path, capsysbinary):
+    rng = np.random.default_rng(sum(map(ord, fmt)))
+    q_all, q_ans, r = tmp_path / "qrels", tmp_path / "qrels_answered", tmp_path / "run"
+    compared = 0
+    for case in range(25):
+        made = _fuzz_case(rng, fmt)
+        if made is None:
+            continue
+        qt, rt = made
+        answered = {ln.split()[0] for ln in rt.splitlines() if ln.split() and not ln.lstrip().startswith("#")}
+        q_all.write_bytes(qt.encode("latin-1"))
+        # without -c trec_eval 10 stops on a qrels question the run does not answer
+        q_ans.write_bytes("".join(ln + "\n" for ln in qt.splitlines() if ln.split()[0] in answered).encode("latin-1"))
+        r.write_bytes(rt.encode("latin-1"))
+        for flags in rng.choice(FUZZ_FLAGS, 3, replace=False):
+            argv = shlex.split(flags) + [str(q_all if "-c" in flags else q_ans), str(r)]
+            want = subprocess.run([os.environ["EVALFRAME_TREC_EVAL"], *argv], capture_output=True)
+            if want.returncode != 0:  # e.g. every qrels line dropped above
+                continue
+            code, out, err = _bytes_out(argv, capsysbinary)
+            assert code == 0, (flags, err, qt, rt)
+            assert out == want.stdout or _documented_difference(out, want.stdout), (flags, qt, rt)
+            compared += 1
+    assert compared > 30
+
+
+def test_latin1_run_on_standard_input(tmp_path, capsysbinary, monkeypatch):
+    q = tmp_path / "qrels"
+    q.write_bytes(b"q\xff 0 d\xe9 1\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"q\xff Q0 d\xe9 1 0.9 r extra\n")))
+    code, out, err = _bytes_out(["-q", "-m", "map", str(q), "-"], capsysbinary)
+    assert code == 0, err
+    assert out == b"map                   \tq\xff\t1.0000\nmap                   \tall\t1.0000\n"
+
+
+def test_errors_name_utf8_ids_as_written(tmp_path, capsysbinary):
+    files = _files(tmp_path, "é 0 d€ 1\né 0 d€ 2\n".encode(), "é Q0 d€ 1 0.9 r\n".encode())
+    code, out, err = _bytes_out(files, capsysbinary)
+    assert code == 2 and out == b""
+    assert "d€".encode() in err and b"Traceback" not in err
+
+
+def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
+    """100 documents, relevant at ranks 1, 16, 31, 40, 71, 91, 96, 10 relevant in
+    all: trec_eval sums the 11 interpolated precisions from recall 1.0 down to 0,
+    giving 0.2313; summed from 0 up, the last bit changes and it prints 0.2312."""
+    relevant = {1, 16, 31, 40, 71, 91, 96}
+    qrels = b"".join(b"1 0 d%d %d\n" % (r, r in relevant) for r in range(1, 101))
+    qrels += b"1 0 x1 1\n1 0 x2 1\n1 0 x3 1\n"
+    run = b"".join(b"1 Q0 d%d %d %d r\n" % (r, r, 200 - r) for r in range(1, 101))
+    code, out, err = _bytes_out(["-m", "11pt_avg", "-m", "num_rel"] + _files(tmp_path, qrels, run), capsysbinary)
+    assert code == 0, err
+    assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
