@@ -220,7 +220,8 @@ def gain_values(label: np.ndarray, kind: str, gmap: dict[int, float]) -> np.ndar
         >= 1024).
     """
     lab = np.maximum(label, 0).astype(np.float64)
-    g = np.exp2(lab) - 1.0 if kind == "exp" else lab
+    with np.errstate(over="ignore"):  # an infinite gain is refused below, with the labels named
+        g = np.exp2(lab) - 1.0 if kind == "exp" else lab
     if gmap:
         tl = trec_label(label)
         for key, val in gmap.items():
