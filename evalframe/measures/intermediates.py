@@ -306,7 +306,9 @@ class IdealDCG:
         pos = g > 0
         self.gain = np.where(pos, g, 0.0)
         self.terms = self.gain / np.log2(irank + 1.0)
-        if not np.isfinite(self.terms.sum()):
+        with np.errstate(over="ignore"):  # refused just below, with a clear error
+            total = self.terms.sum()
+        if not np.isfinite(total):
             raise EvalframeInputError("golden set (qrels)", [InputProblem(
                 f"a question's ideal DCG overflows a float (largest label {int(ql.max())})",
                 "use gain='linear' (gain = label), or smaller gains with gains=((label, gain), ...)")])
