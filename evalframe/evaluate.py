@@ -23,10 +23,10 @@ from .ranking import Judged, Missing, Ties, judge
 Duplicates = Literal["error", "max", "first"]
 
 
-def _prepare(run, qrels, *, ties, missing, depth, duplicates, warn=True) -> Judged:
+def _prepare(run, qrels, *, rel, ties, missing, depth, duplicates, warn=True) -> Judged:
     """Read and check both inputs (never trusting, never modifying them), then judge."""
     return judge(read_run(run, duplicates=duplicates), read_qrels(qrels),
-                 ties=ties, missing=missing, depth=depth, warn=warn)
+                 rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
 
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -103,21 +103,27 @@ def _long(J: Judged, ms: list[Measure]) -> pd.DataFrame:
     return out
 
 
-def diagnostics(run, qrels, *, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
+
+    Same parameters as :func:`evaluate` (``rel`` sets the threshold of
+    ``golden_questions_without_relevant``).
 
     Returns
     -------
     DataFrame
         ``system, check, count, action, examples`` where ``check`` is one of
         ``run_questions_not_in_golden_set`` (dropped),
+        ``system_without_golden_questions``,
         ``golden_questions_not_in_run`` (scored 0, or dropped with
-        ``missing="drop"``), ``golden_questions_without_relevant``,
+        ``missing="drop"``), ``golden_questions_without_relevant`` (no label
+        >= ``rel``),
         ``score_ties`` (rows whose score equals another row's of the same
         question and system, ordered by the ``ties`` convention).
     """
-    return _prepare(run, qrels, ties=ties, missing=missing, depth=depth,
+    _check_rel(rel)
+    return _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                     duplicates=duplicates, warn=False).diagnostics
 
 
@@ -255,8 +261,12 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         The per-question table of :func:`evaluate` and the table of
         :func:`diagnostics`.
     """
+    _check_rel(rel)
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    J = _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    return _long(J, ms), J.diagnostics.copy()
+
+
+def _check_rel(rel) -> None:
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
         raise ValueError(f"rel must be an int, got {rel!r}")
-    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    return _long(J, ms), J.diagnostics.copy()

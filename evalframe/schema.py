@@ -80,7 +80,13 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(v).all() and (v == np.round(v)).all():
-            return pd.Series(v.astype(np.int64), index=s.index).astype(str)
+            big = np.abs(v) >= 2.0 ** 63
+            if not big.any():
+                return pd.Series(v.astype(np.int64), index=s.index).astype(str)
+            # beyond int64: the float's exact integer value, written out (rare rows only)
+            out = np.where(big, 0, v).astype(np.int64).astype(str).astype(object)
+            out[big] = np.char.mod("%.0f", v[big]).astype(object)
+            return pd.Series(out, index=s.index, dtype=str)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
         if not trim:
             return s
@@ -95,6 +101,25 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if trim:
         out = out.str.strip()
     return out.where(s.notna(), None) if s.isna().any() else out
+
+
+#: Relevance labels must lie strictly between -LABEL_LIMIT and LABEL_LIMIT (the
+#: ranking step marks unjudged documents with -2^62).
+LABEL_LIMIT = 2 ** 62
+
+
+def _integer_labels(rel: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int64 labels, out-of-range mask) of an integer column without missing
+    values, read exactly (no trip through float64); None for other columns."""
+    if not pd.api.types.is_integer_dtype(rel.dtype) or bool(rel.isna().any()):
+        return None
+    v = rel.to_numpy()
+    if v.dtype.kind == "u":
+        huge = v >= np.uint64(LABEL_LIMIT)
+    else:
+        v = v.astype(np.int64)
+        huge = (v >= LABEL_LIMIT) | (v <= -LABEL_LIMIT)
+    return np.where(huge, 0, v).astype(np.int64), huge
 
 
 def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -158,7 +183,11 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
     _check_ids(df, problems)
-    rel = pd.to_numeric(df["relevance"], errors="coerce")
+    rel = df["relevance"]
+    exact = _integer_labels(rel)
+    if exact is None:
+        rel = pd.to_numeric(rel, errors="coerce")
+        exact = _integer_labels(rel)
     rel_f = rel.to_numpy(dtype=float, na_value=np.nan)
     bad = ~np.isfinite(rel_f)
     if bad.any():
@@ -171,13 +200,23 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
             f"{int(frac.sum())} rows have a non-integral relevance label",
             "relevance labels are integer grades (0, 1, 2, ...); round or map them to integers",
             _examples(df, frac)))
+    if exact is not None:
+        values, huge = exact
+    else:
+        huge = np.isfinite(rel_f) & (np.abs(rel_f) >= LABEL_LIMIT)
+        values = np.where(huge | ~np.isfinite(rel_f), 0, rel_f).astype(np.int64)
+    if huge.any():
+        problems.append(InputProblem(
+            f"{int(huge.sum())} rows have a relevance label out of range (|label| >= 2^62)",
+            "relevance labels are integer grades (0, 1, 2, ...); map them to small integers",
+            _examples(df, huge)))
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     out = pd.DataFrame({
         "query_id": ids_to_str(df["query_id"], trim=trim).to_numpy(),
         "doc_id": ids_to_str(df["doc_id"], trim=trim).to_numpy(),
-        "relevance": rel_f.astype(np.int64),
+        "relevance": values,
     })
     dup = _duplicated(out, ["query_id", "doc_id"])
     if dup.any():

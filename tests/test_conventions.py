@@ -7,6 +7,7 @@ import pytest
 
 import evalframe as ef
 from evalframe.measures import FAMILIES
+from evalframe.evaluate import evaluate_with_diagnostics
 from evalframe.ranking import _order_rows
 
 ALL = ["P@3", "R@3", "R", "RR", "RR@2", "AP", "AP@3", "nDCG", "nDCG@3", "nDCG(gain='linear')@3",
@@ -353,3 +354,19 @@ def test_warnings_point_at_the_callers_line():
         warnings.simplefilter("always")
         ef.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}, "p": {"b": 1}}, "RR")
     assert caught and all(w.filename == __file__ for w in caught)
+
+
+def test_rel_threshold_sets_the_no_relevant_check():
+    # issue 9, defect 1: with rel=2 a question without a label >= 2 gave no warning
+    # and no diagnostic (the check was hard-coded to label >= 1)
+    qrels = {"q": {"a": 1, "b": 0}, "p": {"c": 2}}
+    run = {"q": {"a": 1.0}, "p": {"c": 1.0}}
+    with pytest.warns(ef.NoRelevantWarning, match=r"1 golden-set questions .*label >= 2.*e\.g\. q\)"):
+        ef.evaluate(run, qrels, "RR", rel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ef.NoRelevantWarning)
+        tables = (evaluate_with_diagnostics(run, qrels, "RR", rel=2)[1], ef.diagnostics(run, qrels, rel=2))
+    for d in tables:
+        row = d[d.check == "golden_questions_without_relevant"]
+        assert row["count"].tolist() == [1] and row["examples"].tolist() == ["q"]
+    assert "golden_questions_without_relevant" not in ef.diagnostics(run, qrels)["check"].tolist()

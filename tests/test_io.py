@@ -218,3 +218,33 @@ def test_categorical_and_mixed_ids():
     assert ef.evaluate(run, qrels, "RR").value.tolist() == [1.0, 1.0]
     run = pd.DataFrame({"query_id": pd.Series([1, 2.0], dtype=object), "doc_id": ["a", "a"], "score": [1.0, 1.0]})
     assert ef.read_run(run).query_id.tolist() == ["1", "2"]
+
+
+@pytest.mark.filterwarnings("ignore::evalframe.NoRelevantWarning")
+def test_float_ids_beyond_int64_stay_distinct():
+    # issue 9, defect 8: float ids went through int64, so every id >= 2^63 became
+    # -9223372036854775808 and different questions merged
+    big = [2.0 ** 63, 2.0 ** 64, 1e19, -1e19]
+    names = ["9223372036854775808", "18446744073709551616", "10000000000000000000", "-10000000000000000000"]
+    run = pd.DataFrame({"query_id": big, "doc_id": [1e30, 2.0, 3.0, 4.0], "score": [1.0] * 4})
+    out = ef.read_run(run)
+    assert out.query_id.tolist() == names
+    assert out.doc_id.tolist() == ["1000000000000000019884624838656", "2", "3", "4"]
+    qrels = pd.DataFrame({"query_id": big, "doc_id": [1e30, 2.0, 9.0, 4.0], "relevance": [1, 1, 1, 0]})
+    per_q = ef.evaluate(run, qrels, "RR", missing="drop")
+    assert dict(zip(per_q.query_id, per_q.value)) == dict(zip(names, [1.0, 1.0, 0.0, 0.0]))
+
+
+@pytest.mark.parametrize("label", [2 ** 63, 1e19, -1e19, "99999999999999999999", 2 ** 62])
+def test_labels_beyond_int64_are_an_error_not_wrapped(label):
+    # issue 9, defect 8: labels above int64 wrapped negative and counted as not relevant
+    col = pd.Series([1, label], dtype=np.uint64) if label == 2 ** 63 else pd.Series([1, label], dtype=object)
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": col})
+    with pytest.raises(ef.EvalframeInputError, match=r"1 rows have a relevance label out of range"):
+        ef.read_qrels(qrels)
+
+
+def test_large_integer_labels_within_range_are_exact():
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"],
+                          "relevance": np.array([2 ** 53 + 1, -(2 ** 61)], dtype=np.int64)})
+    assert ef.read_qrels(qrels).relevance.tolist() == [2 ** 53 + 1, -(2 ** 61)]
