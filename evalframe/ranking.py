@@ -58,6 +58,8 @@ from typing import Callable, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 
+from .schema import (CheckedQrels, CheckedRun, byte_order_keys, encode_qrels, encode_run,
+                     pair_keys)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
@@ -78,6 +80,15 @@ Missing = Literal["zero", "drop"]
 def _natural_order(ids: np.ndarray) -> np.ndarray:
     """Sorted unique ids: numerically when every id is an integer, else as strings."""
     uniq = pd.unique(pd.Series(ids, dtype=object))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        arr = pa.array(uniq, type=pa.large_string())
+        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+            return uniq[pc.sort_indices(arr).to_numpy()].astype(object)  # byte-wise = code point order
+        return uniq[np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")].astype(object)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass  # not all strings, or an integer beyond int64: the general rule below
     s = pd.Series(uniq, dtype=object)
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
@@ -266,15 +277,17 @@ class Judged:
 
 
 # ---------------------------------------------------------------- judge and its steps
-def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, rel: int = 1, ties: Ties = "doc_id_desc",
-          missing: Missing = "zero", depth: int | None = None, warn: bool = True,
-          keep_rows: bool = False) -> Judged:
+def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
+          ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
+          warn: bool = True, keep_rows: bool = False) -> Judged:
     """Join a cleaned run with a cleaned golden set, rank it, and label every row.
 
     Parameters
     ----------
-    run, qrels : DataFrame
-        Outputs of :func:`evalframe.schema.clean_run` / :func:`clean_qrels`.
+    run, qrels : DataFrame or CheckedRun / CheckedQrels
+        Outputs of :func:`evalframe.schema.clean_run` / :func:`clean_qrels`, or
+        of :func:`~evalframe.schema.check_run` / :func:`check_qrels`, whose
+        factorised ids are used as they are (no id column is factorised twice).
     rel : int
         Relevance threshold of the ``golden_questions_without_relevant`` check.
     ties, missing, depth
@@ -288,19 +301,23 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, rel: int = 1, ties: Ties = 
     -------
     Judged
     """
-    _check_options(run, rel=rel, ties=ties, missing=missing, depth=depth)
+    run = run if isinstance(run, CheckedRun) else encode_run(run)
+    qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
+    frame = run.frame
+    _check_options(frame, rel=rel, ties=ties, missing=missing, depth=depth)
     queries, qq, ql, qrels_order = _golden_set(qrels)
     systems, sys_codes, rq = _run_ids(run, queries)
     unknown = rq < 0
     any_unknown = bool(unknown.any())
+    kept = np.flatnonzero(~unknown) if any_unknown else None
     keep = ~unknown if any_unknown else slice(None)
     answered, gid, g_sys, g_q = _groups(sys_codes[keep], rq[keep], len(systems), len(queries), missing)
-    label, doc_codes, doc_names = _labels(run["doc_id"], keep, rq[keep], qrels["doc_id"].iloc[qrels_order], qq, ql)
+    label = _labels(run, kept, rq[keep], qrels, qq, qrels_order)
     grp = gid[sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
-    score = run["score"].to_numpy(dtype=np.float64)[keep]
-    primary = run["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
-    order = _ordering(grp, primary, doc_codes, doc_names, ties)
-    del primary, doc_codes
+    score = frame["score"].to_numpy(dtype=np.float64)[keep]
+    primary = frame["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
+    order = _ordering(grp, primary, run.doc, kept, ties)
+    del primary
     grp, label = grp[order], label[order]
     rank = _ranks(grp, len(g_q))
     tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
@@ -313,10 +330,10 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, rel: int = 1, ties: Ties = 
         grp, label, rank = grp[cut], label[cut], rank[cut]
         source_row = None if source_row is None else source_row[cut]
 
-    records = _diagnostics(run["query_id"], systems, sys_codes, rq, queries, answered, g_sys, g_q,
+    records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
     groups = pd.DataFrame({"query_id": queries[g_q].astype(str)})
-    if "system" in run:
+    if run.system is not None:
         groups.insert(0, "system", systems[g_sys].astype(str))
     if warn:
         _warn(records, rel)
@@ -340,34 +357,30 @@ def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
 
 
-def _golden_set(qrels: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _golden_set(qrels: CheckedQrels) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The golden set's questions in natural order, and its rows sorted by
     (question, label descending): (queries, question index, label, row order)."""
-    q_codes, q_uniq = pd.factorize(qrels["query_id"], sort=False)
-    queries = _natural_order(np.asarray(q_uniq, dtype=object))
-    qq = pd.Index(queries).get_indexer(np.asarray(q_uniq, dtype=object))[q_codes]
-    ql = qrels["relevance"].to_numpy(dtype=np.int64)
+    queries = _natural_order(qrels.query.names)
+    qq = pd.Index(queries).get_indexer(qrels.query.names)[qrels.query.codes]
+    ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     order = np.lexsort((-ql, qq))
     return queries, qq[order], ql[order], order
 
 
-def _run_ids(run: pd.DataFrame, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _run_ids(run: CheckedRun, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The run's systems (first appearance order), each row's system code and
     each row's question index in ``queries`` (-1: not in the golden set)."""
-    if "system" in run:
-        sys_codes, systems = pd.factorize(run["system"], sort=False)
-        systems = np.asarray(systems, dtype=object)
+    if run.system is not None:
+        systems, sys_codes = run.system.names, run.system.codes
     else:
-        sys_codes, systems = np.zeros(len(run), dtype=np.int64), np.array([None], dtype=object)
-    rq_codes, rq_uniq = pd.factorize(run["query_id"], sort=False)
-    rq_uniq = np.asarray(rq_uniq, dtype=object)
-    to_golden = pd.Index(queries).get_indexer(rq_uniq)
+        systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
+    to_golden = pd.Index(queries).get_indexer(run.query.names)
     if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
-            f"(run ids e.g. {list(rq_uniq[:3])}, golden-set ids e.g. {list(queries[:3])})",
+            f"(run ids e.g. {list(run.query.names[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
-    return systems, sys_codes, to_golden[rq_codes]
+    return systems, sys_codes, to_golden[run.query.codes]
 
 
 def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Missing
@@ -385,36 +398,64 @@ def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Mi
     return answered, gid, g_sys, g_q
 
 
-def _labels(run_docs: pd.Series, keep, rq: np.ndarray, qrels_docs: pd.Series, qq: np.ndarray,
-            ql: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each kept run row's label (one lookup of (question, doc) in the golden set
-    rows ``qq, ql, qrels_docs``), its doc code and the codes' doc ids."""
-    d_codes, d_uniq = pd.factorize(run_docs, sort=False)
-    d_uniq = np.asarray(d_uniq, dtype=object)
-    nd = max(len(d_uniq), 1)
-    rcode = d_codes[keep]
-    qd_codes, qd_uniq = pd.factorize(qrels_docs, sort=False)
-    qcode = pd.Index(d_uniq).get_indexer(np.asarray(qd_uniq, dtype=object))[qd_codes]  # -1: never retrieved
-    rkey = rq.astype(np.int64) * nd + rcode
-    retrieved = np.flatnonzero(qcode >= 0)  # judged documents some system retrieved
-    qkey = qq[retrieved].astype(np.int64) * nd + qcode[retrieved]
-    qorder = np.argsort(qkey, kind="stable")
-    qkey_sorted = qkey[qorder]
-    if not len(qkey_sorted):
-        return np.full(len(rkey), NOT_JUDGED, dtype=np.int64), rcode, d_uniq
-    pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
-    hit = qkey_sorted[pos] == rkey
-    return np.where(hit, ql[retrieved][qorder][pos], NOT_JUDGED), rcode, d_uniq
+def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: CheckedQrels,
+            qq: np.ndarray, qrels_order: np.ndarray) -> np.ndarray:
+    """Each ranked run row's label (``kept``: the rows ranked, None for all; ``rq``
+    their question index): one probe of a (question, doc) key per row into
+    the golden set's keys (``qq``: each golden-set row's question, sorted by
+    ``qrels_order``).
+
+    The keys come from the doc fingerprints computed once for the duplicate
+    check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
+    strings, so labels are exact."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    qkeys = np.empty(len(qq), dtype=np.uint64)
+    qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
+    index = pd.Index(qkeys)
+    rows = np.arange(len(run.frame)) if kept is None else kept
+    fp = run.doc_fingerprint if kept is None else run.doc_fingerprint[kept]
+    if index.is_unique:
+        where = index.get_indexer(pair_keys(rq, fp))  # golden-set row, -1: not judged
+        hit = np.flatnonzero(where >= 0)
+        same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
+        where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+    else:  # two golden-set keys collide (about never): an exact probe on the strings
+        golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
+                                            qrels.doc.to_numpy().astype(object)])
+        where = golden.get_indexer(pd.MultiIndex.from_arrays(
+            [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
+    label = np.full(len(rows), NOT_JUDGED, dtype=np.int64)
+    judged = where >= 0
+    label[judged] = qrels.frame["relevance"].to_numpy(dtype=np.int64)[where[judged]]
+    return label
 
 
-def _ordering(grp: np.ndarray, primary: np.ndarray, doc_codes: np.ndarray, doc_names: np.ndarray,
-              ties: Ties) -> np.ndarray:
+def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``values`` (sorted by ``order``) back in the original row order, as uint64."""
+    out = np.empty(len(values), dtype=np.uint64)
+    out[order] = values
+    return out
+
+
+def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties) -> np.ndarray:
     """The permutation ranking every group: by ``primary`` ascending, ties by
-    doc_id byte-wise (descending unless ``ties="doc_id_asc"``)."""
-    def tiebreak(rows: np.ndarray) -> np.ndarray:
-        u, inv = np.unique(doc_codes[rows], return_inverse=True)
-        pos = np.argsort(np.argsort(doc_names[u].astype(str), kind="stable"))[inv]
-        return pos if ties == "doc_id_asc" else -pos
+    doc_id byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids
+    of tied rows are read (``kept``: the run rows ranked, None for all)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def tiebreak(rows: np.ndarray) -> list[np.ndarray]:
+        source = rows if kept is None else kept[rows]
+        names = docs.take(pa.array(source))
+        keys = byte_order_keys(names)  # short ids: their bytes as numbers, no string sort
+        if keys is not None:
+            if ties != "doc_id_asc":  # every key reversed: the byte-wise order reversed
+                keys = [~k for k in keys[:-1]] + [-keys[-1]]
+            return keys[::-1]
+        pos = np.empty(len(rows), dtype=np.int64)
+        pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
+        return [pos if ties == "doc_id_asc" else -pos]
 
     return _order_rows(grp, primary, tiebreak)
 
@@ -440,7 +481,8 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
 def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     """Permutation sorting rows by (grp, primary, tiebreak), all ascending.
 
-    ``tiebreak(rows)`` returns the tie-breaking key of the given rows; it is
+    ``tiebreak(rows)`` returns the tie-breaking key of the given rows (or a
+    list of keys, least significant first, as for ``numpy.lexsort``); it is
     called only for rows whose (grp, primary) is tied with another row's.  Runs
     usually arrive grouped by question and sorted by score: that is detected in
     O(n) and only whole groups move.  Otherwise two stable argsorts (primary,
@@ -454,23 +496,32 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
     if np.all(~same_g | (primary[1:] >= primary[:-1])) and len(starts) == len(np.unique(grp[starts])):
         # Grouped and sorted within groups: only the blocks move.
-        block_order = np.argsort(grp[starts], kind="stable")
-        lengths = np.diff(np.append(starts, n))[block_order]
-        first = starts[block_order]
-        offsets = np.cumsum(lengths) - lengths
-        order = np.repeat(first - offsets, lengths) + np.arange(n)
+        heads = grp[starts]
+        if np.all(heads[1:] > heads[:-1]):
+            order = np.arange(n)  # already in order: nothing moves
+            g_s, p_s = grp, primary
+        else:
+            block_order = np.argsort(heads, kind="stable")
+            lengths = np.diff(np.append(starts, n))[block_order]
+            first = starts[block_order]
+            offsets = np.cumsum(lengths) - lengths
+            order = np.repeat(first - offsets, lengths) + np.arange(n)
+            g_s, p_s = grp[order], primary[order]
     else:
         order = np.argsort(primary, kind="stable")
         gkey = grp[order]
         if gkey.max(initial=0) < 2 ** 16:
             gkey = gkey.astype(np.uint16)  # radix sort
         order = order[np.argsort(gkey, kind="stable")]
-    g_s, p_s = grp[order], primary[order]
-    tied = (g_s[1:] == g_s[:-1]) & (p_s[1:] == p_s[:-1])
+        g_s, p_s = grp[order], primary[order]
+    tied = p_s[1:] == p_s[:-1]
+    tied &= g_s[1:] == g_s[:-1]
     if tied.any():
         idx = np.flatnonzero(_both_sides(tied))
-        block = np.cumsum(np.concatenate(([True], ~tied)))[idx]
-        sub = np.lexsort((tiebreak(order[idx]), block))
+        # a block of ties starts at a tied row not tied with the row before it
+        block = np.cumsum((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+        keys = tiebreak(order[idx])
+        sub = np.lexsort((*(keys if isinstance(keys, (list, tuple)) else [keys]), block))
         order[idx] = order[idx][sub]
     return order
 
@@ -478,7 +529,7 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- diagnostics, one function per check
-def _diagnostics(run_queries: pd.Series, systems: np.ndarray, sys_codes: np.ndarray, rq: np.ndarray,
+def _diagnostics(run_queries: Codes, systems: np.ndarray, sys_codes: np.ndarray, rq: np.ndarray,
                  queries: np.ndarray, answered: np.ndarray, g_sys: np.ndarray, g_q: np.ndarray,
                  tied_groups: np.ndarray, qq: np.ndarray, ql: np.ndarray, *, rel: int, ties: Ties,
                  missing: Missing) -> list[Diagnostic]:
@@ -507,16 +558,18 @@ def _per_system(check: Check, action: str, systems: np.ndarray, sys_idx: np.ndar
             for s in np.flatnonzero(n_items)]  # one record per system, at most 5 examples each
 
 
-def _run_questions_not_in_golden_set(run_queries, systems, sys_codes, rq) -> list[Diagnostic]:
+def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq) -> list[Diagnostic]:
     unknown = np.flatnonzero(rq < 0)
     if not len(unknown):
         return []
-    codes, uniq = pd.factorize(run_queries.iloc[unknown], sort=False)
-    uniq = np.asarray(uniq, dtype=object)
-    natural = pd.Index(_natural_order(uniq)).get_indexer(uniq)  # each code's natural position
-    pairs = np.unique(sys_codes[unknown].astype(np.int64) * len(uniq) + codes)
-    s, q = np.divmod(pairs, len(uniq))
-    return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], uniq[q])
+    nu = len(run_queries)
+    pairs = np.unique(sys_codes[unknown].astype(np.int64) * nu + run_queries.codes[unknown])
+    s, q = np.divmod(pairs, nu)
+    names = run_queries.names
+    dropped = np.unique(q)
+    natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
+    natural[dropped] = pd.Index(_natural_order(names[dropped])).get_indexer(names[dropped])
+    return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], names[q])
 
 
 def _systems_without_golden_questions(systems, answered, missing) -> list[Diagnostic]:

@@ -370,3 +370,30 @@ def test_rel_threshold_sets_the_no_relevant_check():
         row = d[d.check == "golden_questions_without_relevant"]
         assert row["count"].tolist() == [1] and row["examples"].tolist() == ["q"]
     assert "golden_questions_without_relevant" not in ef.diagnostics(run, qrels)["check"].tolist()
+
+
+def test_labels_confirmed_on_the_strings_whatever_the_fingerprints(monkeypatch):
+    # the golden-set lookup probes (question, doc) fingerprint keys and confirms each
+    # match on the strings; colliding keys fall back to an exact probe
+    import evalframe.ranking as ranking
+    ds = ef.datasets.load_cranfield()
+    ms = ["AP", "nDCG@10", "bpref", "infAP", "Judged@10"]
+    expected = vals(ds.runs, ds.qrels, ms)
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: np.zeros(len(codes), dtype=np.uint64))
+    pd.testing.assert_frame_equal(vals(ds.runs, ds.qrels, ms), expected)
+    # one key per question: unique in a golden set of one document per question, so
+    # every retrieved document matches it and only the string check rejects "b"
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: codes.astype(np.uint64))
+    assert one({"q": {"a": 1.0, "b": 2.0}}, {"q": {"a": 1}}, "RR") == 0.5
+
+
+@pytest.mark.parametrize("ids", [["b", "ab", "a", "a\x00", "é", "z", "ß", "aaaaaaaab", "aaaaaaaa"],
+                                 ["https://x.org/é", "https://x.org/e", "https://x.org/b", "short", "shor",
+                                  "ß", "https://x.org/e/longer/than/sixteen"]])
+@pytest.mark.parametrize("ties", ["doc_id_desc", "doc_id_asc"])
+def test_ties_ordered_byte_wise_for_short_long_and_non_ascii_ids(ids, ties):
+    from evalframe.ranking import judge
+    run = ef.read_run(pd.DataFrame({"query_id": "q", "doc_id": ids, "score": 1.0}))
+    J = judge(run, ef.read_qrels({"q": {ids[0]: 1}}), ties=ties, warn=False, keep_rows=True)
+    got = [ids[i] for i in J.source_row]
+    assert got == sorted(ids, key=lambda d: d.encode(), reverse=ties == "doc_id_desc")

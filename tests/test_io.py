@@ -248,3 +248,15 @@ def test_large_integer_labels_within_range_are_exact():
     qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"],
                           "relevance": np.array([2 ** 53 + 1, -(2 ** 61)], dtype=np.int64)})
     assert ef.read_qrels(qrels).relevance.tolist() == [2 ** 53 + 1, -(2 ** 61)]
+
+
+def test_duplicate_check_confirms_fingerprint_matches_on_the_strings(monkeypatch):
+    # every doc id gets the same fingerprint: only a real repeat may be reported
+    import evalframe.schema as schema
+    monkeypatch.setattr(schema, "fingerprints", lambda arr: np.zeros(len(arr), dtype=np.uint64))
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    assert ef.read_run(run).doc_id.tolist() == ["a", "b", "c"]
+    with pytest.raises(ef.EvalframeInputError, match="1 documents are listed more than once"):
+        ef.read_run(pd.concat([run, run.iloc[:1]]))
+    qrels = pd.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
+    assert len(ef.read_qrels(qrels)) == 2
