@@ -18,18 +18,24 @@ Timed, interleaved (tool A, tool B, ... then again), medians of ``--repeat``:
 - ranx: ``Qrels.from_df`` / ``Run.from_df`` + ``evaluate`` (warm: numba compiled
   before timing), and ``evaluate`` alone.
 
-Peak memory is the process's resident high-water mark during one call above the
-resident size before it (Linux ``/proc/self/clear_refs``).
+With ``--memory``, each tool's peak memory is also measured in a fresh process
+(the case rebuilt there, then one call): the resident high-water mark during the
+call above the resident size before it (Linux ``/proc/self/clear_refs``).  Freed
+memory that a process keeps makes in-process figures meaningless, hence the
+separate processes.
 
     python benchmarks/bench_core.py                 # the default cases, a few minutes
     python benchmarks/bench_core.py --xl            # also 100,000 x 100
-    python benchmarks/bench_core.py --cases 10000x100 --repeat 5
+    python benchmarks/bench_core.py --cases 10000x100 7000x1000 --memory
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -137,7 +143,7 @@ def ranx_objects(run, qrels):
 def run_ranx(run, qrels):
     from ranx import evaluate
     rq, rr = ranx_objects(run, qrels)
-    return evaluate(rq, rr, RANX_MEASURES, return_mean=False, save_results_in_run=False)
+    return evaluate(rq, rr, RANX_MEASURES, return_mean=False, save_results_in_run=False, make_comparable=True)
 
 
 # ---------------------------------------------------------------- measuring
@@ -164,6 +170,33 @@ def timed(fn, *args) -> tuple[float, float]:
     return dt, peak
 
 
+MEMORY_TOOLS = {"evalframe": run_evalframe, "pytrec_eval": run_pytrec_eval}
+
+
+def memory_worker(name: str, tool: str, seed: int) -> None:
+    """In a fresh process: build the case, then print the peak MiB of one call."""
+    n_q, depth, ids, shuffled = {**CASES, **XL}[name]
+    run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=seed)
+    gc.collect()
+    try:  # hand the generator's freed memory back, or the call would reuse it unseen
+        import ctypes
+        import pyarrow as pa
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        pa.default_memory_pool().release_unused()
+    except (OSError, AttributeError):
+        pass
+    print(json.dumps(timed(MEMORY_TOOLS[tool], run, qrels)[1]))
+
+
+def memory(name: str, seed: int) -> dict:
+    out = {}
+    for tool in MEMORY_TOOLS:
+        res = subprocess.run([sys.executable, __file__, "--memory-worker", name, tool, str(seed)],
+                             capture_output=True, text=True)
+        out[tool] = float(res.stdout.strip().splitlines()[-1]) if res.returncode == 0 else float("nan")
+    return out
+
+
 def bench_case(name: str, run: pd.DataFrame, qrels: pd.DataFrame, repeat: int) -> dict:
     tools = {"evalframe": lambda: run_evalframe(run, qrels)}
     try:
@@ -181,24 +214,24 @@ def bench_case(name: str, run: pd.DataFrame, qrels: pd.DataFrame, repeat: int) -
     try:
         from ranx import evaluate as rx_evaluate
         rq, rr = ranx_objects(run, qrels)
-        rx_evaluate(rq, rr, RANX_MEASURES, return_mean=False)  # numba compiles here, not timed
+        rx_evaluate(rq, rr, RANX_MEASURES, return_mean=False, make_comparable=True)  # numba compiles: not timed
         tools["ranx (warm)"] = lambda: run_ranx(run, qrels)
-        tools["ranx evaluate() only"] = lambda: rx_evaluate(rq, rr, RANX_MEASURES, return_mean=False,
+        tools["ranx evaluate() only"] = lambda: rx_evaluate(rq, rr, RANX_MEASURES, return_mean=False, make_comparable=True,
                                                             save_results_in_run=False)
     except ImportError:
         print("  ranx not installed (pip install -e '.[bench]')")
     times: dict[str, list[float]] = {t: [] for t in tools}
-    peaks: dict[str, float] = {t: 0.0 for t in tools}
     for _ in range(repeat):  # interleaved: a load spike hits every tool alike
         for tool, fn in tools.items():
-            dt, peak = timed(fn)
-            times[tool].append(dt)
-            peaks[tool] = max(peaks[tool], peak)
+            gc.collect()
+            t = time.perf_counter()
+            fn()
+            times[tool].append(time.perf_counter() - t)
     med = {t: statistics.median(v) for t, v in times.items()}
-    print(f"  {'tool':30s} {'seconds':>8s} {'x evalframe':>12s} {'peak MiB':>9s}")
+    print(f"  {'tool':30s} {'seconds':>8s} {'x evalframe':>12s}")
     for tool in tools:
-        print(f"  {tool:30s} {med[tool]:8.3f} {med[tool] / med['evalframe']:12.2f} {peaks[tool]:9.0f}")
-    return {"case": name, "seconds": med, "peak_mib": peaks}
+        print(f"  {tool:30s} {med[tool]:8.3f} {med[tool] / med['evalframe']:12.2f}")
+    return {"case": name, "seconds": med, "peak_mib": {}}
 
 
 CASES = {  # name -> (questions, depth, ids, shuffled)
@@ -218,24 +251,36 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES) + list(XL))
     ap.add_argument("--xl", action="store_true", help="also 100,000 x 100 (grouped and shuffled)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--memory", action="store_true", help="also peak memory, one fresh process per tool")
+    ap.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_worker:
+        memory_worker(args.memory_worker[0], args.memory_worker[1], int(args.memory_worker[2]))
+        return
     names = args.cases + (list(XL) if args.xl else [])
     print(f"evalframe {ef.__version__}, pandas {pd.__version__}, numpy {np.__version__}")
     summary = []
     for name in names:
         n_q, depth, ids, shuffled = {**CASES, **XL}[name]
-        run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=len(summary))
+        seed = list({**CASES, **XL}).index(name)  # the same data for a case in every run
+        run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=seed)
         print(f"\n{name}: {len(run):,} run rows, {run['doc_id'].nunique():,} distinct doc ids, "
               f"{len(qrels):,} golden-set rows")
         summary.append(bench_case(name, run, qrels, args.repeat))
         del run, qrels
-    print(f"\n{'case':22s} {'pytrec_eval / evalframe':>24s} {'ranx / evalframe':>17s} "
-          f"{'peak MiB evalframe':>19s} {'pytrec_eval':>12s}")
+        if args.memory:
+            summary[-1]["peak_mib"] = memory(name, seed=seed)
+            print("  peak MiB above the input, one call in a fresh process: "
+                  + ", ".join(f"{t} {v:.0f}" for t, v in summary[-1]["peak_mib"].items()))
+    print(f"\n{'case':22s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'pytrec evaluate() / ef':>23s} "
+          f"{'ranx / ef':>10s} {'ranx evaluate() / ef':>21s} {'peak MiB ef':>12s} {'pytrec':>7s}")
     for s in summary:
         sec, pk = s["seconds"], s["peak_mib"]
         ratio = lambda t: f"{sec[t] / sec['evalframe']:.2f}" if t in sec else "-"  # noqa: E731
-        print(f"{s['case']:22s} {ratio('pytrec_eval'):>24s} {ratio('ranx (warm)'):>17s} "
-              f"{pk['evalframe']:19.0f} {pk.get('pytrec_eval', float('nan')):12.0f}")
+        mem = lambda t: f"{pk[t]:.0f}" if t in pk else "-"  # noqa: E731
+        print(f"{s['case']:22s} {sec['evalframe']:11.3f} {ratio('pytrec_eval'):>17s} "
+              f"{ratio('pytrec_eval evaluate() only'):>23s} {ratio('ranx (warm)'):>10s} "
+              f"{ratio('ranx evaluate() only'):>21s} {mem('evalframe'):>12s} {mem('pytrec_eval'):>7s}")
 
 
 if __name__ == "__main__":

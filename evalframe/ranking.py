@@ -10,7 +10,11 @@ per document.
 (:func:`_golden_set`), the run's systems and questions (:func:`_run_ids`), the
 scored groups (:func:`_groups`), each row's label (:func:`_labels`), the order
 of each ranking (:func:`_ordering`), and the facts worth a warning
-(:func:`_diagnostics`, one vectorised function per :class:`Check`).
+(:func:`_diagnostics`, one vectorised function per :class:`Check`).  Ids arrive
+factorised once by :mod:`evalframe.schema` (:class:`~evalframe.schema.CheckedRun`,
+:class:`~evalframe.schema.CheckedQrels`): int32 question and system codes and a
+fingerprint of each document id, so no id column is hashed twice and no Python
+object is made per row.
 
 Conventions (see :mod:`evalframe.measures` for the full list):
 
@@ -58,7 +62,7 @@ from typing import Callable, Iterable, Literal, Sequence
 import numpy as np
 import pandas as pd
 
-from .schema import (CheckedQrels, CheckedRun, byte_order_keys, encode_qrels, encode_run,
+from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qrels, encode_run,
                      pair_keys)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
@@ -416,7 +420,13 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
     rows = np.arange(len(run.frame)) if kept is None else kept
     fp = run.doc_fingerprint if kept is None else run.doc_fingerprint[kept]
     if index.is_unique:
-        where = index.get_indexer(pair_keys(rq, fp))  # golden-set row, -1: not judged
+        rkeys = pair_keys(rq, fp)
+        # a bitmap of the golden set's keys (8 MB) skips most unjudged rows before the probe
+        bitmap = np.zeros(1 << 23, dtype=bool)
+        bitmap[(qkeys >> np.uint64(41)).astype(np.int64)] = True
+        maybe = np.flatnonzero(bitmap[(rkeys >> np.uint64(41)).astype(np.int64)])
+        where = np.full(len(rkeys), -1, dtype=np.int64)  # golden-set row, -1: not judged
+        where[maybe] = index.get_indexer(rkeys[maybe])
         hit = np.flatnonzero(where >= 0)
         same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
         where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1

@@ -10,8 +10,16 @@ alias column names and return a new DataFrame with canonical columns and dtypes:
 
 Ids are strings after cleaning, so an integer question id in one table matches
 the same id written as text in the other.  Integral floats (``1.0``, as pandas
-reads an integer column with gaps) become ``"1"``.  The caller's DataFrame is
-never modified.
+reads an integer column with gaps) become ``"1"``, also beyond int64.  The
+caller's DataFrame is never modified.
+
+:func:`check_run` and :func:`check_qrels` run the same checks and also return
+the ids factorised once (:class:`CheckedRun`, :class:`CheckedQrels`), which the
+ranking step reuses: question and system ids as int32 codes (pyarrow
+``dictionary_encode``), document ids as 64-bit fingerprints of their bytes
+(:func:`fingerprints`) -- a run has about as many distinct documents as rows, so
+they are never hashed into one big table; every fingerprint match is confirmed
+on the strings.
 """
 from __future__ import annotations
 
@@ -492,7 +500,7 @@ def fingerprints(arr) -> np.ndarray:
         tail_words = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
         rows = None  # all rows
         for k in range(0, int(length.max(initial=0)), 8):
-            if k:
+            if k and (rows is not None or length.min() <= k):  # some ids end before byte k
                 rows = np.flatnonzero(length > k) if rows is None else rows[length[rows] > k]
             pos = start + k if rows is None else start[rows] + k  # increasing
             n_safe = int(np.searchsorted(pos, tail0, side="right")) if end >= 8 else 0

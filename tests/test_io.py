@@ -260,3 +260,30 @@ def test_duplicate_check_confirms_fingerprint_matches_on_the_strings(monkeypatch
         ef.read_run(pd.concat([run, run.iloc[:1]]))
     qrels = pd.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
     assert len(ef.read_qrels(qrels)) == 2
+
+
+def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type():
+    import pyarrow as pa
+    from evalframe.schema import fingerprints
+    import evalframe.schema as schema
+    masks = [(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1]
+
+    def slow(ids):
+        out = []
+        for s in ids:
+            b = s.encode()
+            h = np.array([len(b)], dtype=np.uint64) * schema._MIX
+            for k in range(0, len(b), 8):
+                w = int.from_bytes(b[k:k + 8].ljust(8, b"\0"), "little") & masks[min(len(b) - k, 8)]
+                h = schema._mix(h ^ np.uint64(w))
+            out.append(h[0])
+        return np.array(out, dtype=np.uint64)
+
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        ids = ["".join(rng.choice(list("ab\x00zé0/"), int(rng.integers(int(rng.choice([0, 9, 20])), 40))))
+               for _ in range(int(rng.integers(1, 20)))]
+        arr = pa.array(ids, pa.string() if rng.random() < 0.5 else pa.large_string())
+        cut = int(rng.integers(0, len(ids) + 1))
+        got = fingerprints(pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=arr.type))
+        assert (got == slow(ids)).all()
