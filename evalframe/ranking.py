@@ -429,7 +429,9 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
         where[maybe] = index.get_indexer(rkeys[maybe])
         hit = np.flatnonzero(where >= 0)
         same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
-        where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+        same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+        same &= _unsorted(qq, qrels_order)[where[hit]] == rq[hit].astype(np.uint64)  # same question too
+        where[hit[~same]] = -1
     else:  # two golden-set keys collide (about never): an exact probe on the strings
         golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
                                             qrels.doc.to_numpy().astype(object)])

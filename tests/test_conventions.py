@@ -397,3 +397,12 @@ def test_ties_ordered_byte_wise_for_short_long_and_non_ascii_ids(ids, ties):
     J = judge(run, ef.read_qrels({"q": {ids[0]: 1}}), ties=ties, warn=False, keep_rows=True)
     got = [ids[i] for i in J.source_row]
     assert got == sorted(ids, key=lambda d: d.encode(), reverse=ties == "doc_id_desc")
+
+
+def test_labels_confirmed_on_the_question_too(monkeypatch):
+    # keys that ignore the question: a document judged for another question must
+    # not lend its label
+    import evalframe.ranking as ranking
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: fp.copy())
+    qrels = {"q": {"a": 1}, "p": {"b": 1}}
+    assert one({"q": {"b": 2.0, "a": 1.0}}, qrels, "RR", missing="drop") == 0.5
