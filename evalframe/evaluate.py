@@ -20,14 +20,20 @@ from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, compute, parse_measure, parse_measures, resolve
 from .ranking import Judged, Missing, Ties, judge
+from .schema import check_qrels, check_run
 
 Duplicates = Literal["error", "max", "first"]
 
 
-def _prepare(run, qrels, *, ties, missing, depth, duplicates, warn=True) -> Judged:
-    """Read and check both inputs (never trusting, never modifying them), then judge."""
-    return judge(read_run(run, duplicates=duplicates), read_qrels(qrels),
-                 ties=ties, missing=missing, depth=depth, warn=warn)
+def _prepare(run, qrels, *, rel, ties, missing, depth, duplicates, warn=True) -> Judged:
+    """Read and check both inputs (never trusting, never modifying them), then judge.
+
+    A DataFrame is checked by :func:`~evalframe.schema.check_run` /
+    :func:`~evalframe.schema.check_qrels` (what :func:`read_run` and
+    :func:`read_qrels` do with one), whose factorised ids the ranking step reuses."""
+    run = check_run(run, duplicates=duplicates) if isinstance(run, pd.DataFrame) else read_run(run, duplicates=duplicates)
+    qrels = check_qrels(qrels) if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
+    return judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
 
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -90,35 +96,49 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
 
 
 def _long(J: Judged, ms: list[Measure]) -> pd.DataFrame:
+    import pyarrow as pa
     values = compute(J, ms)
     G, M = values.shape
-    names = np.array([str(m) for m in ms], dtype=object)
-    cols = {}
-    for c in J.groups.columns:
-        cols[c] = np.repeat(J.groups[c].to_numpy(dtype=object), M)
-    cols["measure"] = np.tile(names, G)
-    cols["value"] = values.ravel()
-    out = pd.DataFrame(cols)
-    for c in out.columns[:-1]:
-        out[c] = out[c].astype(str)
+    group_of_row = pa.array(np.repeat(np.arange(G), M))
+    cols = {c: pa.array(J.groups[c].to_numpy(dtype=object), pa.large_string()).take(group_of_row)
+            for c in J.groups.columns}  # one row per (group, measure), built by Arrow takes
+    cols["measure"] = pa.array([str(m) for m in ms], pa.large_string()).take(pa.array(np.tile(np.arange(M), G)))
+    out = pd.DataFrame({c: _str_column(a) for c, a in cols.items()})
+    out["value"] = values.ravel()
     return out
 
 
-def diagnostics(run, qrels, *, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _str_column(a) -> pd.Series:
+    """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
+    if _PANDAS_3:
+        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
+    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
+
+    Same parameters as :func:`evaluate` (``rel`` sets the threshold of
+    ``golden_questions_without_relevant``).
 
     Returns
     -------
     DataFrame
         ``system, check, count, action, examples`` where ``check`` is one of
         ``run_questions_not_in_golden_set`` (dropped),
+        ``system_without_golden_questions``,
         ``golden_questions_not_in_run`` (scored 0, or dropped with
-        ``missing="drop"``), ``golden_questions_without_relevant``,
+        ``missing="drop"``), ``golden_questions_without_relevant`` (no label
+        >= ``rel``),
         ``score_ties`` (rows whose score equals another row's of the same
         question and system, ordered by the ``ties`` convention).
     """
-    return _prepare(run, qrels, ties=ties, missing=missing, depth=depth,
+    _check_rel(rel)
+    return _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                     duplicates=duplicates, warn=False).diagnostics
 
 
@@ -299,8 +319,12 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         The per-question table of :func:`evaluate` and the table of
         :func:`diagnostics`.
     """
+    _check_rel(rel)
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    J = _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    return _long(J, ms), J.diagnostics.copy()
+
+
+def _check_rel(rel) -> None:
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
         raise ValueError(f"rel must be an int, got {rel!r}")
-    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    J = _prepare(run, qrels, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    return _long(J, ms), J.diagnostics.copy()

@@ -6,6 +6,16 @@ numpy arrays, one entry per retrieved document, sorted by (group, rank), where a
 arrays per group with ``numpy.bincount``; no Python loop runs per question or
 per document.
 
+:func:`judge` runs a few named steps: the golden set's questions and labels
+(:func:`_golden_set`), the run's systems and questions (:func:`_run_ids`), the
+scored groups (:func:`_groups`), each row's label (:func:`_labels`), the order
+of each ranking (:func:`_ordering`), and the facts worth a warning
+(:func:`_diagnostics`, one vectorised function per :class:`Check`).  Ids arrive
+factorised once by :mod:`evalframe.schema` (:class:`~evalframe.schema.CheckedRun`,
+:class:`~evalframe.schema.CheckedQrels`): int32 question and system codes and a
+fingerprint of each document id, so no id column is hashed twice and no Python
+object is made per row.
+
 Conventions (see :mod:`evalframe.measures` for the full list):
 
 - Ranking is by score descending (compared as float64); ties are broken by
@@ -19,24 +29,53 @@ Conventions (see :mod:`evalframe.measures` for the full list):
 - Run questions absent from the golden set are dropped (with a warning).
 - ``depth``: only the top ``depth`` documents of each ranking are kept
   (trec_eval's ``-M``).
+- ``rel``: a golden-set question without a label >= ``rel`` is reported
+  (:attr:`Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT`).
+
+Partitions
+----------
+A *partition* holds whole questions: for some of the golden set's questions,
+the golden-set rows of those questions and every system's run rows of those
+questions (a run question absent from the golden set may go to any partition).
+Every value of a question depends on that question's rows only, so judging and
+evaluating partitions independently and concatenating the per-question tables
+gives the same rows, bit for bit, as one call on the whole input, provided each
+partition's run names every system (a system with no row in a partition is
+unknown there, so with ``missing="zero"`` its zero rows would be missing).  The
+diagnostics of the partitions merge into those of the whole input with
+:func:`merge_diagnostics`: counts are summed per (check, system, action), the
+examples are the first five of the union in natural order (numeric when every
+example is an integer), and ``system_without_golden_questions`` is kept when
+every partition reports it.  This is the seam for engines that evaluate a run
+in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-__all__ = ["Judged", "judge", "NOT_JUDGED"]
+__all__ = ["Judged", "judge", "NOT_JUDGED", "Check", "Diagnostic", "diagnostics_table",
+           "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
 
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cached_property
-from typing import Literal
+from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qrels, encode_run,
+                     pair_keys)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
 
 #: Label given to a retrieved document that the golden set does not judge.
 NOT_JUDGED = np.int64(-(2 ** 62))
+
+#: Columns of the diagnostics table.
+DIAGNOSTIC_COLUMNS = ["system", "check", "count", "action", "examples"]
+
+#: Examples shown per diagnostic.
+MAX_EXAMPLES = 5
 
 Ties = Literal["doc_id_desc", "doc_id_asc", "rank"]
 Missing = Literal["zero", "drop"]
@@ -45,6 +84,15 @@ Missing = Literal["zero", "drop"]
 def _natural_order(ids: np.ndarray) -> np.ndarray:
     """Sorted unique ids: numerically when every id is an integer, else as strings."""
     uniq = pd.unique(pd.Series(ids, dtype=object))
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        arr = pa.array(uniq, type=pa.large_string())
+        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+            return uniq[pc.sort_indices(arr).to_numpy()].astype(object)  # byte-wise = code point order
+        return uniq[np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")].astype(object)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass  # not all strings, or an integer beyond int64: the general rule below
     s = pd.Series(uniq, dtype=object)
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
@@ -52,6 +100,103 @@ def _natural_order(ids: np.ndarray) -> np.ndarray:
     return np.sort(s.to_numpy(dtype=object))
 
 
+# ---------------------------------------------------------------- diagnostics records
+class Check(str, Enum):
+    """What a diagnostic reports; the values are the diagnostics table's ``check`` column."""
+
+    #: Run questions absent from the golden set (dropped); count: questions.
+    RUN_QUESTIONS_NOT_IN_GOLDEN_SET = "run_questions_not_in_golden_set"
+    #: A system that answers none of the golden set's questions; count: 1.
+    SYSTEM_WITHOUT_GOLDEN_QUESTIONS = "system_without_golden_questions"
+    #: Golden-set questions a system does not answer (scored 0 or dropped); count: questions.
+    GOLDEN_QUESTIONS_NOT_IN_RUN = "golden_questions_not_in_run"
+    #: Rows whose score equals another row's of the same ranking; count: rows.
+    SCORE_TIES = "score_ties"
+    #: Golden-set questions without a label >= rel; count: questions.
+    GOLDEN_QUESTIONS_WITHOUT_RELEVANT = "golden_questions_without_relevant"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One fact found while judging: a row of the diagnostics table.
+
+    Attributes
+    ----------
+    system : str or None
+        The system it concerns (None: the golden set, or a run without systems).
+    check : Check
+    count : int
+        Questions or rows concerned (see :class:`Check`).
+    action : str
+        What evalframe did about it.
+    examples : tuple of str
+        Up to :data:`MAX_EXAMPLES` examples, in natural order.
+    """
+
+    system: str | None
+    check: Check
+    count: int
+    action: str
+    examples: tuple[str, ...] = ()
+
+    def row(self) -> dict:
+        """The diagnostics table's row (``check`` as its string value)."""
+        return {"system": self.system, "check": self.check.value, "count": int(self.count),
+                "action": self.action, "examples": ", ".join(self.examples[:MAX_EXAMPLES])}
+
+
+def diagnostics_table(records: Iterable[Diagnostic]) -> pd.DataFrame:
+    """The diagnostics table ``system, check, count, action, examples`` of some records."""
+    return pd.DataFrame([r.row() for r in records], columns=DIAGNOSTIC_COLUMNS)
+
+
+def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
+                      systems: Sequence[str | None] | None = None) -> list[Diagnostic]:
+    """Merge the diagnostics of partitions of the questions (see the module docstring).
+
+    Parameters
+    ----------
+    parts : iterable of sequences of Diagnostic
+        Each partition's records (``Judged.records``).
+    systems : sequence of str, optional
+        The systems in the whole run's order (first appearance), which is the
+        order :func:`judge` reports them in; default: first appearance in ``parts``.
+
+    Returns
+    -------
+    list of Diagnostic
+        Counts summed per (check, system, action); examples the first
+        :data:`MAX_EXAMPLES` of the union in natural order;
+        ``system_without_golden_questions`` kept when every partition reports it.
+        Ordered by check, then by system.
+    """
+    parts = [list(p) for p in parts]
+    merged: dict[tuple, list] = {}
+    for part in parts:
+        for r in part:
+            entry = merged.setdefault((r.check, r.system, r.action), [0, [], 0])
+            entry[0] += int(r.count)
+            entry[1].extend(r.examples)
+            entry[2] += 1
+    checks = list(Check)
+    position = {name: i for i, name in enumerate(systems or ())}
+    out = []
+    for (check, system, action), (count, examples, seen) in sorted(  # stable: first appearance
+            merged.items(), key=lambda kv: (checks.index(kv[0][0]), position.get(kv[0][1], len(position)))):
+        if check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
+            if seen < len(parts):
+                continue
+            count, ex = 1, tuple(examples[:1])
+        else:
+            ex = tuple(str(e) for e in _natural_order(np.array(examples, dtype=object))[:MAX_EXAMPLES])
+        out.append(Diagnostic(system, check, count, action, ex))
+    return out
+
+
+# ---------------------------------------------------------------- the judged table
 @dataclass(frozen=True, eq=False)
 class Judged:
     """A ranked, judged run: flat arrays sorted by (group, rank).
@@ -76,6 +221,9 @@ class Judged:
     source_row : int array (N,) or None
         Position of each row in the run given to :func:`judge` (only with
         ``keep_rows=True``).
+    records : tuple of Diagnostic
+        The rows of ``diagnostics`` as records (merge them across partitions
+        with :func:`merge_diagnostics`).
     """
 
     groups: pd.DataFrame
@@ -89,6 +237,7 @@ class Judged:
     diagnostics: pd.DataFrame = field(repr=False)
     source_row: np.ndarray | None = field(default=None, repr=False)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
+    records: tuple[Diagnostic, ...] = field(default=(), repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -127,23 +276,24 @@ class Judged:
         rank = (np.arange(len(grp)) - starts[grp] + 1).astype(np.int64)
         return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
                       self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
-                      None if self.source_row is None else self.source_row[keep])
+                      None if self.source_row is None else self.source_row[keep],
+                      records=self.records)
 
 
-def _diag_row(system, check, count, action, examples=()) -> dict:
-    ex = ", ".join(map(str, list(examples)[:5]))
-    return {"system": system, "check": check, "count": int(count), "action": action, "examples": ex}
-
-
-def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
-          missing: Missing = "zero", depth: int | None = None, warn: bool = True,
-          keep_rows: bool = False) -> Judged:
+# ---------------------------------------------------------------- judge and its steps
+def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
+          ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
+          warn: bool = True, keep_rows: bool = False) -> Judged:
     """Join a cleaned run with a cleaned golden set, rank it, and label every row.
 
     Parameters
     ----------
-    run, qrels : DataFrame
-        Outputs of :func:`evalframe.schema.clean_run` / :func:`clean_qrels`.
+    run, qrels : DataFrame or CheckedRun / CheckedQrels
+        Outputs of :func:`evalframe.schema.clean_run` / :func:`clean_qrels`, or
+        of :func:`~evalframe.schema.check_run` / :func:`check_qrels`, whose
+        factorised ids are used as they are (no id column is factorised twice).
+    rel : int
+        Relevance threshold of the ``golden_questions_without_relevant`` check.
     ties, missing, depth
         Conventions; see the module docstring.
     warn : bool
@@ -155,6 +305,50 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
     -------
     Judged
     """
+    run = run if isinstance(run, CheckedRun) else encode_run(run)
+    qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
+    frame = run.frame
+    _check_options(frame, rel=rel, ties=ties, missing=missing, depth=depth)
+    queries, qq, ql, qrels_order = _golden_set(qrels)
+    systems, sys_codes, rq = _run_ids(run, queries)
+    unknown = rq < 0
+    any_unknown = bool(unknown.any())
+    kept = np.flatnonzero(~unknown) if any_unknown else None
+    keep = ~unknown if any_unknown else slice(None)
+    answered, gid, g_sys, g_q = _groups(sys_codes[keep], rq[keep], len(systems), len(queries), missing)
+    label = _labels(run, kept, rq[keep], qrels, qq, qrels_order)
+    grp = gid[sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
+    score = frame["score"].to_numpy(dtype=np.float64)[keep]
+    primary = frame["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
+    order = _ordering(grp, primary, run.doc, kept, ties)
+    del primary
+    grp, label = grp[order], label[order]
+    rank = _ranks(grp, len(g_q))
+    tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
+    del score
+    source_row = None
+    if keep_rows:
+        source_row = (np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)))[order]
+    if depth is not None:
+        cut = rank <= depth
+        grp, label, rank = grp[cut], label[cut], rank[cut]
+        source_row = None if source_row is None else source_row[cut]
+
+    records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
+                           tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
+    groups = pd.DataFrame({"query_id": queries[g_q].astype(str)})
+    if run.system is not None:
+        groups.insert(0, "system", systems[g_sys].astype(str))
+    if warn:
+        _warn(records, rel)
+    return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
+                  qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
+                  records=tuple(records))
+
+
+def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:
+    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
+        raise ValueError(f"judge: rel must be an int, got {rel!r}")
     if ties not in ("doc_id_desc", "doc_id_asc", "rank"):
         raise ValueError(f"ties must be 'doc_id_desc', 'doc_id_asc' or 'rank', got {ties!r}")
     if missing not in ("zero", "drop"):
@@ -166,146 +360,128 @@ def judge(run: pd.DataFrame, qrels: pd.DataFrame, *, ties: Ties = "doc_id_desc",
             "ties='rank' needs a numeric 'rank' column, and the run has none (or it has missing values)",
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
 
-    has_system = "system" in run
-    q_codes, q_uniq = pd.factorize(qrels["query_id"], sort=False)
-    queries = _natural_order(np.asarray(q_uniq, dtype=object))
-    nq = len(queries)
-    qindex = pd.Index(queries)
 
-    # --- golden set: sorted by (question, label descending)
-    qq = qindex.get_indexer(np.asarray(q_uniq, dtype=object))[q_codes]
-    ql = qrels["relevance"].to_numpy(dtype=np.int64)
+def _golden_set(qrels: CheckedQrels) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The golden set's questions in natural order, and its rows sorted by
+    (question, label descending): (queries, question index, label, row order)."""
+    queries = _natural_order(qrels.query.names)
+    qq = pd.Index(queries).get_indexer(qrels.query.names)[qrels.query.codes]
+    ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     order = np.lexsort((-ql, qq))
-    qq, ql = qq[order], ql[order]
-    qdocs = qrels["doc_id"].iloc[order]
+    return queries, qq[order], ql[order], order
 
-    # --- systems and questions of the run, factorised once (cheap on Arrow strings)
-    if has_system:
-        sys_codes, systems = pd.factorize(run["system"], sort=False)
-        systems = np.asarray(systems, dtype=object)
+
+def _run_ids(run: CheckedRun, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run's systems (first appearance order), each row's system code and
+    each row's question index in ``queries`` (-1: not in the golden set)."""
+    if run.system is not None:
+        systems, sys_codes = run.system.names, run.system.codes
     else:
-        sys_codes, systems = np.zeros(len(run), dtype=np.int64), np.array([None], dtype=object)
-    ns = len(systems)
-
-    rq_codes, rq_uniq = pd.factorize(run["query_id"], sort=False)
-    rq_uniq = np.asarray(rq_uniq, dtype=object)
-    rq = qindex.get_indexer(rq_uniq)[rq_codes]
-    diag: list[dict] = []
-    unknown = rq < 0
-    if unknown.all():
+        systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
+    to_golden = pd.Index(queries).get_indexer(run.query.names)
+    if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
-            f"(run ids e.g. {list(rq_uniq[:3])}, golden-set ids e.g. {list(queries[:3])})",
+            f"(run ids e.g. {list(run.query.names[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
-    any_unknown = bool(unknown.any())
-    if any_unknown:
-        for s in range(ns):
-            m = unknown & (sys_codes == s)
-            if m.any():
-                dropped = rq_uniq[np.unique(rq_codes[m])]
-                diag.append(_diag_row(systems[s], "run_questions_not_in_golden_set", len(dropped),
-                                      "dropped", dropped))
+    return systems, sys_codes, to_golden[run.query.codes]
 
-    # --- groups
+
+def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Missing
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Scored (system, question) groups from the rows of golden-set questions:
+    (answered (ns, nq), group id per system * nq + question (-1: not scored),
+    each group's system, each group's question)."""
     answered = np.zeros((ns, nq), dtype=bool)
-    answered[sys_codes[~unknown], rq[~unknown]] = True
-    if missing == "zero":
-        in_group = np.ones((ns, nq), dtype=bool)
-    else:
-        in_group = answered
-    for s in range(ns):
-        if not answered[s].any():
-            diag.append(_diag_row(systems[s], "system_without_golden_questions", 1,
-                                  "scored 0 on every question" if missing == "zero" else "dropped",
-                                  [systems[s]]))
-        miss = np.flatnonzero(~answered[s])
-        if len(miss):
-            diag.append(_diag_row(systems[s], "golden_questions_not_in_run", len(miss),
-                                  "scored 0" if missing == "zero" else "dropped", queries[miss]))
+    answered[sys_codes, rq] = True
+    in_group = np.ones((ns, nq), dtype=bool) if missing == "zero" else answered
     gid = np.full(ns * nq, -1, dtype=np.int64)
     flat = np.flatnonzero(in_group.ravel())
     gid[flat] = np.arange(len(flat))
     g_sys, g_q = np.divmod(flat, nq)
+    return answered, gid, g_sys, g_q
 
-    # --- judge each row: look its (question, doc) up in the golden set.  Doc codes
-    # follow byte-wise doc_id order (used to break score ties).
-    keep = ~unknown if any_unknown else slice(None)
-    d_codes, d_uniq = pd.factorize(run["doc_id"], sort=False)
-    d_uniq = np.asarray(d_uniq, dtype=object)
-    nd = max(len(d_uniq), 1)
-    rcode = d_codes[keep]
-    qd_codes, qd_uniq = pd.factorize(qdocs, sort=False)
-    qcode = pd.Index(d_uniq).get_indexer(np.asarray(qd_uniq, dtype=object))[qd_codes]  # -1: never retrieved
-    rkey = rq[keep].astype(np.int64) * nd + rcode
-    retrieved = np.flatnonzero(qcode >= 0)  # judged documents some system retrieved
-    qkey = qq[retrieved].astype(np.int64) * nd + qcode[retrieved]
-    qorder = np.argsort(qkey, kind="stable")
-    qkey_sorted = qkey[qorder]
-    if len(qkey_sorted):
-        pos = np.minimum(np.searchsorted(qkey_sorted, rkey), len(qkey_sorted) - 1)
-        hit = qkey_sorted[pos] == rkey
-        label = np.where(hit, ql[retrieved][qorder][pos], NOT_JUDGED)
-        del pos, hit  # large temporaries: free them before the sort
-    else:
-        label = np.full(len(rkey), NOT_JUDGED, dtype=np.int64)
 
-    del rkey
-    grp = gid[sys_codes[keep].astype(np.int64) * nq + rq[keep]]
-    del sys_codes, rq, rq_codes
-    score = run["score"].to_numpy(dtype=np.float64)[keep]
-    if ties == "rank":
-        primary = run["rank"].to_numpy(dtype=np.float64)[keep]
-    else:
-        primary = -score
-    def tiebreak(rows: np.ndarray) -> np.ndarray:
-        """Byte-wise doc_id order of the given rows (ascending or descending)."""
-        codes = rcode[rows]
-        u, inv = np.unique(codes, return_inverse=True)
-        pos = np.argsort(np.argsort(d_uniq[u].astype(str), kind="stable"))[inv]
-        return pos if ties == "doc_id_asc" else -pos
+def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: CheckedQrels,
+            qq: np.ndarray, qrels_order: np.ndarray) -> np.ndarray:
+    """Each ranked run row's label (``kept``: the rows ranked, None for all; ``rq``
+    their question index): one probe of a (question, doc) key per row into
+    the golden set's keys (``qq``: each golden-set row's question, sorted by
+    ``qrels_order``).
 
-    order = _order_rows(grp, primary, tiebreak)
-    del primary
-    grp, label = grp[order], label[order]
-    n_groups = len(flat)
+    The keys come from the doc fingerprints computed once for the duplicate
+    check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
+    strings, so labels are exact."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    qkeys = np.empty(len(qq), dtype=np.uint64)
+    qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
+    index = pd.Index(qkeys)
+    rows = np.arange(len(run.frame)) if kept is None else kept
+    fp = run.doc_fingerprint if kept is None else run.doc_fingerprint[kept]
+    if index.is_unique:
+        rkeys = pair_keys(rq, fp)
+        # a bitmap of the golden set's keys (8 MB) skips most unjudged rows before the probe
+        bitmap = np.zeros(1 << 23, dtype=bool)
+        bitmap[(qkeys >> np.uint64(41)).astype(np.int64)] = True
+        maybe = np.flatnonzero(bitmap[(rkeys >> np.uint64(41)).astype(np.int64)])
+        where = np.full(len(rkeys), -1, dtype=np.int64)  # golden-set row, -1: not judged
+        where[maybe] = index.get_indexer(rkeys[maybe])
+        hit = np.flatnonzero(where >= 0)
+        same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
+        same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+        same &= _unsorted(qq, qrels_order)[where[hit]] == rq[hit].astype(np.uint64)  # same question too
+        where[hit[~same]] = -1
+    else:  # two golden-set keys collide (about never): an exact probe on the strings
+        golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
+                                            qrels.doc.to_numpy().astype(object)])
+        where = golden.get_indexer(pd.MultiIndex.from_arrays(
+            [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
+    label = np.full(len(rows), NOT_JUDGED, dtype=np.int64)
+    judged = where >= 0
+    label[judged] = qrels.frame["relevance"].to_numpy(dtype=np.int64)[where[judged]]
+    return label
+
+
+def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``values`` (sorted by ``order``) back in the original row order, as uint64."""
+    out = np.empty(len(values), dtype=np.uint64)
+    out[order] = values
+    return out
+
+
+def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties) -> np.ndarray:
+    """The permutation ranking every group: by ``primary`` ascending, ties by
+    doc_id byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids
+    of tied rows are read (``kept``: the run rows ranked, None for all)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def tiebreak(rows: np.ndarray) -> list[np.ndarray]:
+        source = rows if kept is None else kept[rows]
+        names = docs.take(pa.array(source))
+        keys = byte_order_keys(names)  # short ids: their bytes as numbers, no string sort
+        if keys is not None:
+            if ties != "doc_id_asc":  # every key reversed: the byte-wise order reversed
+                keys = [~k for k in keys[:-1]] + [-keys[-1]]
+            return keys[::-1]
+        pos = np.empty(len(rows), dtype=np.int64)
+        pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
+        return [pos if ties == "doc_id_asc" else -pos]
+
+    return _order_rows(grp, primary, tiebreak)
+
+
+def _ranks(grp: np.ndarray, n_groups: int) -> np.ndarray:
+    """1-based rank of each row of rows sorted by group."""
     starts = np.searchsorted(grp, np.arange(n_groups))
-    rank = np.arange(len(grp)) - starts[grp] + 1
-
-    if ties != "rank":
-        s_sorted = score[order]
-        tied = (np.diff(s_sorted) == 0) & (np.diff(grp) == 0)
-        if tied.any():
-            tgrp = grp[_both_sides(tied)]  # every row sharing its score with another
-            for s in range(ns):
-                mine = g_sys[tgrp] == s
-                n_tied = int(np.count_nonzero(mine))
-                if n_tied:
-                    diag.append(_diag_row(systems[s], "score_ties", n_tied,
-                                          f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}",
-                                          queries[np.unique(g_q[tgrp[mine]])]))
-    source_row = None
-    if keep_rows:
-        source_row = (np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)))[order]
-    if depth is not None:
-        cut = rank <= depth
-        grp, label, rank = grp[cut], label[cut], rank[cut]
-        source_row = None if source_row is None else source_row[cut]
-
-    norel = np.bincount(qq, weights=ql >= 1, minlength=nq) == 0
-    if norel.any():
-        diag.append(_diag_row(None, "golden_questions_without_relevant", int(norel.sum()),
-                              "counted (most measures score 0)", queries[norel]))
-
-    groups = pd.DataFrame({"query_id": queries[g_q].astype(str)})
-    if has_system:
-        groups.insert(0, "system", systems[g_sys].astype(str))
-    diagnostics = pd.DataFrame(diag, columns=["system", "check", "count", "action", "examples"])
-    if warn:
-        _warn(diagnostics)
-    return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
-                  qq.astype(np.int64), ql, nq, diagnostics, source_row)
+    return np.arange(len(grp)) - starts[grp] + 1
 
 
+def _tied_rows(grp: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Rows (ranked) sharing their score with another row of the same group."""
+    tied = (np.diff(score) == 0) & (np.diff(grp) == 0)
+    return _both_sides(tied) if tied.any() else np.zeros(len(grp), dtype=bool)
 def _both_sides(pairs: np.ndarray) -> np.ndarray:
     """Rows i and i + 1 of every adjacent pair marked True in ``pairs`` (length n - 1)."""
     rows = np.zeros(len(pairs) + 1, dtype=bool)
@@ -317,7 +493,8 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
 def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     """Permutation sorting rows by (grp, primary, tiebreak), all ascending.
 
-    ``tiebreak(rows)`` returns the tie-breaking key of the given rows; it is
+    ``tiebreak(rows)`` returns the tie-breaking key of the given rows (or a
+    list of keys, least significant first, as for ``numpy.lexsort``); it is
     called only for rows whose (grp, primary) is tied with another row's.  Runs
     usually arrive grouped by question and sorted by score: that is detected in
     O(n) and only whole groups move.  Otherwise two stable argsorts (primary,
@@ -331,50 +508,136 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
     if np.all(~same_g | (primary[1:] >= primary[:-1])) and len(starts) == len(np.unique(grp[starts])):
         # Grouped and sorted within groups: only the blocks move.
-        block_order = np.argsort(grp[starts], kind="stable")
-        lengths = np.diff(np.append(starts, n))[block_order]
-        first = starts[block_order]
-        offsets = np.cumsum(lengths) - lengths
-        order = np.repeat(first - offsets, lengths) + np.arange(n)
+        heads = grp[starts]
+        if np.all(heads[1:] > heads[:-1]):
+            order = np.arange(n)  # already in order: nothing moves
+            g_s, p_s = grp, primary
+        else:
+            block_order = np.argsort(heads, kind="stable")
+            lengths = np.diff(np.append(starts, n))[block_order]
+            first = starts[block_order]
+            offsets = np.cumsum(lengths) - lengths
+            order = np.repeat(first - offsets, lengths) + np.arange(n)
+            g_s, p_s = grp[order], primary[order]
     else:
         order = np.argsort(primary, kind="stable")
         gkey = grp[order]
         if gkey.max(initial=0) < 2 ** 16:
             gkey = gkey.astype(np.uint16)  # radix sort
         order = order[np.argsort(gkey, kind="stable")]
-    g_s, p_s = grp[order], primary[order]
-    tied = (g_s[1:] == g_s[:-1]) & (p_s[1:] == p_s[:-1])
+        g_s, p_s = grp[order], primary[order]
+    tied = p_s[1:] == p_s[:-1]
+    tied &= g_s[1:] == g_s[:-1]
     if tied.any():
         idx = np.flatnonzero(_both_sides(tied))
-        block = np.cumsum(np.concatenate(([True], ~tied)))[idx]
-        sub = np.lexsort((tiebreak(order[idx]), block))
+        # a block of ties starts at a tied row not tied with the row before it
+        block = np.cumsum((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+        keys = tiebreak(order[idx])
+        sub = np.lexsort((*(keys if isinstance(keys, (list, tuple)) else [keys]), block))
         order[idx] = order[idx][sub]
     return order
 
 
+
+
+# ---------------------------------------------------------------- diagnostics, one function per check
+def _diagnostics(run_queries: Codes, systems: np.ndarray, sys_codes: np.ndarray, rq: np.ndarray,
+                 queries: np.ndarray, answered: np.ndarray, g_sys: np.ndarray, g_q: np.ndarray,
+                 tied_groups: np.ndarray, qq: np.ndarray, ql: np.ndarray, *, rel: int, ties: Ties,
+                 missing: Missing) -> list[Diagnostic]:
+    """Every check's records, in :class:`Check` order."""
+    return (_run_questions_not_in_golden_set(run_queries, systems, sys_codes, rq)
+            + _systems_without_golden_questions(systems, answered, missing)
+            + _golden_questions_not_in_run(systems, queries, answered, missing)
+            + _score_ties(systems, queries, g_sys, g_q, tied_groups, ties)
+            + _golden_questions_without_relevant(queries, qq, ql, rel))
+
+
+def _per_system(check: Check, action: str, systems: np.ndarray, sys_idx: np.ndarray,
+                key: np.ndarray, names: np.ndarray, counts: np.ndarray | None = None) -> list[Diagnostic]:
+    """One record per system from distinct (system, item) pairs: the count of
+    items (or ``counts``) and the names of the first items in ``key`` order."""
+    if not len(sys_idx):
+        return []
+    order = np.lexsort((key, sys_idx))
+    n_items = np.bincount(sys_idx, minlength=len(systems))
+    starts = np.cumsum(n_items) - n_items
+    shown = order[np.arange(len(order)) - starts[sys_idx[order]] < MAX_EXAMPLES]
+    shown_sys = sys_idx[shown]
+    counts = n_items if counts is None else counts
+    return [Diagnostic(systems[s], check, int(counts[s]), action,
+                       tuple(str(x) for x in names[shown[shown_sys == s]]))
+            for s in np.flatnonzero(n_items)]  # one record per system, at most 5 examples each
+
+
+def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq) -> list[Diagnostic]:
+    unknown = np.flatnonzero(rq < 0)
+    if not len(unknown):
+        return []
+    nu = len(run_queries)
+    pairs = np.unique(sys_codes[unknown].astype(np.int64) * nu + run_queries.codes[unknown])
+    s, q = np.divmod(pairs, nu)
+    names = run_queries.names
+    dropped = np.unique(q)
+    natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
+    natural[dropped] = pd.Index(_natural_order(names[dropped])).get_indexer(names[dropped])
+    return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], names[q])
+
+
+def _systems_without_golden_questions(systems, answered, missing) -> list[Diagnostic]:
+    action = "scored 0 on every question" if missing == "zero" else "dropped"
+    return [Diagnostic(systems[s], Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(systems[s]),))
+            for s in np.flatnonzero(~answered.any(axis=1))]
+
+
+def _golden_questions_not_in_run(systems, queries, answered, missing) -> list[Diagnostic]:
+    s, q = np.nonzero(~answered)
+    return _per_system(Check.GOLDEN_QUESTIONS_NOT_IN_RUN, "scored 0" if missing == "zero" else "dropped",
+                       systems, s, q, queries[q])
+
+
+def _score_ties(systems, queries, g_sys, g_q, tied_groups, ties) -> list[Diagnostic]:
+    if not len(tied_groups):
+        return []
+    rows = np.bincount(g_sys[tied_groups], minlength=len(systems))
+    u = np.unique(tied_groups)
+    action = f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}"
+    return _per_system(Check.SCORE_TIES, action, systems, g_sys[u], g_q[u], queries[g_q[u]], counts=rows)
+
+
+def _golden_questions_without_relevant(queries, qq, ql, rel) -> list[Diagnostic]:
+    norel = np.bincount(qq, weights=ql >= rel, minlength=len(queries)) == 0
+    if not norel.any():
+        return []
+    return [Diagnostic(None, Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT, int(norel.sum()),
+                       "counted (most measures score 0)",
+                       tuple(str(x) for x in queries[norel][:MAX_EXAMPLES]))]
+
+
 _WARNINGS = {
-    "system_without_golden_questions": QuestionsDroppedWarning,
-    "run_questions_not_in_golden_set": QuestionsDroppedWarning,
-    "golden_questions_not_in_run": QuestionsScoredZeroWarning,
-    "golden_questions_without_relevant": NoRelevantWarning,
+    Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS: QuestionsDroppedWarning,
+    Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: QuestionsDroppedWarning,
+    Check.GOLDEN_QUESTIONS_NOT_IN_RUN: QuestionsScoredZeroWarning,
+    Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: NoRelevantWarning,
 }
 
 
-def _warn(diagnostics: pd.DataFrame) -> None:
-    for row in diagnostics.itertuples(index=False):
-        cat = _WARNINGS.get(row.check)
+def _warn(records: Sequence[Diagnostic], rel: int) -> None:
+    for r in records:
+        cat = _WARNINGS.get(r.check)
         if cat is None:
             continue
-        if row.check == "golden_questions_not_in_run" and row.action == "dropped":
+        if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN and r.action == "dropped":
             continue  # missing="drop" asked for exactly this
-        if row.check == "system_without_golden_questions":
-            _warn_user(f"system {row.system!r} answers none of the golden set's questions: "
-                          f"{row.action} (check its question ids)", cat)
+        if r.check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
+            _warn_user(f"system {r.system!r} answers none of the golden set's questions: "
+                       f"{r.action} (check its question ids)", cat)
             continue
-        who = f"system {row.system!r}: " if row.system is not None else ""
+        who = f"system {r.system!r}: " if r.system is not None else ""
+        examples = ", ".join(r.examples[:MAX_EXAMPLES])
         msg = {
-            "run_questions_not_in_golden_set": f"{who}{row.count} run questions are not in the golden set and were dropped (e.g. {row.examples})",
-            "golden_questions_not_in_run": f"{who}{row.count} golden-set questions have no retrieved documents and score 0 (e.g. {row.examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
-            "golden_questions_without_relevant": f"{row.count} golden-set questions have no relevant document (label >= 1), so recall-type measures score 0 on them (e.g. {row.examples})",
-        }[row.check]
+            Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: f"{who}{r.count} run questions are not in the golden set and were dropped (e.g. {examples})",
+            Check.GOLDEN_QUESTIONS_NOT_IN_RUN: f"{who}{r.count} golden-set questions have no retrieved documents and score 0 (e.g. {examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
+            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}), so recall-type measures score 0 on them (e.g. {examples})",
+        }[r.check]
         _warn_user(msg, cat)

@@ -10,17 +10,32 @@ alias column names and return a new DataFrame with canonical columns and dtypes:
 
 Ids are strings after cleaning, so an integer question id in one table matches
 the same id written as text in the other.  Integral floats (``1.0``, as pandas
-reads an integer column with gaps) become ``"1"``.  The caller's DataFrame is
-never modified.
+reads an integer column with gaps) become ``"1"``, also beyond int64.  The
+caller's DataFrame is never modified.
+
+:func:`check_run` and :func:`check_qrels` run the same checks and also return
+the ids factorised once (:class:`CheckedRun`, :class:`CheckedQrels`), which the
+ranking step reuses: question and system ids as int32 codes (pyarrow
+``dictionary_encode``), document ids as 64-bit fingerprints of their bytes
+(:func:`fingerprints`) -- a run has about as many distinct documents as rows, so
+they are never hashed into one big table; every fingerprint match is confirmed
+on the strings.
 """
 from __future__ import annotations
 
-__all__ = ["clean_qrels", "clean_run", "ALIASES"]
+__all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
+           "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
+           "ALIASES"]
 
-from typing import Literal
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from .errors import EvalframeInputError, InputProblem
 
@@ -80,9 +95,15 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if pd.api.types.is_float_dtype(s.dtype):
         v = s.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(v).all() and (v == np.round(v)).all():
-            return pd.Series(v.astype(np.int64), index=s.index).astype(str)
+            big = np.abs(v) >= 2.0 ** 63
+            if not big.any():
+                return pd.Series(v.astype(np.int64), index=s.index).astype(str)
+            # beyond int64: the float's exact integer value, written out (rare rows only)
+            out = np.where(big, 0, v).astype(np.int64).astype(str).astype(object)
+            out[big] = np.char.mod("%.0f", v[big]).astype(object)
+            return pd.Series(out, index=s.index, dtype=str)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-        if not trim:
+        if not trim or _clean_arrow_ids(s, trim=True):
             return s
         stripped = s.str.strip()
         # keep the caller's buffers (no second copy of a large column) when nothing changed
@@ -95,6 +116,25 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if trim:
         out = out.str.strip()
     return out.where(s.notna(), None) if s.isna().any() else out
+
+
+#: Relevance labels must lie strictly between -LABEL_LIMIT and LABEL_LIMIT (the
+#: ranking step marks unjudged documents with -2^62).
+LABEL_LIMIT = 2 ** 62
+
+
+def _integer_labels(rel: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int64 labels, out-of-range mask) of an integer column without missing
+    values, read exactly (no trip through float64); None for other columns."""
+    if not pd.api.types.is_integer_dtype(rel.dtype) or bool(rel.isna().any()):
+        return None
+    v = rel.to_numpy()
+    if v.dtype.kind == "u":
+        huge = v >= np.uint64(LABEL_LIMIT)
+    else:
+        v = v.astype(np.int64)
+        huge = (v >= LABEL_LIMIT) | (v <= -LABEL_LIMIT)
+    return np.where(huge, 0, v).astype(np.int64), huge
 
 
 def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -114,9 +154,13 @@ def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
     return pd.Series(key).duplicated(keep=False).to_numpy()
 
 
-def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id")) -> None:
+def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id"),
+               status: dict | None = None) -> None:
+    """Report missing or blank ids (``status``: :func:`_arrow_id_status` per column, if known)."""
     for col in cols:
         if col not in df:
+            continue
+        if (status[col] if status and col in status else _arrow_id_status(df[col])) is not None:
             continue
         bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
         if bad.any():
@@ -127,6 +171,8 @@ def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id",
 
 def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     """Check a golden set and return a canonical copy.
+
+    The same checks as :func:`check_qrels`, which also returns the factorised ids.
 
     Parameters
     ----------
@@ -147,6 +193,19 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         non-numeric or non-integral labels, conflicting duplicate rows, an
         empty table.
     """
+    return check_qrels(qrels).frame
+
+
+def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
+    """Check a golden set and return the canonical copy with its ids factorised once.
+
+    Parameters and errors as :func:`clean_qrels`.
+
+    Returns
+    -------
+    CheckedQrels
+        ``frame`` is :func:`clean_qrels`'s table.
+    """
     if not isinstance(qrels, pd.DataFrame):
         raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
                         "use evalframe.read_qrels() for files and dicts")
@@ -157,8 +216,13 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     if len(df) == 0:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
-    _check_ids(df, problems)
-    rel = pd.to_numeric(df["relevance"], errors="coerce")
+    status = {c: _arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
+    _check_ids(df, problems, ("query_id", "doc_id"), status)
+    rel = df["relevance"]
+    exact = _integer_labels(rel)
+    if exact is None:
+        rel = pd.to_numeric(rel, errors="coerce")
+        exact = _integer_labels(rel)
     rel_f = rel.to_numpy(dtype=float, na_value=np.nan)
     bad = ~np.isfinite(rel_f)
     if bad.any():
@@ -171,14 +235,26 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
             f"{int(frac.sum())} rows have a non-integral relevance label",
             "relevance labels are integer grades (0, 1, 2, ...); round or map them to integers",
             _examples(df, frac)))
+    if exact is not None:
+        values, huge = exact
+    else:
+        huge = np.isfinite(rel_f) & (np.abs(rel_f) >= LABEL_LIMIT)
+        values = np.where(huge | ~np.isfinite(rel_f), 0, rel_f).astype(np.int64)
+    if huge.any():
+        problems.append(InputProblem(
+            f"{int(huge.sum())} rows have a relevance label out of range (|label| >= 2^62)",
+            "relevance labels are integer grades (0, 1, 2, ...); map them to small integers",
+            _examples(df, huge)))
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
-    out = pd.DataFrame({
-        "query_id": ids_to_str(df["query_id"], trim=trim).to_numpy(),
-        "doc_id": ids_to_str(df["doc_id"], trim=trim).to_numpy(),
-        "relevance": rel_f.astype(np.int64),
-    })
+    ids = {c: (df[c] if status[c] == "clean" else ids_to_str(df[c], trim=trim)).reset_index(drop=True)
+           for c in ("query_id", "doc_id")}  # ids already clean are kept as they are
+    out = pd.DataFrame({**ids, "relevance": values})
+    coded = encode_qrels(out)
+    key = np.sort(pair_keys(coded.query.codes, coded.doc_fingerprint))
+    if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
+        return coded
     dup = _duplicated(out, ["query_id", "doc_id"])
     if dup.any():
         out = out.drop_duplicates(ignore_index=True)  # identical rows are harmless
@@ -189,12 +265,14 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
             f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
             "keep one label per judged document (e.g. the adjudicated or the maximum label)",
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
-    return out
+    return encode_qrels(out)
 
 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error") -> pd.DataFrame:
     """Check a run (one or many systems) and return a canonical copy.
+
+    The same checks as :func:`check_run`, which also returns the factorised ids.
 
     Parameters
     ----------
@@ -218,6 +296,22 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         Listing every problem: missing columns, missing ids, missing, NaN,
         infinite or non-numeric scores, duplicate documents, an empty table.
     """
+    return check_run(run, system=system, duplicates=duplicates).frame
+
+
+def check_run(run: pd.DataFrame, *, system: str | None = None,
+              duplicates: Literal["error", "max", "first"] = "error") -> CheckedRun:
+    """Check a run and return the canonical copy with its ids factorised once.
+
+    Parameters and errors as :func:`clean_run`.
+
+    Returns
+    -------
+    CheckedRun
+        ``frame`` is :func:`clean_run`'s table; the codes are shared with the
+        ranking step (:func:`evalframe.ranking.judge`), so that no id column is
+        factorised twice.
+    """
     if duplicates not in ("error", "max", "first"):
         raise ValueError(f"duplicates must be 'error', 'max' or 'first', got {duplicates!r}")
     if not isinstance(run, pd.DataFrame):
@@ -230,7 +324,9 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
     if len(df) == 0:
         raise EvalframeInputError("run", [InputProblem(
             "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
-    _check_ids(df, problems, ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ()))
+    id_cols = ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ())
+    status = {c: _arrow_id_status(df[c]) for c in id_cols}
+    _check_ids(df, problems, id_cols, status)
     score = df["score"]
     if not pd.api.types.is_numeric_dtype(score.dtype) or pd.api.types.is_bool_dtype(score.dtype):
         score = pd.to_numeric(score, errors="coerce")
@@ -260,16 +356,20 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
                 f"({list(df['system'].unique()[:5])}) into one ranking",
                 "leave system= out to keep the run's own system column, or pass one system"))
         data["system"] = pd.Series([str(system)] * len(df), dtype=str)
-    elif "system" in df:
-        data["system"] = ids_to_str(df["system"], trim=trim).reset_index(drop=True)
-    data["query_id"] = ids_to_str(df["query_id"], trim=trim).reset_index(drop=True)
-    data["doc_id"] = ids_to_str(df["doc_id"], trim=trim).reset_index(drop=True)
+    for col in id_cols:  # ids already clean are kept as they are (same buffers)
+        data[col] = (df[col] if status[col] == "clean" else ids_to_str(df[col], trim=trim)).reset_index(drop=True)
+    data = {c: data[c] for c in ("system", "query_id", "doc_id") if c in data}
     data["score"] = sc
     if rank is not None:
         data["rank"] = rank
     out = pd.DataFrame(data)
     keys = [c for c in ("system", "query_id", "doc_id") if c in out]
-    dup = _duplicated(out, keys)
+    coded = None
+    if problems:  # ids or scores are bad: the error also reports duplicates
+        dup = _duplicated(out, keys)
+    else:
+        coded = encode_run(out)
+        dup = _duplicate_docs(coded.group_keys(), coded.doc, coded.doc_fingerprint)
     if dup.any() and duplicates == "error":
         n = int(out.loc[dup, keys].drop_duplicates().shape[0])
         srt = out.sort_values(keys)
@@ -288,6 +388,292 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         else:
             out = out.drop_duplicates(keys, keep="first")
         out = out.reset_index(drop=True)
+        coded = None
     if "rank" in out:
         out["rank"] = out["rank"].astype(np.int64) if (out["rank"] == np.round(out["rank"])).all() else out["rank"]
-    return out
+    if coded is None:
+        return encode_run(out)
+    return CheckedRun(out, coded.system, coded.query, coded.doc)
+
+
+# ---------------------------------------------------------------- ids as codes
+# The checks above and the ranking step share one factorisation of each id
+# column: question and system ids are dictionary-encoded once (pyarrow, int32
+# codes in first-appearance order); document ids are never hashed into one big
+# table: duplicates are found from 64-bit fingerprints of their bytes (every
+# candidate confirmed on the strings), and the ranking step probes them into
+# the golden set's (small) dictionary.
+
+#: First or last bytes that may belong to a blank (ASCII controls, space, DEL, any
+#: byte of a multi-byte character): rows with one are checked exactly.
+_SUSPECT = np.zeros(256, dtype=bool)
+_SUSPECT[:33] = True
+_SUSPECT[127:] = True
+
+
+def _arrow(s: pd.Series):
+    """The pyarrow (chunked) string array behind an Arrow-backed string column, or None."""
+    dtype = s.dtype
+    if getattr(dtype, "storage", None) != "pyarrow" and not (
+            isinstance(dtype, pd.ArrowDtype) and str(dtype.pyarrow_dtype) in ("string", "large_string")):
+        return None
+    import pyarrow as pa
+    arr = pa.array(s)  # zero-copy: the column's own buffers
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return None
+    return arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+
+
+def _string_chunks(arr):
+    """(offsets int64 (n+1,), bytes uint8) of each chunk of a string array, zero-copy."""
+    import pyarrow as pa
+    for ch in arr.chunks:
+        bufs = ch.buffers()
+        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+        off = np.frombuffer(bufs[1], dtype=odt)[ch.offset: ch.offset + len(ch) + 1].astype(np.int64)
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+        yield ch, off, data
+
+
+def _clean_arrow_ids(s: pd.Series, *, trim: bool) -> bool:
+    """True when an Arrow-backed id column needs no change and has no problem: no
+    missing or blank id, and (``trim``) no id with leading or trailing blanks."""
+    status = _arrow_id_status(s)
+    return status == "clean" or (status == "blank-edged" and not trim)
+
+
+def _arrow_id_status(s: pd.Series) -> str | None:
+    """``"clean"``: an Arrow-backed id column without a missing or blank id and
+    without leading or trailing blanks; ``"blank-edged"``: no missing or blank
+    id, but some with leading or trailing blanks; None: anything else.
+
+    Only the first and last byte of each id are read; the few ids starting or
+    ending with a possible blank are checked exactly (with the whitespace of
+    pandas' ``str.strip`` on Arrow strings)."""
+    arr = _arrow(s)
+    if arr is None or arr.null_count:
+        return None
+    import pyarrow.compute as pc
+    status = "clean"
+    for ch, off, data in _string_chunks(arr):
+        if not len(ch):
+            continue
+        length = np.diff(off)
+        if not length.all():
+            return None
+        suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
+        if len(suspect):
+            few = ch.take(suspect)
+            stripped = pc.utf8_length(pc.utf8_trim_whitespace(few)).to_numpy()
+            if not stripped.all():
+                return None
+            if (stripped != pc.utf8_length(few).to_numpy()).any():
+                status = "blank-edged"
+    return status
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """A bijective 64-bit mixer (multiply by an odd constant, xor-shift), in place."""
+    h *= _MIX
+    h ^= h >> np.uint64(29)
+    h *= _MIX
+    h ^= h >> np.uint64(32)
+    return h
+
+
+def fingerprints(arr) -> np.ndarray:
+    """64-bit fingerprint of each string from its bytes, read 8 bytes at a time
+    straight from the Arrow buffers (only the last few ids of a chunk are read
+    from a padded copy)."""
+    masks = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], dtype=np.uint64)
+    parts = []
+    for _, off, data in _string_chunks(arr):
+        start, length = off[:-1], np.diff(off)
+        h = length.astype(np.uint64) * _MIX
+        end = int(off[-1])
+        tail0 = max(end - 8, 0)  # reads starting after tail0 would pass the buffer's end
+        tail = np.concatenate([data[tail0:end], np.zeros(8, np.uint8)])
+        words = np.ndarray((max(end - 7, 0),), dtype="<u8", buffer=data, strides=(1,))  # unaligned
+        tail_words = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
+        rows = None  # all rows
+        for k in range(0, int(length.max(initial=0)), 8):
+            if k and (rows is not None or length.min() <= k):  # some ids end before byte k
+                rows = np.flatnonzero(length > k) if rows is None else rows[length[rows] > k]
+            pos = start + k if rows is None else start[rows] + k  # increasing
+            n_safe = int(np.searchsorted(pos, tail0, side="right")) if end >= 8 else 0
+            w = np.empty(len(pos), dtype=np.uint64)
+            w[:n_safe] = words[pos[:n_safe]]
+            w[n_safe:] = tail_words[pos[n_safe:] - tail0]
+            left = length - k if rows is None else length[rows] - k
+            short = np.flatnonzero(left < 8)
+            w[short] &= masks[left[short]]
+            if rows is None:
+                h ^= w
+                _mix(h)
+            else:
+                h[rows] = _mix(h[rows] ^ w)
+        parts.append(h)
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+
+
+def byte_order_keys(arr, max_bytes: int = 16) -> list[np.ndarray] | None:
+    """Numeric keys whose lexicographic order is the strings' byte-wise order:
+    the first bytes as big-endian 64-bit words (zero-padded), then the length;
+    None when a string is longer than ``max_bytes``."""
+    import pyarrow as pa
+    arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+    chunks = list(_string_chunks(arr))
+    longest = max((int(np.diff(off).max(initial=0)) for _, off, _ in chunks), default=0)
+    if longest > max_bytes:
+        return None
+    n_words = max((longest + 7) // 8, 1)
+    parts: list[list[np.ndarray]] = [[] for _ in range(n_words + 1)]
+    for _, off, data in chunks:
+        length = np.diff(off)
+        padded = np.concatenate([data[off[0]:off[-1]], np.zeros(8, np.uint8)])
+        start = off[:-1] - off[0]
+        words = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
+        for k in range(n_words):
+            w = words[np.minimum(start + 8 * k, len(words) - 1)].astype(np.uint64)
+            keep = np.clip(length - 8 * k, 0, 8)  # bytes of this word inside the string
+            drop = np.minimum((8 - keep) * 8, 63).astype(np.uint64)
+            parts[k].append(np.where(keep > 0, (w >> drop) << drop, np.uint64(0)))
+        parts[n_words].append(length)
+    return [np.concatenate(p) for p in parts]
+
+
+@dataclass(frozen=True, eq=False)
+class Codes:
+    """An id column factorised once: int32 codes (first-appearance order) and the
+    distinct ids as a pyarrow array (``dictionary``) or numpy objects (``names``)."""
+
+    codes: np.ndarray
+    dictionary: "pa.Array"
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        return self.dictionary.to_numpy(zero_copy_only=False).astype(object)
+
+    def __len__(self) -> int:
+        return len(self.dictionary)
+
+
+def _strings(s: pd.Series):
+    """A clean id column as a pyarrow chunked string array."""
+    arr = _arrow(s)
+    if arr is not None:
+        return arr
+    import pyarrow as pa
+    return pa.chunked_array([pa.array(s.to_numpy(dtype=object), type=pa.large_string())])
+
+
+def _encode(s: pd.Series) -> Codes:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    arr = _strings(s)
+    if arr.num_chunks == 0:
+        return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
+    enc = pc.dictionary_encode(arr.combine_chunks() if arr.num_chunks > 1 else arr.chunk(0))
+    return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedRun:
+    """A cleaned run (:func:`clean_run`'s table) with its ids factorised once.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The cleaned table.
+    system : Codes or None
+        Present when the table has a ``system`` column.
+    query : Codes
+    doc : pyarrow ChunkedArray
+        The ``doc_id`` column as Arrow strings (never hashed as a whole).
+    """
+
+    frame: pd.DataFrame
+    system: Codes | None
+    query: Codes
+    doc: "pa.ChunkedArray"
+
+    @cached_property
+    def doc_fingerprint(self) -> np.ndarray:
+        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
+        return fingerprints(self.doc)
+
+    def group_keys(self) -> np.ndarray:
+        """One int64 per row: (system, question) as a single code."""
+        key = self.query.codes.astype(np.int64)
+        if self.system is not None:
+            key += self.system.codes.astype(np.int64) * max(len(self.query), 1)
+        return key
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedQrels:
+    """A cleaned golden set (:func:`clean_qrels`'s table) with its ids factorised once.
+
+    Attributes
+    ----------
+    frame : DataFrame
+    query : Codes
+    doc : pyarrow ChunkedArray
+        The ``doc_id`` column as Arrow strings.
+    """
+
+    frame: pd.DataFrame
+    query: Codes
+    doc: "pa.ChunkedArray"
+
+    @cached_property
+    def doc_fingerprint(self) -> np.ndarray:
+        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
+        return fingerprints(self.doc)
+
+
+def pair_keys(codes: np.ndarray, fingerprint: np.ndarray) -> np.ndarray:
+    """One 64-bit key per (integer code, doc fingerprint) pair: a (question, doc)
+    or (system and question, doc) key.  Equal pairs, equal keys; distinct pairs
+    almost never collide, and callers confirm matches on the strings."""
+    return _mix(fingerprint ^ (codes.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
+
+
+def encode_run(frame: pd.DataFrame) -> CheckedRun:
+    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks)."""
+    return CheckedRun(frame, _encode(frame["system"]) if "system" in frame else None,
+                      _encode(frame["query_id"]), _strings(frame["doc_id"]))
+
+
+def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
+    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks)."""
+    return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
+
+
+def _duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarray:
+    """Rows whose (group, doc) repeats another row's, all copies marked.
+
+    One sort of 32-bit keys from (group, fingerprint of the doc's bytes) settles
+    the common case, no duplicates; rows sharing a key are then compared on the
+    strings themselves, so the answer is exact."""
+    n = len(group)
+    key = (pair_keys(group, fingerprint) >> np.uint64(32)).astype(np.uint32)
+    srt = np.sort(key)
+    same = srt[1:] == srt[:-1]
+    dup = np.zeros(n, dtype=bool)
+    if not same.any():
+        return dup
+    shared = np.unique(srt[1:][same])  # few: 32-bit keys collide about n^2 / 2^33 times
+    bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
+    bitmap[shared & np.uint32(0xFFFFF)] = True
+    maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
+    pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
+    cand = maybe[shared[pos] == key[maybe]]
+    import pyarrow as pa
+    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
+                          .to_numpy(zero_copy_only=False)})
+    dup[cand] = pairs.duplicated(keep=False).to_numpy()
+    return dup

@@ -7,6 +7,7 @@ import pytest
 
 import evalframe as ef
 from evalframe.measures import FAMILIES
+from evalframe.evaluate import evaluate_with_diagnostics
 from evalframe.ranking import _order_rows
 
 ALL = ["P@3", "R@3", "R", "RR", "RR@2", "AP", "AP@3", "nDCG", "nDCG@3", "nDCG(gain='linear')@3",
@@ -398,3 +399,55 @@ def test_warnings_point_at_the_callers_line():
         warnings.simplefilter("always")
         ef.evaluate({"q": {"a": 1.0}}, {"q": {"a": 1}, "p": {"b": 1}}, "RR")
     assert caught and all(w.filename == __file__ for w in caught)
+
+
+def test_rel_threshold_sets_the_no_relevant_check():
+    # issue 9, defect 1: with rel=2 a question without a label >= 2 gave no warning
+    # and no diagnostic (the check was hard-coded to label >= 1)
+    qrels = {"q": {"a": 1, "b": 0}, "p": {"c": 2}}
+    run = {"q": {"a": 1.0}, "p": {"c": 1.0}}
+    with pytest.warns(ef.NoRelevantWarning, match=r"1 golden-set questions .*label >= 2.*e\.g\. q\)"):
+        ef.evaluate(run, qrels, "RR", rel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ef.NoRelevantWarning)
+        tables = (evaluate_with_diagnostics(run, qrels, "RR", rel=2)[1], ef.diagnostics(run, qrels, rel=2))
+    for d in tables:
+        row = d[d.check == "golden_questions_without_relevant"]
+        assert row["count"].tolist() == [1] and row["examples"].tolist() == ["q"]
+    assert "golden_questions_without_relevant" not in ef.diagnostics(run, qrels)["check"].tolist()
+
+
+def test_labels_confirmed_on_the_strings_whatever_the_fingerprints(monkeypatch):
+    # the golden-set lookup probes (question, doc) fingerprint keys and confirms each
+    # match on the strings; colliding keys fall back to an exact probe
+    import evalframe.ranking as ranking
+    ds = ef.datasets.load_cranfield()
+    ms = ["AP", "nDCG@10", "bpref", "infAP", "Judged@10"]
+    expected = vals(ds.runs, ds.qrels, ms)
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: np.zeros(len(codes), dtype=np.uint64))
+    pd.testing.assert_frame_equal(vals(ds.runs, ds.qrels, ms), expected)
+    # one key per question: unique in a golden set of one document per question, so
+    # every retrieved document matches it and only the string check rejects "b"
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: codes.astype(np.uint64))
+    assert one({"q": {"a": 1.0, "b": 2.0}}, {"q": {"a": 1}}, "RR") == 0.5
+
+
+@pytest.mark.parametrize("ids", [["b", "ab", "a", "a\x00", "é", "z", "ß", "aaaaaaaab", "aaaaaaaa"],
+                                 ["https://x.org/é", "https://x.org/e", "https://x.org/b", "short", "shor",
+                                  "ß", "https://x.org/e/longer/than/sixteen"]])
+@pytest.mark.parametrize("ties", ["doc_id_desc", "doc_id_asc"])
+def test_ties_ordered_byte_wise_for_short_long_and_non_ascii_ids(ids, ties):
+    from evalframe.ranking import judge
+    run = ef.read_run(pd.DataFrame({"query_id": "q", "doc_id": ids, "score": 1.0}))
+    J = judge(run, ef.read_qrels({"q": {ids[0]: 1}}), ties=ties, warn=False, keep_rows=True)
+    got = [ids[i] for i in J.source_row]
+    assert got == sorted(ids, key=lambda d: d.encode(), reverse=ties == "doc_id_desc")
+
+
+def test_labels_confirmed_on_the_question_too(monkeypatch):
+    # keys that ignore the question: a document judged for another question must
+    # not lend its label
+    import evalframe.ranking as ranking
+    monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: fp.copy())
+    qrels = {"q": {"a": 1}, "p": {"b": 1}}
+    assert one({"q": {"b": 2.0, "a": 1.0}}, qrels, "RR", missing="drop") == 0.5

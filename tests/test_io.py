@@ -316,3 +316,71 @@ def test_filesystem_argument_and_opened_files_are_the_explicit_choice(tmp_path):
     same(ef.read_qrels("q.txt", filesystem=fs), canon_qrels())
     with pytest.raises(TypeError, match="filesystem must be"):
         ef.read_run("r.trec", filesystem=object())
+
+@pytest.mark.filterwarnings("ignore::evalframe.NoRelevantWarning")
+def test_float_ids_beyond_int64_stay_distinct():
+    # issue 9, defect 8: float ids went through int64, so every id >= 2^63 became
+    # -9223372036854775808 and different questions merged
+    big = [2.0 ** 63, 2.0 ** 64, 1e19, -1e19]
+    names = ["9223372036854775808", "18446744073709551616", "10000000000000000000", "-10000000000000000000"]
+    run = pd.DataFrame({"query_id": big, "doc_id": [1e30, 2.0, 3.0, 4.0], "score": [1.0] * 4})
+    out = ef.read_run(run)
+    assert out.query_id.tolist() == names
+    assert out.doc_id.tolist() == ["1000000000000000019884624838656", "2", "3", "4"]
+    qrels = pd.DataFrame({"query_id": big, "doc_id": [1e30, 2.0, 9.0, 4.0], "relevance": [1, 1, 1, 0]})
+    per_q = ef.evaluate(run, qrels, "RR", missing="drop")
+    assert dict(zip(per_q.query_id, per_q.value)) == dict(zip(names, [1.0, 1.0, 0.0, 0.0]))
+
+
+@pytest.mark.parametrize("label", [2 ** 63, 1e19, -1e19, "99999999999999999999", 2 ** 62])
+def test_labels_beyond_int64_are_an_error_not_wrapped(label):
+    # issue 9, defect 8: labels above int64 wrapped negative and counted as not relevant
+    col = pd.Series([1, label], dtype=np.uint64) if label == 2 ** 63 else pd.Series([1, label], dtype=object)
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": col})
+    with pytest.raises(ef.EvalframeInputError, match=r"1 rows have a relevance label out of range"):
+        ef.read_qrels(qrels)
+
+
+def test_large_integer_labels_within_range_are_exact():
+    qrels = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"],
+                          "relevance": np.array([2 ** 53 + 1, -(2 ** 61)], dtype=np.int64)})
+    assert ef.read_qrels(qrels).relevance.tolist() == [2 ** 53 + 1, -(2 ** 61)]
+
+
+def test_duplicate_check_confirms_fingerprint_matches_on_the_strings(monkeypatch):
+    # every doc id gets the same fingerprint: only a real repeat may be reported
+    import evalframe.schema as schema
+    monkeypatch.setattr(schema, "fingerprints", lambda arr: np.zeros(len(arr), dtype=np.uint64))
+    run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    assert ef.read_run(run).doc_id.tolist() == ["a", "b", "c"]
+    with pytest.raises(ef.EvalframeInputError, match="1 documents are listed more than once"):
+        ef.read_run(pd.concat([run, run.iloc[:1]]))
+    qrels = pd.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]})
+    assert len(ef.read_qrels(qrels)) == 2
+
+
+def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type():
+    import pyarrow as pa
+    from evalframe.schema import fingerprints
+    import evalframe.schema as schema
+    masks = [(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1]
+
+    def slow(ids):
+        out = []
+        for s in ids:
+            b = s.encode()
+            h = np.array([len(b)], dtype=np.uint64) * schema._MIX
+            for k in range(0, len(b), 8):
+                w = int.from_bytes(b[k:k + 8].ljust(8, b"\0"), "little") & masks[min(len(b) - k, 8)]
+                h = schema._mix(h ^ np.uint64(w))
+            out.append(h[0])
+        return np.array(out, dtype=np.uint64)
+
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        ids = ["".join(rng.choice(list("ab\x00zé0/"), int(rng.integers(int(rng.choice([0, 9, 20])), 40))))
+               for _ in range(int(rng.integers(1, 20)))]
+        arr = pa.array(ids, pa.string() if rng.random() < 0.5 else pa.large_string())
+        cut = int(rng.integers(0, len(ids) + 1))
+        got = fingerprints(pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=arr.type))
+        assert (got == slow(ids)).all()
