@@ -24,7 +24,8 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines"]
+__all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines", "system_name",
+           "RUN_EXTENSIONS"]
 
 import gzip
 import io as _io
@@ -74,6 +75,31 @@ def local_path(source: str | os.PathLike, what: str) -> Path:
 
 def _decompress(data: bytes) -> bytes:
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+#: Format extensions dropped from a run file's name to name its system (after ``.gz``).
+RUN_EXTENSIONS = (".trec", ".txt", ".tsv", ".csv", ".parquet", ".pq", ".jsonl", ".ndjson", ".json",
+                  ".run", ".res")
+
+
+def system_name(path: str | os.PathLike) -> str:
+    """The system name of a run file that does not name its systems itself.
+
+    The file's name without ``.gz`` and then without one extension of
+    :data:`RUN_EXTENSIONS` (case-insensitive); the rest is kept, dots included.
+
+    Examples
+    --------
+    >>> system_name("runs/bm25.v2.tsv"), system_name("bm25.v2.trec.gz"), system_name("a.b")
+    ('bm25.v2', 'bm25.v2', 'a.b')
+    """
+    name = Path(path).name
+    stem = name[:-3] if name.lower().endswith(".gz") else name
+    for ext in RUN_EXTENSIONS:
+        if stem.lower().endswith(ext) and len(stem) > len(ext):
+            stem = stem[:-len(ext)]
+            break
+    return stem or name
 
 
 def _read_bytes(path: Path, filesystem: FileSystem | None = None) -> bytes:
@@ -446,7 +472,7 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         for i, src in enumerate(source):
             part = read_run(src, duplicates=duplicates, filesystem=filesystem, encoding=encoding)
             if "system" not in part:
-                name = Path(src).stem if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
+                name = system_name(src) if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
                 part.insert(0, "system", name)
             parts.append(part)
         if not parts:

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
+import evalframe.io as evalframe_io
 
 QRELS_TXT = "# a comment line\n1 0 d1 1\n1\t0\td2   0\n2 0 d1 2\n"
 RUN_TXT = "# comment\n1 Q0 d1 1  2.5 sysA\n1\tQ0\td2\t2\t  1.5\tsysA\n2 Q0 d9 1 0.5 sysA\n"
@@ -384,3 +385,16 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
         cut = int(rng.integers(0, len(ids) + 1))
         got = fingerprints(pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=arr.type))
         assert (got == slow(ids)).all()
+
+
+def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
+    """read_run([paths]) and every command name an unnamed run file by one rule (io.system_name)."""
+    from evalframe.cli.common import system_name as cli_rule
+    path = tmp_path / "bm25.v2.tsv.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("query_id\tdoc_id\tscore\nq1\td1\t1.0\n")
+    other = tmp_path / "dense.parquet"
+    pd.DataFrame({"query_id": ["q1"], "doc_id": ["d2"], "score": [0.5]}).to_parquet(other)
+    run = ef.read_run([path, other])
+    assert pd.unique(run["system"]).tolist() == ["bm25.v2", "dense"]
+    assert cli_rule is evalframe_io.system_name

@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from ..io import RUN_EXTENSIONS, system_name
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -50,10 +52,6 @@ __all__ = [
     "split_run_arg",
     "system_name",
 ]
-
-#: Format extensions dropped from a run file's name to name its system (after ``.gz``).
-RUN_EXTENSIONS = (".trec", ".txt", ".tsv", ".csv", ".parquet", ".pq", ".jsonl", ".ndjson", ".json",
-                  ".run", ".res")
 
 #: The one rule every command uses to name the systems of its run arguments.
 NAMING_RULE = (
@@ -124,26 +122,6 @@ def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":
 # ---------------------------------------------------------------------------
 # Naming systems and reading files
 # ---------------------------------------------------------------------------
-
-def system_name(path: str | os.PathLike) -> str:
-    """The system name of a run file that does not name its systems itself.
-
-    The file's name without ``.gz`` and then without one extension of
-    :data:`RUN_EXTENSIONS` (case-insensitive); the rest is kept, dots included.
-
-    Examples
-    --------
-    >>> system_name("runs/bm25.v2.tsv"), system_name("bm25.v2.trec.gz"), system_name("a.b")
-    ('bm25.v2', 'bm25.v2', 'a.b')
-    """
-    name = Path(path).name
-    stem = name[:-3] if name.lower().endswith(".gz") else name
-    for ext in RUN_EXTENSIONS:
-        if stem.lower().endswith(ext) and len(stem) > len(ext):
-            stem = stem[:-len(ext)]
-            break
-    return stem or name
-
 
 def split_run_arg(arg: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> ``(NAME, PATH)``; ``PATH`` -> ``(None, PATH)``.
