@@ -75,20 +75,22 @@ Layout
 ``aggregation`` (Mean, Sum, GeoMean: ``partial`` -> ``combine`` ->
 ``finalize``), ``intermediates`` (what families share: running counts, one
 DCG, one ideal DCG), the families by kind (``cutoff``, ``rank``, ``ap``,
-``dcg``, ``sets``) and ``registry`` (one line per family).  Parameters are
+``dcg``, ``sets``), ``registry`` (one line per family) and ``custom``
+(:func:`register_measure`: your own family, registered at run time).  Parameters are
 checked when a Measure is built: ``RBP(p=2)`` fails at parse with
 ``RBP: p must be a number in [0, 1], got 2``.
 """
 from __future__ import annotations
 
 __all__ = ["Measure", "Family", "ParamSpec", "parse_measure", "parse_measures", "FAMILIES", "DEFAULT_MEASURES",
-           "resolve", "compute", "Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN"]
+           "resolve", "compute", "register_measure", "Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN"]
 
 import numpy as np
 
 from ..ranking import Judged
 from .aggregation import MIN_GEO_MEAN, Aggregation, GeoMean, Mean, Sum
 from .base import FAMILIES, Family, Measure, ParamSpec
+from .custom import register_measure
 from .names import DEFAULT_MEASURES, parse_measure, parse_measures
 from .registry import REGISTRY
 
