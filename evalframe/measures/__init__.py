@@ -69,26 +69,35 @@ Unjudged and negative labels (trec_eval's measures)
     first and counts the second; both are unjudged for ``Unjudged@k`` and
     ``RBP(residual=True)``).
 
+Other evaluators' measures (ir_measures' names)
+    ``ERR@k`` and ``nERR@k`` (cascade model, :mod:`.cascade`; ``max_rel=4`` as
+    gdeval), ``DCG@k`` (not normalised, nDCG's gains), ``R_cap@k`` (BEIR's
+    capped recall: an alias of ``RelP@k``), ``Hole@k`` (an alias of
+    ``Unjudged@k``); ir_measures' ``nDCG(dcg='exp-log2')@10`` is ``nDCG@10``
+    and its ``nDCG@10`` (``dcg='log2'``) is ``nDCG(gain='linear')@10``.
+
 Layout
 ------
 ``base`` (Measure, Family, ParamSpec, the registry), ``names`` (the parser),
 ``aggregation`` (Mean, Sum, GeoMean: ``partial`` -> ``combine`` ->
 ``finalize``), ``intermediates`` (what families share: running counts, one
 DCG, one ideal DCG), the families by kind (``cutoff``, ``rank``, ``ap``,
-``dcg``, ``sets``) and ``registry`` (one line per family).  Parameters are
+``dcg``, ``sets``, ``cascade``), ``registry`` (one line per family) and ``custom``
+(:func:`register_measure`: your own family, registered at run time).  Parameters are
 checked when a Measure is built: ``RBP(p=2)`` fails at parse with
 ``RBP: p must be a number in [0, 1], got 2``.
 """
 from __future__ import annotations
 
 __all__ = ["Measure", "Family", "ParamSpec", "parse_measure", "parse_measures", "FAMILIES", "DEFAULT_MEASURES",
-           "resolve", "compute", "Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN"]
+           "resolve", "compute", "register_measure", "Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN"]
 
 import numpy as np
 
 from ..ranking import Judged
 from .aggregation import MIN_GEO_MEAN, Aggregation, GeoMean, Mean, Sum
 from .base import FAMILIES, Family, Measure, ParamSpec
+from .custom import register_measure
 from .names import DEFAULT_MEASURES, parse_measure, parse_measures
 from .registry import REGISTRY
 

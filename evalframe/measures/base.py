@@ -217,22 +217,42 @@ class Registry:
         self._families: dict[str, Family] = {}
         self._lower: dict[str, str] = {}
         self._trec: list[tuple[re.Pattern, Callable[[re.Match], str]]] = []
+        self._trec_owner: list[str] = []
         self.families: Mapping[str, Family] = types.MappingProxyType(self._families)
 
-    def register(self, family: Family) -> Family:
-        """Add a family; its name and aliases must be new."""
-        if family.name in self._families:
-            raise ValueError(f"measure family {family.name!r} is already registered")
+    def register(self, family: Family, *, replace: bool = False) -> Family:
+        """Add a family; its name and aliases must be new, unless ``replace``
+        (then a family of the same name is replaced, its aliases and trec_eval
+        names with it; another family's names stay taken)."""
+        if family.name in self._families and not replace:
+            raise ValueError(f"measure family {family.name!r} is already registered; "
+                             "pass replace=True to replace it")
         for a in (family.name,) + tuple(family.aliases):
             if self._lower.get(a.lower(), family.name) != family.name:
                 raise ValueError(f"alias {a!r} of {family.name} is already {self._lower[a.lower()]}'s")
+        if family.name in self._families:
+            self._drop(family.name)
         self._families[family.name] = family
         for a in (family.name,) + tuple(family.aliases):
             self._lower[a.lower()] = family.name
         for pattern, convert in family.trec_names:
             conv = convert if callable(convert) else (lambda _m, s=convert: s)
             self._trec.append((re.compile(pattern), conv))
+            self._trec_owner.append(family.name)
         return family
+
+    def unregister(self, name: str) -> Family:
+        """Remove a family (with its aliases and trec_eval names); returns it."""
+        family = self.get(name)
+        self._drop(name)
+        return family
+
+    def _drop(self, name: str) -> None:
+        self._families.pop(name)
+        self._lower = {a: f for a, f in self._lower.items() if f != name}
+        keep = [i for i, owner in enumerate(self._trec_owner) if owner != name]
+        self._trec = [self._trec[i] for i in keep]
+        self._trec_owner = [self._trec_owner[i] for i in keep]
 
     def get(self, name: str) -> Family:
         try:

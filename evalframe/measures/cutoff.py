@@ -60,8 +60,8 @@ RECALL = Family("R", "optional", COMMON, _recall, aliases=("Recall",),
 SUCCESS = Family("Success", "required", COMMON, _success, aliases=("HitRate", "Hit", "S"),
                  trec_names=((r"success_(\d+)", lambda m: f"Success@{m[1]}"),), doc="1 if any relevant in top k")
 JUDGED = Family("Judged", "required", {}, _judged, doc="judged documents in top k / k")
-RELATIVE_P = Family("RelP", "required", COMMON, _relp, aliases=("relative_P", "RelativeP"),
+RELATIVE_P = Family("RelP", "required", COMMON, _relp, aliases=("relative_P", "RelativeP", "R_cap", "Rcap"),
                     trec_names=((r"relative_P_(\d+)", lambda m: f"RelP@{m[1]}"),),
                     doc="relevant in top k / min(k, relevant)")
-UNJUDGED = Family("Unjudged", "required", {}, _unjudged, aliases=("unj",),
+UNJUDGED = Family("Unjudged", "required", {}, _unjudged, aliases=("unj", "Hole"),
                   trec_names=((r"unj_(\d+)", lambda m: f"Unjudged@{m[1]}"),), doc="unjudged documents in top k / k")

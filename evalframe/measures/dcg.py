@@ -1,4 +1,4 @@
-"""Gain-based families: nDCG, G, binG, nDCGrel, RnDCG, RBP.
+"""Gain-based families: nDCG, DCG, G, binG, nDCGrel, RnDCG, RBP.
 
 Every one reads the same two intermediates: the ranking's :class:`DCG` and
 the questions' :class:`IdealDCG` (:mod:`.intermediates`), for its gain kind
@@ -20,7 +20,7 @@ Gains
 """
 from __future__ import annotations
 
-__all__ = ["NDCG", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
+__all__ = ["NDCG", "DCG_FAMILY", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
 
 import numpy as np
 
@@ -50,6 +50,17 @@ def _ndcg(J, ms):
         best = [b[V.group_query] for b in ideal_dcg(V, kind, gmap).at_cutoffs(ks)]
         for i, d, b in zip(idx, dcg(V, kind, gmap).at_cutoffs(ks), best):
             out[i] = safe_div(d, b)
+    return out
+
+
+def _dcg(J, ms):
+    out = [None] * len(ms)
+    key = lambda m: (m.param("judged_only"), m.param("gain"), m.param("gains") or ())  # noqa: E731
+    for _, idx in groups_by(ms, key).items():
+        m0 = ms[idx[0]]
+        V = view(J, m0)
+        for i, d in zip(idx, dcg(V, *_gains(m0)).at_cutoffs([ms[i].k for i in idx])):
+            out[i] = d
     return out
 
 
@@ -192,6 +203,8 @@ NDCG = Family(
     aliases=("NDCG",),
     trec_names=((r"ndcg_cut_(\d+)", lambda m: f"nDCG(gain='linear')@{m[1]}"), (r"ndcg", "nDCG(gain='linear')")),
     doc="DCG@k / ideal DCG@k")
+DCG_FAMILY = Family("DCG", "optional", {"gain": _GAIN, "judged_only": COMMON["judged_only"], "gains": _GAINS},
+                    _dcg, doc="DCG@k, not normalised (nDCG's gains and discount)")
 G = Family("G", "none", _GAIN_PARAMS, _G, doc="trec_eval's G: gain over a cost-adjusted log discount")
 BIN_G = Family("binG", "none", COMMON, _bing, aliases=("BinG",), doc="binary gain discounted by non-relevant above")
 NDCG_REL = Family("nDCGrel", "none", _GAIN_PARAMS, _ndcg_rel, aliases=("ndcg_rel",),

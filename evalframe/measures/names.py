@@ -7,16 +7,23 @@ declares its own (``Family.trec_names``).
 """
 from __future__ import annotations
 
-__all__ = ["parse_measure", "parse_measures", "DEFAULT_MEASURES"]
+__all__ = ["parse_measure", "parse_measures", "DEFAULT_MEASURES", "IR_MEASURES_PARAMS"]
 
 import ast
 import re
 from typing import Iterable
 
-from .base import FAMILIES, REGISTRY, Measure
+from .base import FAMILIES, REGISTRY, Measure, param_error
 
 #: The spec's default measures.
 DEFAULT_MEASURES = ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")
+
+#: ir_measures' spellings of a parameter: (family, its name there) -> (evalframe's
+#: parameter, value there -> value here).
+IR_MEASURES_PARAMS = {
+    ("nDCG", "dcg"): ("gain", {"log2": "linear", "exp-log2": "exp"}),
+    ("DCG", "dcg"): ("gain", {"log2": "linear", "exp-log2": "exp"}),
+}
 
 _NAME = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 def parse_measure(name: "str | Measure") -> Measure:
@@ -69,8 +76,19 @@ def parse_measure(name: "str | Measure") -> Measure:
                 v = ast.literal_eval(val)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 v = val  # bare word, e.g. gain=linear
-            params.append((key, v))
+            params.append(_ir_measures_param(fam, key, v))
     return Measure(fam, k, tuple(params))
+
+
+def _ir_measures_param(fam: str, key: str, value):
+    """An ir_measures parameter (``nDCG(dcg='exp-log2')``) as evalframe's (``gain='exp'``)."""
+    spelling = IR_MEASURES_PARAMS.get((fam, key))
+    if spelling is None:
+        return key, value
+    param, values = spelling
+    if not isinstance(value, str) or value not in values:
+        raise param_error(fam, key, " or ".join(f"{v!r} ({param}={w!r})" for v, w in values.items()), value)
+    return param, values[value]
 
 
 def _split_params(text: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["REGISTRY"]
 
-from . import ap, cutoff, dcg, rank, sets
+from . import ap, cascade, cutoff, dcg, rank, sets
 from .base import REGISTRY
 
 # the spec's measures
@@ -41,3 +41,7 @@ REGISTRY.register(dcg.G)
 REGISTRY.register(dcg.NDCG_REL)
 REGISTRY.register(dcg.R_NDCG)
 REGISTRY.register(dcg.RBP)
+# other evaluators' measures (ir_measures' names)
+REGISTRY.register(cascade.ERR)
+REGISTRY.register(cascade.NERR)
+REGISTRY.register(dcg.DCG_FAMILY)

@@ -1,0 +1,144 @@
+"""Your own measures: :func:`register_measure`.
+
+A registered measure is a :class:`~evalframe.measures.Family` like the
+built-in ones: its names parse (``parse_measure("MeanLabel@5")``), and it
+works in :func:`evalframe.evaluate`, :func:`evalframe.aggregate`,
+:func:`evalframe.report` and the commands' ``-m`` (in the same process).
+"""
+from __future__ import annotations
+
+__all__ = ["register_measure"]
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .aggregation import GEO_MEAN, MEAN, SUM, Aggregation
+from .base import REGISTRY, Family, ParamSpec
+
+_AGGREGATIONS = {"mean": MEAN, "sum": SUM, "gmean": GEO_MEAN}
+_CUTOFFS = ("none", "optional", "required")
+
+
+def _checked(name: str, fn: Callable) -> Callable:
+    """``fn`` with its result checked: one finite float per group per measure."""
+    def run(J, measures):
+        values = list(fn(J, measures))
+        if len(values) != len(measures):
+            raise ValueError(f"{name}: the measure function must return one array per measure "
+                             f"({len(measures)}), got {len(values)}")
+        out = []
+        for m, v in zip(measures, values):
+            v = np.asarray(v, dtype=np.float64)
+            if v.shape != (J.n_groups,):
+                raise ValueError(f"{name}: the values of {m} must be an array of shape ({J.n_groups},) "
+                                 f"(one per group of the Judged table), got shape {v.shape}")
+            if not np.isfinite(v).all():
+                raise ValueError(f"{name}: the values of {m} must be finite, got "
+                                 f"{int((~np.isfinite(v)).sum())} NaN or infinite value(s)")
+            out.append(v)
+        return out
+    run.__name__ = getattr(fn, "__name__", name)
+    run.__doc__ = getattr(fn, "__doc__", None)
+    return run
+
+
+def register_measure(name: str, fn: Callable[..., Sequence[np.ndarray]], *, cutoff: str = "optional",
+                     params: Mapping[str, ParamSpec] | None = None,
+                     aggregation: "str | Aggregation" = "mean", aliases: Sequence[str] = (),
+                     doc: str = "", replace: bool = False) -> Family:
+    """Register a vectorised measure of your own under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The family name (a letter, then letters, digits or ``_``): ``NAME``,
+        ``NAME@k`` and ``NAME(param=value)@k`` then parse.
+    fn : callable ``fn(J, measures) -> list of arrays``
+        Computes every measure of this family asked for in one call.  ``J`` is
+        the ranked, judged table (:class:`evalframe.ranking.Judged`): one row
+        per retrieved document, sorted by group (a (system, question) pair)
+        and rank, with the arrays ``J.grp`` (group of each row), ``J.rank``
+        (1-based), ``J.label`` (the golden set's label; negative when not
+        judged), ``J.group_query`` (each group's question), the golden set's
+        ``J.qrels_query`` / ``J.qrels_label`` (sorted by question, label
+        descending), ``J.n_groups``, ``J.n_queries``, and the helpers
+        ``J.per_group(weights)`` (sum over each group's rows) and
+        ``J.per_query_qrels(mask)`` (count of golden-set rows per group's
+        question).  ``measures`` is the list of :class:`Measure` of this
+        family (read ``m.k`` and ``m.param("p")``).  Return one float array
+        of shape ``(J.n_groups,)`` per measure, in order: the value of each
+        group.  Work on whole arrays (``np.bincount``, masks), not loops.
+    cutoff : {"optional", "required", "none"}
+        Whether the name takes ``@k``.
+    params : mapping of str to :class:`ParamSpec`, optional
+        The parameters, checked when a name is parsed (``ParamSpec("float",
+        0.5, "weight", low=0, high=1)``); an error reads ``"NAME: p must be
+        ..., got ..."``.
+    aggregation : {"mean", "sum", "gmean"} or Aggregation
+        How values aggregate over questions in :func:`evalframe.aggregate`
+        and the report: :class:`Mean`, :class:`Sum`, :class:`GeoMean` (or an
+        instance, e.g. ``GeoMean(floor=1e-3)``).
+    aliases : sequence of str
+        Other names (case-insensitive).
+    doc : str
+        One line, shown in listings.
+    replace : bool
+        Replace a measure already registered under ``name``; without it that
+        is an error.
+
+    Returns
+    -------
+    Family
+        The registered family (also in :data:`evalframe.measures.FAMILIES`).
+
+    Raises
+    ------
+    ValueError
+        A bad argument, or ``name`` (or an alias) already taken.
+
+    Examples
+    --------
+    The mean label of the top k (unjudged documents count 0):
+
+    >>> import numpy as np
+    >>> import evalframe as ef
+    >>> def mean_label(J, measures):
+    ...     gain = np.maximum(J.label, 0).astype(float)
+    ...     return [J.per_group(np.where(J.rank <= m.k, gain, 0.0)) / m.k for m in measures]
+    >>> fam = ef.register_measure("MeanLabel", mean_label, cutoff="required",
+    ...                           doc="mean label of the top k", replace=True)
+    >>> sso = ef.datasets.load_sso()
+    >>> ef.evaluate(sso.runs, sso.qrels, ["MeanLabel@5", "P@5"])["value"].tolist()
+    [0.4, 0.4]
+    """
+    if not isinstance(name, str) or not name[:1].isalpha() or not name.replace("_", "a").isalnum() \
+            or not name.isascii():
+        raise ValueError(f"register_measure: name must be a letter then letters, digits or '_', got {name!r}")
+    if not callable(fn):
+        raise ValueError(f"register_measure: fn must be callable, got {fn!r}")
+    if cutoff not in _CUTOFFS:
+        raise ValueError(f"register_measure: cutoff must be 'optional', 'required' or 'none', got {cutoff!r}")
+    if isinstance(aggregation, str) and aggregation in _AGGREGATIONS:
+        agg = _AGGREGATIONS[aggregation]
+    elif isinstance(aggregation, Aggregation):
+        agg = aggregation
+    else:
+        raise ValueError("register_measure: aggregation must be 'mean', 'sum', 'gmean' or an Aggregation "
+                         f"(Mean(), Sum(), GeoMean(floor=...)), got {aggregation!r}")
+    params = dict(params or {})
+    for key, spec in params.items():
+        if not isinstance(key, str) or not key.isidentifier() or key == "k":
+            raise ValueError(f"register_measure: parameter names must be identifiers other than 'k', got {key!r}")
+        if not isinstance(spec, ParamSpec):
+            raise ValueError(f"register_measure: params[{key!r}] must be a ParamSpec, got {spec!r}")
+        spec.check(name, key, spec.default)  # the default itself must be valid
+    if isinstance(aliases, str) or not all(isinstance(a, str) and a for a in aliases):
+        raise ValueError(f"register_measure: aliases must be a sequence of names, got {aliases!r}")
+    if not isinstance(replace, bool):
+        raise ValueError(f"register_measure: replace must be True or False, got {replace!r}")
+    if not replace and REGISTRY.lookup(name) is not None:
+        raise ValueError(f"register_measure: a measure named {name!r} is already registered "
+                         f"({REGISTRY.lookup(name)}); pass replace=True to replace it")
+    family = Family(name, cutoff, params, _checked(name, fn), aggregator=agg, aliases=tuple(aliases), doc=doc)
+    return REGISTRY.register(family, replace=replace)
