@@ -888,3 +888,23 @@ def test_alternative_and_wilcoxon_method_errors():
         compare(t, test="wilcoxon", wilcoxon_method="approx")
     with pytest.raises(ValueError, match=r"^compare: correction must be .*, got 'tukey'$"):
         compare(t, correction="tukey", alternative="less")
+
+
+def test_one_sided_clustered_randomization_matches_loop_and_never_zero():
+    rng = np.random.default_rng(21)
+    n, G = 24, 8
+    a = rng.random(n)
+    b = a + rng.normal(0.04, 0.1, n)
+    qids = [f"q{i:02d}" for i in range(n)]
+    t = tidy({"A": a, "B": b}, qids=qids)
+    t["topic"] = np.tile(np.arange(n) // (n // G), 2)
+    S = np.bincount(np.arange(n) // (n // G), weights=b - a)
+    T = (np.array(list(itertools.product([1.0, -1.0], repeat=G))) * S).sum(axis=1)
+    for alt, p in (("greater", (T >= S.sum() - 1e-9).mean()), ("less", (T <= S.sum() + 1e-9).mean())):
+        r = one(compare(t, test="randomization", cluster="topic", alternative=alt))
+        assert r.n_resamples == 2**G and r.p_value == pytest.approx(p, rel=1e-12)
+    # every difference positive, 60 questions, Monte Carlo: the smallest p is 1 / (B + 1), not 0
+    big = tidy({"A": np.zeros(60), "B": np.linspace(0.1, 0.9, 60)})
+    for alt in ("greater", "two-sided"):
+        r = one(compare(big, test="randomization", alternative=alt, n_resamples=999))
+        assert r.p_value == 1 / 1000
