@@ -761,3 +761,150 @@ def test_bootstrap_test_and_interval_share_one_draw():
     np.testing.assert_array_equal(both.ci_high, ci_only.ci_high)
     np.testing.assert_array_equal(both.p_value, p_only.p_value)
     assert (both.n_resamples == 499).all() and (ci_only.n_resamples == 499).all()
+
+
+# ------------------------------------------------------------------ one-sided tests
+def test_published_one_sided_t_wilcoxon_sign(adhoc8):
+    """Urbano, Lima & Hanjalic (SIGIR 2019): one-tailed p-values of run126 > run125."""
+    t = one(compare(adhoc8, baseline="run125", test="t", alternative="greater"))
+    assert t.p_value == pytest.approx(0.0006596986, abs=1e-9) and t.alternative == "greater"
+    w = one(compare(adhoc8, baseline="run125", test="wilcoxon", alternative="greater",
+                    wilcoxon_method="normal"))
+    assert w.p_value == pytest.approx(0.001722594, abs=1e-9)
+    s = one(compare(adhoc8, baseline="run125", test="sign", tie_threshold=0.01,
+                    alternative="greater"))
+    assert s.p_value == pytest.approx(0.004779939, abs=1e-9)
+    lt = one(compare(adhoc8, baseline="run125", test="t", alternative="less"))
+    assert lt.p_value == pytest.approx(1 - 0.0006596986, abs=1e-9)
+
+
+def test_published_randomization_one_sided_half_of_two_sided(adhoc8):
+    """The sign-flip null is symmetric: one-tailed p ~ half the published two-tailed one
+    (0.001188 from 10^6 flips); 4 binomial standard errors of both Monte Carlo runs.
+    (Not so for the shift bootstrap, whose bootstrap distribution is skewed.)"""
+    B, published = 200_000, 0.001188
+    r = one(compare(adhoc8, baseline="run125", test="randomization", n_resamples=B,
+                    alternative="greater", ci="none"))
+    p = published / 2
+    assert abs(r.p_value - p) < 4 * math.sqrt(p * (1 - p) / B + published * (1 - published) / 4e6)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_one_sided_matches_scipy(small_pair, alternative):
+    a, b = small_pair
+    t = tidy({"A": a, "B": b})
+    r = one(compare(t, test="t", alternative=alternative, confidence=0.9))
+    ref = st.ttest_rel(b, a, alternative=alternative)
+    ci = ref.confidence_interval(0.9)
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    assert (r.ci_low, r.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+    assert np.isinf(r.ci_high if alternative == "greater" else r.ci_low)
+    w = one(compare(t, test="wilcoxon", alternative=alternative))  # ties and zeros
+    ref = st.wilcoxon(b, a, zero_method="wilcox", correction=True, method="approx",
+                      alternative=alternative)
+    assert w.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+    s = one(compare(t, test="sign", alternative=alternative))
+    wins, losses = int((b > a).sum()), int((b < a).sum())
+    ref = st.binomtest(wins, wins + losses, alternative=alternative)
+    assert s.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+    rng = np.random.default_rng(3)
+    a2 = rng.random(14)
+    b2 = a2 + rng.normal(0.05, 0.2, 14)
+    for kw in ({"wilcoxon_method": "exact"}, {"exact": True}):
+        e = one(compare(tidy({"A": a2, "B": b2}), test="wilcoxon", alternative=alternative, **kw))
+        ref = st.wilcoxon(b2 - a2, method="exact", alternative=alternative)
+        assert e.p_value == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 9, 12])
+def test_one_sided_randomization_exact_matches_loop_over_all_flips(n):
+    rng = np.random.default_rng(n)
+    a = rng.random(n)
+    b = a + rng.normal(0.05, 0.15, n)
+    b[0] = a[0]  # a zero difference
+    d = b - a
+    flips = np.array(list(itertools.product([1.0, -1.0], repeat=n)))
+    T = (flips * d).sum(axis=1)
+    tol = 1e-9
+    expected = {"greater": (T >= d.sum() - tol).mean(), "less": (T <= d.sum() + tol).mean(),
+                "two-sided": (np.abs(T) >= abs(d.sum()) - tol).mean()}
+    for alt, p in expected.items():
+        r = one(compare(tidy({"A": a, "B": b}), test="randomization", alternative=alt))
+        assert r.n_resamples == 2**n and r.p_value == pytest.approx(p, rel=1e-12) and r.p_value > 0
+
+
+def test_one_sided_bootstrap_and_monte_carlo_randomization_by_hand():
+    from evalframe.stats.resampling import bootstrap_means
+
+    rng = np.random.default_rng(4)
+    a = rng.random(40)
+    b = a + rng.normal(0.02, 0.1, 40)
+    d, B = (b - a)[:, None], 2_000
+    qids = [f"q{i:02d}" for i in range(40)]  # rows in this order (compare sorts query ids)
+    boot = bootstrap_means(d, n_resamples=B, seed=9)[:, 0]
+    m = d.mean()
+    for alt, count in (("greater", (boot - m >= m).sum()), ("less", (boot - m <= m).sum())):
+        r = one(compare(tidy({"A": a, "B": b}, qids=qids), test="bootstrap",
+                        alternative=alt, n_resamples=B, seed=9))
+        assert r.p_value == (count + 1) / (B + 1)
+        lo, hi = np.quantile(boot, [0.05, 0.95])
+        assert (r.ci_low, r.ci_high) == ((lo, np.inf) if alt == "greater" else (-np.inf, hi))
+    # Monte Carlo randomisation: never 0, and the two tails add up to 1 + P(T* = T) + 1/(B+1)
+    g = one(compare(tidy({"A": a, "B": b}), test="randomization", alternative="greater",
+                    n_resamples=B))
+    l = one(compare(tidy({"A": a, "B": b}), test="randomization", alternative="less",
+                    n_resamples=B))
+    assert g.p_value >= 1 / (B + 1) and g.p_value + l.p_value == pytest.approx(1 + 1 / (B + 1))
+
+
+def test_two_sided_default_unchanged_and_alternative_column():
+    t = tidy(_systems(n_sys=3, n=20))
+    for test in ("t", "wilcoxon", "sign", "randomization", "bootstrap"):
+        default = compare(t, test=test, n_resamples=499)
+        explicit = compare(t, test=test, n_resamples=499, alternative="two-sided")
+        pd.testing.assert_frame_equal(default, explicit)
+        assert (default.alternative == "two-sided").all()
+        cols = list(default.columns)
+        assert cols[cols.index("test") + 1] == "alternative"
+    w_old = compare(t, test="wilcoxon", exact=True)
+    pd.testing.assert_frame_equal(w_old, compare(t, test="wilcoxon", wilcoxon_method="exact"))
+    pd.testing.assert_frame_equal(compare(t, test="wilcoxon"),
+                                  compare(t, test="wilcoxon", wilcoxon_method="normal"))
+
+
+def test_one_sided_holm_adjusts_one_sided_pvalues():
+    t = tidy(_systems(n_sys=4, n=30))
+    r = compare(t, baseline="s0", test="t", alternative="greater")
+    np.testing.assert_array_equal(r.p_adjusted, adjust_pvalues(r.p_value.to_numpy(), "holm"))
+
+
+def test_alternative_and_wilcoxon_method_errors():
+    t = tidy({"A": [0.1, 0.2, 0.4], "B": [0.3, 0.1, 0.5]})
+    with pytest.raises(ValueError, match=r"^compare: alternative must be one of \['two-sided', "
+                                         r"'greater', 'less'\], got 'two_sided'$"):
+        compare(t, alternative="two_sided")
+    with pytest.raises(ValueError, match=r"^compare: wilcoxon_method must be one of "
+                                         r"\['exact', 'normal'\], got 'approx'$"):
+        compare(t, test="wilcoxon", wilcoxon_method="approx")
+    with pytest.raises(ValueError, match=r"^compare: correction must be .*, got 'tukey'$"):
+        compare(t, correction="tukey", alternative="less")
+
+
+def test_one_sided_clustered_randomization_matches_loop_and_never_zero():
+    rng = np.random.default_rng(21)
+    n, G = 24, 8
+    a = rng.random(n)
+    b = a + rng.normal(0.04, 0.1, n)
+    qids = [f"q{i:02d}" for i in range(n)]
+    t = tidy({"A": a, "B": b}, qids=qids)
+    t["topic"] = np.tile(np.arange(n) // (n // G), 2)
+    S = np.bincount(np.arange(n) // (n // G), weights=b - a)
+    T = (np.array(list(itertools.product([1.0, -1.0], repeat=G))) * S).sum(axis=1)
+    for alt, p in (("greater", (T >= S.sum() - 1e-9).mean()), ("less", (T <= S.sum() + 1e-9).mean())):
+        r = one(compare(t, test="randomization", cluster="topic", alternative=alt))
+        assert r.n_resamples == 2**G and r.p_value == pytest.approx(p, rel=1e-12)
+    # every difference positive, 60 questions, Monte Carlo: the smallest p is 1 / (B + 1), not 0
+    big = tidy({"A": np.zeros(60), "B": np.linspace(0.1, 0.9, 60)})
+    for alt in ("greater", "two-sided"):
+        r = one(compare(big, test="randomization", alternative=alt, n_resamples=999))
+        assert r.p_value == 1 / 1000

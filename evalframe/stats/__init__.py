@@ -17,7 +17,8 @@ Conventions, written once:
 - Paired comparisons use ``d = value_b - value_a`` per shared question, so
   ``diff = mean_b - mean_a`` and a positive diff means ``system_b`` scores higher.
   With a ``baseline`` the baseline is always ``system_a``.
-- All p-values are two-sided.
+- p-values are two-sided unless ``compare(alternative="greater" | "less")`` asks for one
+  tail (column ``alternative``).
 - Every resampling step starts from ``numpy.random.default_rng(seed)``, separately for
   each set of questions, so one system's interval or one pair's p-value does not depend
   on which other systems are in the table, and the same seed gives the same numbers.

@@ -7,6 +7,7 @@ gives the bootstrap / BCa interval, so a call never draws the same bootstrap twi
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -34,12 +35,16 @@ from .resampling import (
     sign_flip_pvalues,
 )
 from .validation import (
+    ALTERNATIVES,
     CI_METHODS,
     CORRECTIONS,
     TESTS,
+    WILCOXON_METHODS,
+    Alternative,
     CiMethod,
     Correction,
     TestName,
+    WilcoxonMethod,
     as_list,
     check_choice,
     check_cluster,
@@ -48,6 +53,7 @@ from .validation import (
     check_seed,
     check_tie_threshold,
     clean_table,
+    param_error,
 )
 
 __all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
@@ -66,6 +72,8 @@ class CompareOptions:
     exact: bool | None
     tie_threshold: float
     cluster: str | None
+    alternative: str = "two-sided"
+    wilcoxon_method: str = "normal"
 
 
 @dataclass
@@ -135,7 +143,7 @@ class PairedData:
 
 @dataclass
 class TestOutcome:
-    """Statistic, two-sided p-value and resamples used (0 if none) per entry."""
+    """Statistic, p-value (of ``opts.alternative``) and resamples used (0 if none) per entry."""
 
     statistic: np.ndarray
     p_value: np.ndarray
@@ -153,10 +161,21 @@ class PairedTest:
     default_ci: str
     clustered: bool
     run: Callable[[PairedData, CompareOptions], TestOutcome] | None = None
-    from_bootstrap: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray] | None = None
+    from_bootstrap: Callable[[np.ndarray, np.ndarray, np.ndarray, int, str], np.ndarray] | None = None
 
 
 # ------------------------------------------------------------------------ the tests
+def tail_pvalue(z, alternative: str, sf: Callable, cdf: Callable, *args) -> np.ndarray:
+    """P-value of a statistic ``z`` whose null distribution has survival function ``sf``
+    and cdf ``cdf`` (symmetric about 0): ``sf(z)`` for "greater", ``cdf(z)`` for "less",
+    ``2 sf(|z|)`` (at most 1) for "two-sided"."""
+    if alternative == "greater":
+        return sf(z, *args)
+    if alternative == "less":
+        return cdf(z, *args)
+    return np.minimum(1.0, 2 * sf(np.abs(z), *args))
+
+
 def t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """``t = mean(d) / se`` with df = n - 1 (clusters: CR1 se, df = G - 1)."""
     from scipy import stats as st
@@ -166,15 +185,19 @@ def t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     se, df_t = data.se_df
     with np.errstate(divide="ignore", invalid="ignore"):
         tstat = data.diff / se
-        pv = 2 * st.t.sf(np.abs(tstat), df_t)
-    pv = np.where(se == 0, np.where(data.diff == 0, 1.0, 0.0), pv)
+        pv = tail_pvalue(tstat, opts.alternative, st.t.sf, st.t.cdf, df_t)
+        at_se0 = tail_pvalue(np.sign(data.diff) * np.inf, opts.alternative, st.norm.sf,
+                             st.norm.cdf)  # sd 0: the observed sign decides
+    pv = np.where(se == 0, np.where(data.diff == 0, 1.0, at_se0), pv)
     res.statistic[ok] = tstat[ok]
     res.p_value[ok] = pv[ok]
     return res
 
 
-def wilcoxon_signed_rank(d: np.ndarray, exact: bool) -> tuple[float, float]:
-    """Signed-rank test as R's wilcox.test(b, a, paired=TRUE): V and the p-value."""
+def wilcoxon_signed_rank(d: np.ndarray, exact: bool,
+                         alternative: str = "two-sided") -> tuple[float, float]:
+    """Signed-rank test as R's wilcox.test(b, a, paired=TRUE, exact=, correct=TRUE,
+    alternative=): V and the p-value (exact only without ties and zeros, as R)."""
     from scipy import stats as st
 
     d = d[d != 0]
@@ -185,20 +208,21 @@ def wilcoxon_signed_rank(d: np.ndarray, exact: bool) -> tuple[float, float]:
     v = float(r[d > 0].sum())
     _, ties = np.unique(r, return_counts=True)
     if exact and (ties == 1).all():
-        return v, float(st.wilcoxon(d, method="exact").pvalue)
+        return v, float(st.wilcoxon(d, method="exact", alternative=alternative).pvalue)
     z = v - m * (m + 1) / 4
     sigma = math.sqrt(m * (m + 1) * (2 * m + 1) / 24 - (ties ** 3 - ties).sum() / 48)
     if sigma == 0:
         return v, 1.0
-    z = (z - math.copysign(0.5, z) if z != 0 else 0.0) / sigma
-    return v, float(min(1.0, 2 * min(st.norm.cdf(z), st.norm.sf(z))))
+    shift = {"greater": 0.5, "less": -0.5}.get(alternative, math.copysign(0.5, z) if z else 0.0)
+    return v, float(tail_pvalue((z - shift) / sigma, alternative, st.norm.sf, st.norm.cdf))
 
 
 def wilcoxon_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Wilcoxon signed-rank test per entry (zero differences dropped)."""
     res = TestOutcome.empty(data.k)
     for i in np.flatnonzero(data.usable()):
-        res.statistic[i], res.p_value[i] = wilcoxon_signed_rank(data.ds[i], bool(opts.exact))
+        res.statistic[i], res.p_value[i] = wilcoxon_signed_rank(
+            data.ds[i], opts.wilcoxon_method == "exact", opts.alternative)
     return res
 
 
@@ -211,7 +235,8 @@ def sign_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     for i in np.flatnonzero(data.usable()):
         res.statistic[i] = wins[i]
         m = wins[i] + losses[i]
-        res.p_value[i] = 1.0 if m == 0 else st.binomtest(int(wins[i]), int(m), 0.5).pvalue
+        res.p_value[i] = 1.0 if m == 0 else st.binomtest(
+            int(wins[i]), int(m), 0.5, alternative=opts.alternative).pvalue
     return res
 
 
@@ -229,16 +254,24 @@ def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
             raise ValueError(f"compare: exact=True needs 2**n sign flips; n = {nu} {unit} "
                              "is too many (max 30)")
         res.p_value[idx], res.n_resamples[idx] = sign_flip_pvalues(
-            U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact)
+            U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact,
+            alternative=opts.alternative)
         res.statistic[idx] = D.mean(axis=0)
     return res
 
 
 def bootstrap_shift_pvalues(boot: np.ndarray, observed: np.ndarray, D: np.ndarray,
-                            n_resamples: int) -> np.ndarray:
-    """Shift-method bootstrap p-values ``(#{|m* - m| >= |m|} + 1) / (B + 1)``."""
+                            n_resamples: int, alternative: str = "two-sided") -> np.ndarray:
+    """Shift-method bootstrap p-values ``(b + 1) / (B + 1)``, b = #{|m* - m| >= |m|}
+    (two-sided), #{m* - m >= m} ("greater") or #{m* - m <= m} ("less")."""
     tol = 1e-12 * np.abs(D).sum(axis=0)
-    b = (np.abs(boot - observed) >= np.abs(observed) - tol).sum(axis=0)
+    shifted = boot - observed
+    if alternative == "greater":
+        b = (shifted >= observed - tol).sum(axis=0)
+    elif alternative == "less":
+        b = (shifted <= observed + tol).sum(axis=0)
+    else:
+        b = (np.abs(shifted) >= np.abs(observed) - tol).sum(axis=0)
     return (b + 1) / (n_resamples + 1)
 
 
@@ -286,7 +319,7 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
             elif opts.ci == "bootstrap":
                 lo[ii], hi[ii] = percentile_ci(boot, opts.confidence)
             if test.from_bootstrap is not None:
-                res.p_value[ii] = test.from_bootstrap(boot, obs, sub, B)
+                res.p_value[ii] = test.from_bootstrap(boot, obs, sub, B, opts.alternative)
                 res.statistic[ii] = obs
         unset = res.n_resamples[idx] == 0  # a sign-flip test keeps its own count
         res.n_resamples[idx[unset]] = B
@@ -295,7 +328,24 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
 
 def diff_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
                   res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
-    """The interval of diff chosen by ``opts.ci`` (and the bootstrap test's p-values)."""
+    """The interval of diff chosen by ``opts.ci`` (and the bootstrap test's p-values).
+
+    One-sided (as scipy's ``ttest_rel(...).confidence_interval`` and ``bootstrap``): the
+    bound of the two-sided interval at level ``2 confidence - 1``, the other end -inf
+    ("greater") or inf ("less")."""
+    if opts.alternative == "two-sided":
+        return two_sided_interval(data, opts, test, res)
+    lo, hi = two_sided_interval(
+        data, dataclasses.replace(opts, confidence=2 * opts.confidence - 1), test, res)
+    keep = ~np.isnan(lo if opts.alternative == "greater" else hi)
+    if opts.alternative == "greater":
+        return lo, np.where(keep, np.inf, np.nan)
+    return np.where(keep, -np.inf, np.nan), hi
+
+
+def two_sided_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
+                       res: TestOutcome) -> tuple[np.ndarray, np.ndarray]:
+    """The two-sided interval of diff chosen by ``opts.ci`` (see ``diff_interval``)."""
     if opts.ci in ("bootstrap", "bca") or test.from_bootstrap is not None:
         lo, hi = bootstrap_pass(data, opts, test, res)
     if opts.ci == "t":
@@ -332,9 +382,15 @@ def correct(data: PairedData, p_value: np.ndarray, opts: CompareOptions,
 
 # ------------------------------------------------------------------ input and layout
 def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_threshold,
-             cluster) -> CompareOptions:
+             cluster, alternative="two-sided", wilcoxon_method=None) -> CompareOptions:
     """Validate every option up front."""
     check_choice("compare", "test", test, TESTS)
+    check_choice("compare", "alternative", alternative, ALTERNATIVES)
+    if wilcoxon_method is not None:
+        check_choice("compare", "wilcoxon_method", wilcoxon_method, WILCOXON_METHODS)
+    if alternative != "two-sided" and correction in ("tukey", "randomized-tukey"):
+        raise param_error("compare", "correction", "'holm', 'bonferroni', 'bh' or 'none' "
+                          "with a one-sided alternative (Tukey HSD is two-sided)", correction)
     if correction is not None:
         check_choice("compare", "correction", correction, CORRECTIONS)
     if ci is not None:
@@ -356,7 +412,8 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
     return CompareOptions(test=test, ci=ci or PAIRED_TESTS[test].default_ci,
                           correction=correction, confidence=confidence,
                           n_resamples=n_resamples, seed=seed, exact=exact,
-                          tie_threshold=tie_threshold, cluster=cluster)
+                          tie_threshold=tie_threshold, cluster=cluster, alternative=alternative,
+                          wilcoxon_method=wilcoxon_method or ("exact" if exact else "normal"))
 
 
 def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
@@ -457,6 +514,7 @@ def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
     out["p_value"] = res.p_value
     out["p_adjusted"] = padj
     out["test"] = opts.test
+    out["alternative"] = opts.alternative
     out["correction"] = used.astype(str) if k else pd.Series([], dtype=str)
     out["effect_size"] = cohens_dz(data.diff, data.sd)
     out["wins"], out["ties"], out["losses"] = wins, ties, losses
@@ -473,7 +531,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             ci: CiMethod | None = None, by: str | Sequence[str] | None = None,
             n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
             exact: bool | None = None, tie_threshold: float = 0.0,
-            cluster: str | None = None) -> pd.DataFrame:
+            cluster: str | None = None, alternative: Alternative = "two-sided",
+            wilcoxon_method: WilcoxonMethod | None = None) -> pd.DataFrame:
     """Paired comparison of systems on the questions they share.
 
     Parameters
@@ -502,8 +561,18 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     exact : bool, optional
         Randomisation test: enumerate all 2**n sign flips (default when n <= 20; with
         ``cluster``, all 2**G flips of the G clusters, default when G <= 20).
-        Wilcoxon: exact null distribution when there are no ties or zeros (default:
-        the normal approximation, as R for n >= 50).
+        Wilcoxon: ``exact=True`` is ``wilcoxon_method="exact"`` (kept for compatibility).
+    alternative : {"two-sided", "greater", "less"}
+        H1 of every paired test, with ``d = value_b - value_a``: ``"greater"`` is
+        H1: system_b scores higher than system_a (E[d] > 0, or d shifted above 0),
+        ``"less"`` H1: system_b lower. Also makes the interval one-sided (see Notes).
+    wilcoxon_method : {"exact", "normal"}, optional
+        Wilcoxon: ``"exact"``, the exact null distribution of V when there are no ties
+        and no zero differences (as R's ``wilcox.test(exact=TRUE)``, which also falls
+        back to the normal approximation otherwise); ``"normal"``, the normal
+        approximation with tie and continuity correction (R's default for n >= 50,
+        ``scipy.stats.wilcoxon(method="approx", correction=True)``). Default:
+        ``"exact"`` if ``exact=True``, else ``"normal"``.
     tie_threshold : float
         ``|d| <= tie_threshold`` counts as a tie for wins/ties/losses and the sign test
         (Urbano et al. 2019 use 0.01); 0 means only equal values tie.
@@ -536,9 +605,11 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         ci_method           str
         statistic           float: t; mean difference (randomisation, bootstrap);
                             V = sum of ranks of positive d (Wilcoxon); wins (sign)
-        p_value             float, two-sided, unadjusted
+        p_value             float, unadjusted, of ``alternative``
         p_adjusted          float, adjusted within the family
-        test, correction    str, as applied
+        test                str, as applied
+        alternative         str, "two-sided", "greater" or "less"
+        correction          str, as applied
         effect_size         float, Cohen's d_z = mean(d) / sd(d)
         wins, ties, losses  int, questions where b > a, tie, b < a
         confidence          float
@@ -588,6 +659,30 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       seeded draws of the same units (not just within Monte Carlo error), so the
       randomisation and bootstrap p-values are identical.
 
+    One-sided tests (``alternative``), with ``d = value_b - value_a`` (so
+    ``"greater"`` is H1: system_b > system_a):
+
+    - ``t``: ``p = P(T_df >= t)`` ("greater") or ``P(T_df <= t)`` ("less"), as
+      ``scipy.stats.ttest_rel(b, a, alternative=...)``.
+    - ``wilcoxon``: exact, ``P(V* >= V)`` or ``P(V* <= V)``; normal, ``z = (V - n(n+1)/4
+      -+ 1/2) / sigma`` with the continuity correction towards the alternative (R's
+      ``correct=TRUE``), ``p = 1 - Phi(z)`` or ``Phi(z)``.
+    - ``sign``: ``P(Binom(m, 1/2) >= wins)`` or ``<= wins`` (m = wins + losses).
+    - ``randomization``: counts ``T* >= T`` or ``T* <= T`` instead of ``|T*| >= |T|``;
+      the exact enumeration gives the exact permutation p-value ``count / 2**n``
+      (never 0: the identity flip counts), Monte Carlo ``(count + 1) / (B + 1)``.
+    - ``bootstrap``: ``b = #{mean(d*) - mean(d) >= mean(d)}`` (or ``<=``),
+      ``p = (b + 1) / (B + 1)``.
+    - Intervals become one-sided bounds, as scipy's ``ttest_rel(...)
+      .confidence_interval()`` and ``scipy.stats.bootstrap(alternative=...)``:
+      ``"greater"`` gives ``[lower, inf)``, ``"less"`` ``(-inf, upper]``, where the bound
+      is that of the two-sided interval at level ``2 confidence - 1`` (for ``t``,
+      ``mean(d) - t_{df, confidence} se``).
+    - Corrections (Holm, Bonferroni, BH) adjust these p-values unchanged; Tukey HSD
+      is two-sided by construction and raises ValueError with a one-sided alternative.
+
+    Randomisation and bootstrap p-values are never 0.
+
     Questions one of the two systems lacks are dropped (``n_dropped``), with an
     ``UnpairedQuestionsWarning``.
 
@@ -602,7 +697,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     """
     by = as_list(by)
     opts = _options(test, correction, ci, confidence, n_resamples, seed, exact,
-                    tie_threshold, cluster)
+                    tie_threshold, cluster, alternative, wilcoxon_method)
     clashing = [c for c in by if c in ("cluster", "n_clusters")]
     if clashing:
         raise EvalframeInputError("per_question", [InputProblem(

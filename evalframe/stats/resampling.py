@@ -128,23 +128,30 @@ def bca_ci(boot: np.ndarray, observed: np.ndarray, jack: np.ndarray,
     return lo, hi
 
 
-def _flip_count(bits: np.ndarray, D: np.ndarray, total: np.ndarray,
-                threshold: np.ndarray) -> np.ndarray:
+def _flip_count(bits: np.ndarray, D: np.ndarray, total: np.ndarray, tol: np.ndarray,
+                alternative: str) -> np.ndarray:
+    """How many sign vectors give a sum T* at least as extreme as the observed T."""
     T = 2.0 * (bits @ D) - total
-    return (np.abs(T) >= threshold).sum(axis=0)
+    if alternative == "greater":
+        return (T >= total - tol).sum(axis=0)
+    if alternative == "less":
+        return (T <= total + tol).sum(axis=0)
+    return (np.abs(T) >= np.abs(total) - tol).sum(axis=0)
 
 
-def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int,
-                      exact: bool) -> tuple[np.ndarray, int]:
-    """Two-sided randomisation p-values of the mean of each column of D (n x k).
+def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int, exact: bool,
+                      alternative: str = "two-sided") -> tuple[np.ndarray, int]:
+    """Randomisation p-values of the mean of each column of D (n x k).
 
-    Exact: all 2**n sign vectors, p = #{|T*| >= |T|} / 2**n. Monte Carlo: B random
-    sign vectors from random bytes, p = (b + 1) / (B + 1). T* for every column comes
+    Two-sided counts ``|T*| >= |T|``, ``"greater"`` counts ``T* >= T`` and ``"less"``
+    ``T* <= T``. Exact: all 2**n sign vectors, p = count / 2**n (the exact permutation
+    p-value, never 0 since the identity flip counts). Monte Carlo: B random sign vectors
+    from random bytes, p = (count + 1) / (B + 1), never 0. T* for every column comes
     from one product (signs @ D) per chunk, written as 2 * (bits @ D) - sum(D).
     """
     n, k = D.shape
     total = D.sum(axis=0)
-    threshold = np.abs(total) - 1e-10 * np.abs(D).sum(axis=0)  # float round-off guard
+    tol = 1e-10 * np.abs(D).sum(axis=0)  # float round-off guard
     count = np.zeros(k, dtype=np.int64)
     step = chunk_rows(n)
     if exact:
@@ -153,7 +160,7 @@ def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int,
         for start in range(0, n_total, step):
             m = np.arange(start, min(n_total, start + step), dtype=np.int64)
             bits = ((m[:, None] >> shifts) & 1).astype(np.float64)
-            count += _flip_count(bits, D, total, threshold)
+            count += _flip_count(bits, D, total, tol, alternative)
         return count / n_total, n_total
     rng = np.random.default_rng(seed)
     width = (n + 7) // 8
@@ -161,7 +168,7 @@ def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int,
         c = min(step, n_resamples - start)
         raw = rng.integers(0, 256, size=(c, width), dtype=np.uint8)
         bits = np.unpackbits(raw, axis=1, count=n).astype(np.float64)
-        count += _flip_count(bits, D, total, threshold)
+        count += _flip_count(bits, D, total, tol, alternative)
     return (count + 1) / (n_resamples + 1), n_resamples
 
 

@@ -15,8 +15,9 @@ import pandas as pd
 from evalframe.errors import EvalframeInputError, InputProblem
 
 __all__ = [
-    "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment",
-    "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS", "SINGLE_SYSTEM",
+    "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment", "Alternative",
+    "WilcoxonMethod", "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS",
+    "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM",
     "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
 ]
@@ -26,12 +27,16 @@ TestName = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign"]
 Correction = Literal["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"]
 CiMethod = Literal["t", "bootstrap", "bca", "none"]
 PValueAdjustment = Literal["holm", "bonferroni", "bh", "none"]
+Alternative = Literal["two-sided", "greater", "less"]
+WilcoxonMethod = Literal["exact", "normal"]
 
 SUMMARY_METHODS = ("auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson")
 TESTS = ("t", "randomization", "bootstrap", "wilcoxon", "sign")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey")
 CI_METHODS = ("t", "bootstrap", "bca", "none")
 ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
+ALTERNATIVES = ("two-sided", "greater", "less")
+WILCOXON_METHODS = ("exact", "normal")
 
 #: the system name of a table without a ``system`` column.
 SINGLE_SYSTEM = "system"
