@@ -538,3 +538,33 @@ def test_renderers_use_only_the_public_surface():
     package = importlib.import_module("evalframe.report")  # ef.report is the function
     for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
         assert name in package.__all__
+
+
+def test_segment_flags_are_two_and_bh_adjusted(cran):
+    # issue 12: "too small" and "below overall" are separate flags; the below-overall flag is
+    # a one-sided one-sample t-test adjusted by Benjamini-Hochberg across the segments
+    seg = cran.segments.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = ef.evaluate(cran.runs[cran.runs.system == "bm25"], cran.qrels, "R@10")
+        zero = set(pq.loc[pq["value"] == 0, "query_id"])
+        seg["kind"] = np.where(seg["query_id"].isin(zero), "zeros", "rest")
+        seg.loc[seg.index[:5], "kind"] = "tiny"
+        r = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["R@10"],
+                   segments=seg[["query_id", "kind", "length"]], n_resamples=B)
+    t = r.by_segment
+    for c in ["too_small", "below_overall", "p_below", "p_below_bh", "below_overall_bh"]:
+        assert c in t.columns
+    for _, g in t.groupby(["system", "measure"]):
+        np.testing.assert_allclose(g["p_below_bh"], stats.adjust_pvalues(g["p_below"].to_numpy(), "bh"))
+    from scipy import stats as sps
+    z = t.set_index("segment_value")
+    vals = pq.loc[pq["query_id"].isin(seg.loc[seg["kind"] == "rest", "query_id"]), "value"]
+    want = sps.ttest_1samp(vals, z.loc["rest", "overall_mean"], alternative="less").pvalue
+    np.testing.assert_allclose(z.loc["rest", "p_below"], want, rtol=1e-9)
+    assert z.loc["zeros", "below_overall_bh"] and not z.loc["rest", "below_overall_bh"]
+    np.testing.assert_array_equal(t["below_overall_bh"], t["p_below_bh"] < 0.05)
+    text = r.to_markdown()
+    seg_part = text.split("## Segments")[1]
+    assert "segments not flagged" in seg_part and "zeros" in seg_part
+    assert "too small to judge" in seg_part

@@ -156,14 +156,37 @@ def to_html(rep: ReportView) -> str:
         parts.append("<h4>Pipeline stages</h4>" + _round(st).to_html(index=False))
     seg = rep.by_segment
     if not seg.empty:
-        flagged = seg[seg["flag"] != ""]
+        flagged, rest = segment_flags(seg)
         parts.append(f"<h4>Segments</h4><p>{len(seg)} rows; {len(flagged)} flagged.</p>")
         if len(flagged):
-            parts.append(_round(flagged[["system", "segment", "segment_value", "measure", "n",
-                                         "mean", "ci_low", "ci_high", "overall_mean", "flag"]]
-                                ).head(30).to_html(index=False))
+            parts.append(_round(flagged[SEGMENT_VIEW]).head(30).to_html(index=False))
+        parts.append(f"<p>{rest} segments not flagged.</p>")
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def segment_flags(seg: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The flagged rows of a by-segment table, with a ``flags`` column in words, and the
+    number of rows not flagged.
+
+    A row is flagged when it is too small to judge (``too_small``) or below the overall mean
+    after Benjamini-Hochberg across the segments of its (system, measure)
+    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``); the two flags
+    are named separately. Flagged rows come in table order.
+    """
+    small = seg["too_small"].astype(bool).to_numpy()
+    below = (seg["below_overall_bh"].astype(bool).to_numpy() if "below_overall_bh" in seg
+             else seg["below_overall"].astype(bool).to_numpy())
+    pbh = seg["p_below_bh"].to_numpy(dtype=float) if "p_below_bh" in seg else np.full(len(seg), np.nan)
+    words = [", ".join(w for w, on in (("too small to judge", s_), (f"below overall (BH p={p:.3g})"
+                                      if p == p else "below overall", b)) if on)
+             for s_, b, p in zip(small, below, pbh)]
+    keep = small | below
+    return seg.assign(flags=words)[keep].reset_index(drop=True), int((~keep).sum())
+
+
+SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "ci_low", "ci_high",
+                "overall_mean", "flags"]
 
 
 # ------------------------------------------------------------------------ Markdown
@@ -187,11 +210,16 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
         lines += ["## Pipeline stages", "", pipe_table(_round(st, digits)), ""]
     seg = rep.by_segment
     if not seg.empty:
-        v = seg.assign(**{"mean [CI]": [_fmt_ci(a, b, c, digits) for a, b, c in
-                                        zip(seg["mean"], seg["ci_low"], seg["ci_high"])]})
-        lines += ["## Segments", "", pipe_table(_round(
-            v[["system", "segment", "segment_value", "measure", "n", "mean [CI]", "overall_mean", "flag"]],
-            digits)), ""]
+        flagged, rest = segment_flags(seg)
+        lines += ["## Segments", "", f"{len(flagged)} of {len(seg)} segment rows flagged "
+                  "(too small to judge; below overall after Benjamini-Hochberg across segments).", ""]
+        if len(flagged):
+            v = flagged.assign(**{"mean [CI]": [_fmt_ci(a, b, c, digits) for a, b, c in
+                                                zip(flagged["mean"], flagged["ci_low"], flagged["ci_high"])]})
+            lines += [pipe_table(_round(
+                v[["system", "segment", "segment_value", "measure", "n", "mean [CI]", "overall_mean",
+                   "flags"]], digits)), ""]
+        lines += [f"{rest} segments not flagged.", ""]
     d = rep.diagnostics
     lines += ["## Diagnostics", "", pipe_table(_round(
         d[~d["check"].isin(["measure", "convention"])], digits)), "",
@@ -258,11 +286,12 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
         out += ["", "Pipeline stages", _round(st, digits).to_string(index=False)]
     seg = rep.by_segment
     if not seg.empty:
-        fl = seg[seg["flag"] != ""]
+        fl, rest = segment_flags(seg)
         out += ["", f"Segments: {len(seg)} rows, {len(fl)} flagged"]
         if len(fl):
             out.append(_round(fl[["system", "segment", "segment_value", "measure", "n", "mean",
-                                  "overall_mean", "flag"]], digits).head(40).to_string(index=False))
+                                  "overall_mean", "flags"]], digits).head(40).to_string(index=False))
+        out.append(f"{rest} segments not flagged")
     if len(rep.warnings):
         lines = warning_lines(rep)
         out += ["", f"Warnings ({len(lines)})"] + [f"- {x}" for x in lines]

@@ -21,7 +21,8 @@ COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "clus
                       "statistic", "p_value", "p_adjusted", "test", "correction", "effect_size",
                       "wins", "ties", "losses", "confidence", "n_resamples", "seed", "significant")
 BY_SEGMENT_COLUMNS = ("system", "segment", "segment_value", "measure", "n", "mean", "se", "ci_low",
-                      "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag")
+                      "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag",
+                      "p_below", "p_below_bh", "below_overall_bh")
 STAGE_COLUMNS = ("stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
                  "share_of_ceiling", "lost")
 CURVE_COLUMNS = ("system", "family", "k", "measure", "n", "mean", "se", "ci_low", "ci_high", "method",
