@@ -183,7 +183,7 @@ def test_scored_zero_and_dropped_questions_reach_diagnostics(cran):
 def test_stages(rep, cran):
     st = rep.stages
     assert list(st.columns) == ["stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
-                                "share_of_ceiling", "lost"]
+                                "share_of_ceiling", "lost", "method"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = ef.aggregate(ef.evaluate(cran.runs, cran.qrels, ["R@100", "R@5"])).set_index(["system", "measure"])
@@ -369,7 +369,8 @@ def test_diagnostics_text_follows_confidence():
 def test_comparisons_view_has_the_documented_significant_column(rep):
     """Defect 3: comparisons_view documented a ``significant`` column and returned ``sig``."""
     v = rep.comparisons_view()
-    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "p_adjusted", "significant"]
+    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test",
+                               "significant"]
     assert "significant" in (Report.comparisons_view.__doc__ or "")
     np.testing.assert_array_equal(v["significant"] == "*", rep.comparisons["significant"].to_numpy())
     assert rep.comparisons["significant"].any()  # the marks are exercised
@@ -568,3 +569,23 @@ def test_segment_flags_are_two_and_bh_adjusted(cran):
     seg_part = text.split("## Segments")[1]
     assert "segments not flagged" in seg_part and "zeros" in seg_part
     assert "too small to judge" in seg_part
+
+
+def test_every_table_names_its_method(cran):
+    # issue 12: stats and report() default to different methods; every table says which
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs, cran.qrels, measures=["R@10"], baseline="bm25", segments=cran.segments,
+                   stages={"bm25": 100, "hybrid_rrf": 10},
+                   n_resamples=B)
+    for name in ["summary", "by_segment", "curves", "stages", "planning"]:
+        t = getattr(r, name)
+        if len(t):
+            assert "method" in t.columns and t["method"].notna().all(), name
+    assert {"ci_method", "test", "correction"} <= set(r.comparisons.columns)
+    v = r.comparisons_view()
+    assert {"interval", "test"} <= set(v.columns)
+    assert (v["interval"] == r.comparisons["ci_method"].astype(str).to_numpy()).all()
+    assert set(r.planning["method"]) == {"normal approximation"}
+    assert "randomization" in v.to_string()
+    assert len(r.stages) and set(r.stages["method"]) == {"bootstrap"}

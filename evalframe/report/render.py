@@ -101,9 +101,9 @@ def summary_wide(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
-    """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted,
-    significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``)."""
-    cols = ["measure", "system_a", "system_b", "diff [CI]", "p_adjusted", "significant"]
+    """The comparisons in words: ``measure, system_a, system_b, diff [CI], interval`` (the
+    interval's method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``)."""
+    cols = ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test", "significant"]
     c = rep.comparisons
     if c.empty:
         return pd.DataFrame(columns=cols)
@@ -112,7 +112,8 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
         "measure": c["measure"], "system_a": c["system_a"], "system_b": c["system_b"],
         "diff [CI]": [_fmt_ci(d, lo, hi, digits, signed=True)
                       for d, lo, hi in zip(c["diff"], c["ci_low"], c["ci_high"])],
-        "p_adjusted": [_fmt_p(p) for p in c["p_adjusted"]],
+        "interval": c["ci_method"].astype(str), "p_adjusted": [_fmt_p(p) for p in c["p_adjusted"]],
+        "test": c["test"].astype(str) + ", " + c["correction"].astype(str),
         "significant": ["*" if p < alpha else "" for p in c["p_adjusted"].fillna(1.0)],
     }, columns=cols)
 
@@ -287,7 +288,9 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
     seg = rep.by_segment
     if not seg.empty:
         fl, rest = segment_flags(seg)
-        out += ["", f"Segments: {len(seg)} rows, {len(fl)} flagged"]
+        out += ["", f"Segments: {len(seg)} rows, {len(fl)} flagged "
+                f"(intervals: {', '.join(map(str, pd.unique(seg['method'])))}; below overall: one-sided "
+                "t-test, Benjamini-Hochberg across segments)"]
         if len(fl):
             out.append(_round(fl[["system", "segment", "segment_value", "measure", "n", "mean",
                                   "overall_mean", "flags"]], digits).head(40).to_string(index=False))

@@ -24,7 +24,7 @@ BY_SEGMENT_COLUMNS = ("system", "segment", "segment_value", "measure", "n", "mea
                       "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag",
                       "p_below", "p_below_bh", "below_overall_bh")
 STAGE_COLUMNS = ("stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
-                 "share_of_ceiling", "lost")
+                 "share_of_ceiling", "lost", "method")
 CURVE_COLUMNS = ("system", "family", "k", "measure", "n", "mean", "se", "ci_low", "ci_high", "method",
                  "confidence")
 DIAGNOSTIC_COLUMNS = ("check", "system", "measure", "count", "value", "level", "detail")
