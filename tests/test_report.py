@@ -589,3 +589,33 @@ def test_every_table_names_its_method(cran):
     assert set(r.planning["method"]) == {"normal approximation"}
     assert "randomization" in v.to_string()
     assert len(r.stages) and set(r.stages["method"]) == {"bootstrap"}
+
+
+def test_top_changes_and_the_changes_table(cran):
+    # issue 12: the questions where a system lost or gained most, with the question text
+    from evalframe.report import top_changes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs, cran.qrels, measures=["nDCG@10"], baseline="bm25", n_resamples=B,
+                   queries=cran.queries, n_changes=3)
+    pq = r.per_question
+    t = top_changes(pq, "bm25", "tfidf", "nDCG@10", n=3, queries=cran.queries)
+    wide = pq[pq.measure == "nDCG@10"].pivot(index="query_id", columns="system", values="value")
+    d = (wide["tfidf"] - wide["bm25"]).sort_values(kind="stable")
+    reg = t[t.direction == "regression"]
+    np.testing.assert_allclose(reg["diff"], d[d < 0].head(3).to_numpy())
+    imp = t[t.direction == "improvement"]
+    np.testing.assert_allclose(imp["diff"], d[d > 0].sort_values(ascending=False).head(3).to_numpy())
+    assert (t["diff"] == t["value_b"] - t["value_a"]).all()
+    text = cran.queries.set_index("query_id")["text"]
+    assert (t["text"].to_numpy() == text.loc[t["query_id"]].to_numpy()).all()
+    ch = r.changes
+    assert set(ch["system_b"]) == set(r.systems) - {"bm25"} and set(ch["system_a"]) == {"bm25"}
+    pd.testing.assert_frame_equal(ch[ch.system_b == "tfidf"].reset_index(drop=True), t)
+    from evalframe.report import text_tables
+    for out in (r.to_markdown(), r._repr_html_(), text_tables(r)):
+        assert "Top regressions and improvements" in out and t["query_id"].iloc[0] in out
+    with pytest.raises(ValueError, match="n must be an int >= 1"):
+        top_changes(pq, "bm25", "tfidf", "nDCG@10", n=0)
+    with pytest.raises(ValueError, match="report: queries must be"):
+        report(cran.runs, cran.qrels, queries=cran.queries.rename(columns={"text": "q"}))

@@ -52,6 +52,10 @@ class Report:
         ci_high`` (t intervals).
     planning : DataFrame
         :func:`stats.planning_curve` of the measures, with the golden set's own n.
+    changes : DataFrame
+        Top regressions and improvements (:func:`top_changes`) of the baseline (or the first
+        system) against each other system, per measure: ``system_a, system_b, measure,
+        query_id, value_a, value_b, diff, direction, rank, text`` (text from ``queries=``).
     metadata : dict
         evalframe version, measures, conventions, confidence, seed, n_resamples, test,
         correction, interval method, baseline, stages, systems, n_questions.
@@ -101,6 +105,10 @@ class Report:
     @property
     def planning(self) -> pd.DataFrame:
         return self._tables["planning"].copy()
+
+    @property
+    def changes(self) -> pd.DataFrame:
+        return self._tables["changes"].copy()
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:

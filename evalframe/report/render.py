@@ -6,6 +6,7 @@ can be added without touching the model.
 from __future__ import annotations
 
 __all__ = ["ReportView", "significance_marks", "test_description", "summary_wide", "comparisons_view",
+           "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "to_html", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import html
@@ -38,6 +39,8 @@ class ReportView(Protocol):
     def diagnostics(self) -> pd.DataFrame: ...
     @property
     def stages(self) -> pd.DataFrame: ...
+    @property
+    def changes(self) -> pd.DataFrame: ...
     @property
     def metadata(self) -> dict: ...
     @property
@@ -155,6 +158,9 @@ def to_html(rep: ReportView) -> str:
     st = rep.stages
     if not st.empty:
         parts.append("<h4>Pipeline stages</h4>" + _round(st).to_html(index=False))
+    ch = changes_view(rep)
+    if len(ch):
+        parts.append("<h4>Top regressions and improvements</h4>" + ch.to_html(index=False, escape=True))
     seg = rep.by_segment
     if not seg.empty:
         flagged, rest = segment_flags(seg)
@@ -186,6 +192,22 @@ def segment_flags(seg: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return seg.assign(flags=words)[keep].reset_index(drop=True), int((~keep).sum())
 
 
+def changes_view(rep: ReportView, digits: int = 3, n: int = 5) -> pd.DataFrame:
+    """The top ``n`` regressions and improvements of every (pair, measure) of the ``changes``
+    table: ``system_a, system_b, measure, direction, query_id, value_a, value_b, diff`` and
+    ``text`` when the report has question texts (cut to 60 characters)."""
+    c = rep.changes
+    cols = ["system_a", "system_b", "measure", "direction", "query_id", "value_a", "value_b", "diff"]
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    c = c[c["rank"] <= n]
+    if c["text"].notna().any():
+        c = c.assign(text=[t if not isinstance(t, str) or len(t) <= 60 else t[:57] + "..."
+                           for t in c["text"]])
+        cols = [*cols, "text"]
+    return _round(c[cols].reset_index(drop=True), digits)
+
+
 SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "ci_low", "ci_high",
                 "overall_mean", "flags"]
 
@@ -209,6 +231,9 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
     st = rep.stages
     if not st.empty:
         lines += ["## Pipeline stages", "", pipe_table(_round(st, digits)), ""]
+    ch = changes_view(rep, digits)
+    if len(ch):
+        lines += ["## Top regressions and improvements", "", pipe_table(ch), ""]
     seg = rep.by_segment
     if not seg.empty:
         flagged, rest = segment_flags(seg)
@@ -285,6 +310,9 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
     st = rep.stages
     if not st.empty:
         out += ["", "Pipeline stages", _round(st, digits).to_string(index=False)]
+    ch = changes_view(rep, digits)
+    if len(ch):
+        out += ["", "Top regressions and improvements", ch.to_string(index=False)]
     seg = rep.by_segment
     if not seg.empty:
         fl, rest = segment_flags(seg)

@@ -14,7 +14,7 @@ import pandas as pd
 
 #: the tables of a Report, in the order they are written
 TABLES = ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages",
-          "curves", "planning")
+          "curves", "planning", "changes")
 #: columns of the comparisons table (stats.compare's + ``significant``), also when it is empty
 COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "cluster", "n_clusters",
                       "mean_a", "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",
