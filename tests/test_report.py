@@ -127,7 +127,8 @@ def test_all_pairs_without_baseline(cran):
 
 def test_diagnostics(rep, cran):
     d = rep.diagnostics
-    assert list(d.columns) == ["check", "system", "measure", "count", "value", "level", "detail"]
+    assert list(d.columns) == ["check", "system", "measure", "count", "value", "level", "detail", "action",
+                               "examples"]
     counted = d[d["check"] == "questions_counted"]
     assert counted["count"].tolist() == [225] * 5
     size = d[d["check"] == "golden_set_size"].iloc[0]
@@ -619,3 +620,29 @@ def test_top_changes_and_the_changes_table(cran):
         top_changes(pq, "bm25", "tfidf", "nDCG@10", n=0)
     with pytest.raises(ValueError, match="report: queries must be"):
         report(cran.runs, cran.qrels, queries=cran.queries.rename(columns={"text": "q"}))
+
+
+def test_diagnostics_are_a_superset_and_warnings_iterate_as_warnings(cran):
+    # issue 12: ef.diagnostics and Report.diagnostics give the same facts with the same columns;
+    # Report.warnings iterates as warnings; the repr's count equals the warnings shown
+    run = cran.runs[~((cran.runs.system == "tfidf") & cran.runs.query_id.isin(["1", "2"]))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(run, cran.qrels, measures=["R@10"], n_resamples=B)
+        raw = ef.diagnostics(run, cran.qrels)
+    d = r.diagnostics
+    assert set(raw.columns) <= set(d.columns)
+    assert len(raw) > 0
+    for row in raw.itertuples(index=False):
+        hit = d[(d["check"] == row.check) & (d["system"] == row.system) & (d["count"] == row.count)
+                & (d["action"] == row.action) & (d["examples"] == row.examples)]
+        assert len(hit) == 1, row
+    ws = list(r.warnings)
+    assert ws and all(isinstance(w, warnings.WarningMessage) for w in ws)
+    assert all(isinstance(w.message, w.category) and issubclass(w.category, Warning) for w in ws)
+    assert UnjudgedDocumentsWarning in {w.category for w in ws}
+    lines = r.warning_lines()
+    assert [str(w.message) for w in ws] == lines
+    assert f"warnings={len(lines)})" in repr(r)
+    from evalframe.report import text_tables
+    assert f"Warnings ({len(lines)})" in text_tables(r)

@@ -14,6 +14,7 @@ from typing import Literal, Mapping, Sequence
 import pandas as pd
 
 from . import persist, render
+from .diagnostics import ReportWarnings, report_warnings
 from .tables import TABLES
 
 
@@ -141,10 +142,11 @@ class Report:
         return self._metadata["baseline"] or self._metadata["systems"][0]
 
     @property
-    def warnings(self) -> pd.DataFrame:
-        """The diagnostics rows at level ``"warning"``."""
-        d = self._tables["diagnostics"]
-        return d[d["level"] == "warning"].reset_index(drop=True)
+    def warnings(self) -> ReportWarnings:
+        """The warnings, one :class:`~evalframe.report.diagnostics.ReportWarning` (a
+        :class:`warnings.WarningMessage`: ``message``, ``category``) per warning line shown;
+        ``.table`` (and ``warnings["check"]``...) the diagnostics rows at level ``"warning"``."""
+        return report_warnings(self._tables["diagnostics"])
 
     def warning_lines(self) -> list[str]:
         """The warnings in words, one line each (Judged@k warnings grouped over systems)."""

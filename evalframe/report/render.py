@@ -11,12 +11,11 @@ __all__ = ["ReportView", "significance_marks", "test_description", "summary_wide
 
 import html
 import math
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .diagnostics import unjudged_summary
 
 _TEST_WORDS = {"t": "paired t-test", "randomization": "paired randomisation test",
                "bootstrap": "paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
@@ -48,7 +47,7 @@ class ReportView(Protocol):
     @property
     def measures(self) -> list[str]: ...
     @property
-    def warnings(self) -> pd.DataFrame: ...
+    def warnings(self) -> Sequence: ...
     @property
     def reference(self) -> str | None: ...
     @property
@@ -122,13 +121,9 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def warning_lines(rep: ReportView) -> list[str]:
-    """The warnings in words, one line each (Judged@k warnings grouped over systems)."""
-    w = rep.warnings
-    judged = w[w["check"] == "judged_at_k"]
-    lines = [unjudged_summary(judged)] if len(judged) else []
-    for r in w[w["check"] != "judged_at_k"].itertuples(index=False):
-        lines.append(f"{r.check}" + (f" [{r.system}]" if isinstance(r.system, str) else "") + f": {r.detail}")
-    return lines
+    """The warnings in words, one line each (Judged@k warnings grouped over systems): the
+    messages of ``rep.warnings``."""
+    return [str(w.message) for w in rep.warnings]
 
 
 def _intervals_sentence(m: Mapping[str, object], escape=lambda x: x) -> str:

@@ -27,7 +27,7 @@ STAGE_COLUMNS = ("stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_h
                  "share_of_ceiling", "lost", "method")
 CURVE_COLUMNS = ("system", "family", "k", "measure", "n", "mean", "se", "ci_low", "ci_high", "method",
                  "confidence")
-DIAGNOSTIC_COLUMNS = ("check", "system", "measure", "count", "value", "level", "detail")
+DIAGNOSTIC_COLUMNS = ("check", "system", "measure", "count", "value", "level", "detail", "action", "examples")
 
 
 def order_by(df: pd.DataFrame, keys: Sequence[str],
