@@ -646,3 +646,20 @@ def test_diagnostics_are_a_superset_and_warnings_iterate_as_warnings(cran):
     assert f"warnings={len(lines)})" in repr(r)
     from evalframe.report import text_tables
     assert f"Warnings ({len(lines)})" in text_tables(r)
+
+
+def test_readme_caption_names_every_difference_clear_of_zero(cran):
+    # issue 12: the README's caption of docs/hybrid_vs_bm25.png (notebook 2) said only the
+    # hybrid's difference from BM25 stays clear of zero; TF-IDF's interval is clear of zero too
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    caption = next(line for line in readme.splitlines() if line.startswith("*From notebook 2"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10"])
+    cmp = stats.compare(pq, baseline="bm25", test="randomization", n_resamples=5000, seed=0)
+    clear = cmp[(cmp["ci_low"] > 0) | (cmp["ci_high"] < 0)]
+    assert set(clear["system_b"]) == {"hybrid_rrf", "tfidf"}
+    assert "only the hybrid" not in caption
+    for r in clear.itertuples(index=False):
+        assert f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" in caption, r.system_b

@@ -243,7 +243,8 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
         lines += [f"{rest} segments not flagged.", ""]
     d = rep.diagnostics
     lines += ["## Diagnostics", "", pipe_table(_round(
-        d[~d["check"].isin(["measure", "convention"])], digits)), "",
+        d[~d["check"].isin(["measure", "convention"])].drop(columns=["action", "examples"], errors="ignore"),
+        digits)), "",
         "## Measures and conventions", ""]
     lines += [f"- `{r.measure if isinstance(r.measure, str) else r.system}`: {r.detail}"
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
