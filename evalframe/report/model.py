@@ -35,24 +35,30 @@ class Report:
     by_segment : DataFrame
         One row per (system, segment, segment_value, measure): ``n, mean, se, ci_low,
         ci_high, method, overall_mean, gap`` (``mean - overall_mean``), ``too_small``
-        (n < 20), ``below_overall`` (the whole interval lies below the system's overall
-        mean), ``flag`` (text).
+        (n < 20), ``below_overall`` (the unadjusted screen: the whole interval lies below
+        the system's overall mean), ``flag`` (text of those two), ``p_below`` (one-sided
+        one-sample t-test of the segment against the overall mean), ``p_below_bh``
+        (Benjamini-Hochberg across the segments of the system and measure) and
+        ``below_overall_bh`` (``p_below_bh < 1 - confidence``): the flag the rendered
+        report lists, with ``too_small``, before the segments not flagged.
     comparisons : DataFrame
         Paired comparisons (:func:`stats.compare`) against the baseline, or all pairs,
         plus ``significant`` (``p_adjusted < 1 - confidence``); empty with one system.
     diagnostics : DataFrame
-        ``check, system, measure, count, value, level, detail``: questions counted,
+        ``check, system, measure, count, value, level, detail, action, examples``
+        (every row of :func:`evalframe.diagnostics` with its values): questions counted,
         dropped and scored 0, Judged@k, golden-set size and the interval half-width it
         implies, score ties, duplicates, measure definitions and conventions.
         ``level`` is ``"info"`` or ``"warning"``.
     stages : DataFrame
         For pipeline stages: ``stage, system, measure, k, n, mean, ci_low, ci_high,
-        ceiling, share_of_ceiling, lost`` (empty without ``stages``).
+        ceiling, share_of_ceiling, lost, method`` (empty without ``stages``).
     curves : DataFrame
         metric@k for every system: ``system, family, k, measure, n, mean, se, ci_low,
         ci_high`` (t intervals).
     planning : DataFrame
-        :func:`stats.planning_curve` of the measures, with the golden set's own n.
+        :func:`stats.planning_curve` of the measures, with the golden set's own n, and
+        ``method`` (``"normal approximation"``).
     changes : DataFrame
         Top regressions and improvements (:func:`top_changes`) of the baseline (or the first
         system) against each other system, per measure: ``system_a, system_b, measure,
