@@ -127,7 +127,8 @@ def test_all_pairs_without_baseline(cran):
 
 def test_diagnostics(rep, cran):
     d = rep.diagnostics
-    assert list(d.columns) == ["check", "system", "measure", "count", "value", "level", "detail"]
+    assert list(d.columns) == ["check", "system", "measure", "count", "value", "level", "detail", "action",
+                               "examples"]
     counted = d[d["check"] == "questions_counted"]
     assert counted["count"].tolist() == [225] * 5
     size = d[d["check"] == "golden_set_size"].iloc[0]
@@ -183,7 +184,7 @@ def test_scored_zero_and_dropped_questions_reach_diagnostics(cran):
 def test_stages(rep, cran):
     st = rep.stages
     assert list(st.columns) == ["stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
-                                "share_of_ceiling", "lost"]
+                                "share_of_ceiling", "lost", "method"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = ef.aggregate(ef.evaluate(cran.runs, cran.qrels, ["R@100", "R@5"])).set_index(["system", "measure"])
@@ -369,7 +370,8 @@ def test_diagnostics_text_follows_confidence():
 def test_comparisons_view_has_the_documented_significant_column(rep):
     """Defect 3: comparisons_view documented a ``significant`` column and returned ``sig``."""
     v = rep.comparisons_view()
-    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "p_adjusted", "significant"]
+    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test",
+                               "significant"]
     assert "significant" in (Report.comparisons_view.__doc__ or "")
     np.testing.assert_array_equal(v["significant"] == "*", rep.comparisons["significant"].to_numpy())
     assert rep.comparisons["significant"].any()  # the marks are exercised
@@ -538,3 +540,126 @@ def test_renderers_use_only_the_public_surface():
     package = importlib.import_module("evalframe.report")  # ef.report is the function
     for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
         assert name in package.__all__
+
+
+def test_segment_flags_are_two_and_bh_adjusted(cran):
+    # issue 12: "too small" and "below overall" are separate flags; the below-overall flag is
+    # a one-sided one-sample t-test adjusted by Benjamini-Hochberg across the segments
+    seg = cran.segments.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = ef.evaluate(cran.runs[cran.runs.system == "bm25"], cran.qrels, "R@10")
+        zero = set(pq.loc[pq["value"] == 0, "query_id"])
+        seg["kind"] = np.where(seg["query_id"].isin(zero), "zeros", "rest")
+        seg.loc[seg.index[:5], "kind"] = "tiny"
+        r = report(cran.runs[cran.runs.system == "bm25"], cran.qrels, measures=["R@10"],
+                   segments=seg[["query_id", "kind", "length"]], n_resamples=B)
+    t = r.by_segment
+    for c in ["too_small", "below_overall", "p_below", "p_below_bh", "below_overall_bh"]:
+        assert c in t.columns
+    for _, g in t.groupby(["system", "measure"]):
+        np.testing.assert_allclose(g["p_below_bh"], stats.adjust_pvalues(g["p_below"].to_numpy(), "bh"))
+    from scipy import stats as sps
+    z = t.set_index("segment_value")
+    vals = pq.loc[pq["query_id"].isin(seg.loc[seg["kind"] == "rest", "query_id"]), "value"]
+    want = sps.ttest_1samp(vals, z.loc["rest", "overall_mean"], alternative="less").pvalue
+    np.testing.assert_allclose(z.loc["rest", "p_below"], want, rtol=1e-9)
+    assert z.loc["zeros", "below_overall_bh"] and not z.loc["rest", "below_overall_bh"]
+    np.testing.assert_array_equal(t["below_overall_bh"], t["p_below_bh"] < 0.05)
+    text = r.to_markdown()
+    seg_part = text.split("## Segments")[1]
+    assert "segments not flagged" in seg_part and "zeros" in seg_part
+    assert "too small to judge" in seg_part
+
+
+def test_every_table_names_its_method(cran):
+    # issue 12: stats and report() default to different methods; every table says which
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs, cran.qrels, measures=["R@10"], baseline="bm25", segments=cran.segments,
+                   stages={"bm25": 100, "hybrid_rrf": 10},
+                   n_resamples=B)
+    for name in ["summary", "by_segment", "curves", "stages", "planning"]:
+        t = getattr(r, name)
+        if len(t):
+            assert "method" in t.columns and t["method"].notna().all(), name
+    assert {"ci_method", "test", "correction"} <= set(r.comparisons.columns)
+    v = r.comparisons_view()
+    assert {"interval", "test"} <= set(v.columns)
+    assert (v["interval"] == r.comparisons["ci_method"].astype(str).to_numpy()).all()
+    assert set(r.planning["method"]) == {"normal approximation"}
+    assert "randomization" in v.to_string()
+    assert len(r.stages) and set(r.stages["method"]) == {"bootstrap"}
+
+
+def test_top_changes_and_the_changes_table(cran):
+    # issue 12: the questions where a system lost or gained most, with the question text
+    from evalframe.report import top_changes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs, cran.qrels, measures=["nDCG@10"], baseline="bm25", n_resamples=B,
+                   queries=cran.queries, n_changes=3)
+    pq = r.per_question
+    t = top_changes(pq, "bm25", "tfidf", "nDCG@10", n=3, queries=cran.queries)
+    wide = pq[pq.measure == "nDCG@10"].pivot(index="query_id", columns="system", values="value")
+    d = (wide["tfidf"] - wide["bm25"]).sort_values(kind="stable")
+    reg = t[t.direction == "regression"]
+    np.testing.assert_allclose(reg["diff"], d[d < 0].head(3).to_numpy())
+    imp = t[t.direction == "improvement"]
+    np.testing.assert_allclose(imp["diff"], d[d > 0].sort_values(ascending=False).head(3).to_numpy())
+    assert (t["diff"] == t["value_b"] - t["value_a"]).all()
+    text = cran.queries.set_index("query_id")["text"]
+    assert (t["text"].to_numpy() == text.loc[t["query_id"]].to_numpy()).all()
+    ch = r.changes
+    assert set(ch["system_b"]) == set(r.systems) - {"bm25"} and set(ch["system_a"]) == {"bm25"}
+    pd.testing.assert_frame_equal(ch[ch.system_b == "tfidf"].reset_index(drop=True), t)
+    from evalframe.report import text_tables
+    for out in (r.to_markdown(), r._repr_html_(), text_tables(r)):
+        assert "Top regressions and improvements" in out and t["query_id"].iloc[0] in out
+    with pytest.raises(ValueError, match="n must be an int >= 1"):
+        top_changes(pq, "bm25", "tfidf", "nDCG@10", n=0)
+    with pytest.raises(ValueError, match="report: queries must be"):
+        report(cran.runs, cran.qrels, queries=cran.queries.rename(columns={"text": "q"}))
+
+
+def test_diagnostics_are_a_superset_and_warnings_iterate_as_warnings(cran):
+    # issue 12: ef.diagnostics and Report.diagnostics give the same facts with the same columns;
+    # Report.warnings iterates as warnings; the repr's count equals the warnings shown
+    run = cran.runs[~((cran.runs.system == "tfidf") & cran.runs.query_id.isin(["1", "2"]))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(run, cran.qrels, measures=["R@10"], n_resamples=B)
+        raw = ef.diagnostics(run, cran.qrels)
+    d = r.diagnostics
+    assert set(raw.columns) <= set(d.columns)
+    assert len(raw) > 0
+    for row in raw.itertuples(index=False):
+        hit = d[(d["check"] == row.check) & (d["system"] == row.system) & (d["count"] == row.count)
+                & (d["action"] == row.action) & (d["examples"] == row.examples)]
+        assert len(hit) == 1, row
+    ws = list(r.warnings)
+    assert ws and all(isinstance(w, warnings.WarningMessage) for w in ws)
+    assert all(isinstance(w.message, w.category) and issubclass(w.category, Warning) for w in ws)
+    assert UnjudgedDocumentsWarning in {w.category for w in ws}
+    lines = r.warning_lines()
+    assert [str(w.message) for w in ws] == lines
+    assert f"warnings={len(lines)})" in repr(r)
+    from evalframe.report import text_tables
+    assert f"Warnings ({len(lines)})" in text_tables(r)
+
+
+def test_readme_caption_names_every_difference_clear_of_zero(cran):
+    # issue 12: the README's caption of docs/hybrid_vs_bm25.png (notebook 2) said only the
+    # hybrid's difference from BM25 stays clear of zero; TF-IDF's interval is clear of zero too
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    caption = next(line for line in readme.splitlines() if line.startswith("*From notebook 2"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pq = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10"])
+    cmp = stats.compare(pq, baseline="bm25", test="randomization", n_resamples=5000, seed=0)
+    clear = cmp[(cmp["ci_low"] > 0) | (cmp["ci_high"] < 0)]
+    assert set(clear["system_b"]) == {"hybrid_rrf", "tfidf"}
+    assert "only the hybrid" not in caption
+    for r in clear.itertuples(index=False):
+        assert f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" in caption, r.system_b

@@ -13,7 +13,7 @@ Files, in import order (a file imports only files above it):
 
 - ``tables``: table names, fixed columns, row order;
 - ``diagnostics``: the diagnostics table and the report's warnings;
-- ``segments``, ``stages``, ``curves``, ``planning``, ``comparisons``: one section each;
+- ``segments``, ``stages``, ``curves``, ``planning``, ``comparisons``, ``changes``: one section each;
 - ``render``: HTML, Markdown, LaTeX, text (reads a Report's public surface only);
 - ``persist``: CSV / Parquet writing and reading;
 - ``model``: the immutable :class:`Report`, :func:`read_report`;
@@ -21,6 +21,7 @@ Files, in import order (a file imports only files above it):
 """
 from ..errors import SmallGoldenSetWarning, UnjudgedDocumentsWarning
 from .build import CONVENTIONS, ReportOptions, report, report_options
+from .changes import top_changes
 from .curves import CURVE_KS
 from .diagnostics import MIN_JUDGED, MIN_QUESTIONS
 from .model import Report, read_report
@@ -28,7 +29,7 @@ from .render import pipe_table, text_tables
 from .segments import MIN_SEGMENT_QUESTIONS, read_segments
 from .tables import TABLES
 
-__all__ = ["report", "Report", "read_report", "read_segments", "text_tables", "pipe_table",
+__all__ = ["report", "top_changes", "Report", "read_report", "read_segments", "text_tables", "pipe_table",
            "report_options", "ReportOptions", "CONVENTIONS", "CURVE_KS", "TABLES",
            "MIN_QUESTIONS", "MIN_SEGMENT_QUESTIONS", "MIN_JUDGED",
            "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]

@@ -3,7 +3,7 @@ public function of its section::
 
     report_options -> evaluate_with_diagnostics -> per_question_table -> join_segments
       -> stats.summarize -> segment_table -> comparison_table -> curve_table
-      -> stage_table -> planning_table -> diagnostics_table -> Report
+      -> stage_table -> planning_table -> diagnostics_table -> change_table -> Report
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..measures import FAMILIES, Measure, parse_measures, resolve
+from .changes import change_table, query_texts
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
 from .diagnostics import diagnostics_table, issue_warnings
@@ -202,7 +203,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            stages: "Sequence[str] | Mapping[str, int] | None" = None, confidence: float = 0.95,
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
-           curve: str = "R", curve_ks: Iterable[int] = CURVE_KS,
+           curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            progress: Callable[[str], None] | None = None, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
@@ -235,6 +236,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     curve, curve_ks
         Measure family and cutoffs of the metric@k curve (default recall at 13 cutoffs
         from 1 to 100; pass ``range(1, 101)`` for every k).
+    queries : DataFrame, optional
+        ``query_id, text``: the question text shown in the ``changes`` table (the bundled
+        datasets have one: ``load_cranfield().queries``).
+    n_changes : int
+        Regressions and improvements per (pair, measure) in the ``changes`` table
+        (:func:`top_changes` of the baseline, or the first system, against each other).
     progress : callable, optional
         Called with a short label before each step (the CLI draws a progress bar).
     **conventions
@@ -267,6 +274,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                           n_resamples=n_resamples, seed=seed, interval=interval, test=test,
                           correction=correction, curve=curve, curve_ks=curve_ks, progress=progress,
                           **conventions)
+    query_texts(queries, caller="report")
+    if not isinstance(n_changes, numbers.Integral) or isinstance(n_changes, bool) or n_changes < 1:
+        raise _bad("n_changes", "an int >= 1", n_changes)
     step = progress or (lambda label: None)
     seg_table = resolve_segments(segments, qrels)
     conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
@@ -291,6 +301,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     comparisons = comparison_table(per_q, systems=systems, measures=names, baseline=opts.baseline,
                                    test=opts.test, correction=opts.correction,
                                    n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence)
+    changes = change_table(per_q, systems=systems, measures=names, baseline=opts.baseline, n=n_changes,
+                           queries=queries)
     step("metric@k curves")
     curves = curve_table(rows.select(opts.curve_names), opts.curve, opts.curve_ks, rel=rel,
                          confidence=opts.confidence, systems=systems)
@@ -307,5 +319,5 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
                                comparisons=comparisons)
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
-              "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning}
+              "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes}
     return Report.from_tables(tables, metadata)

@@ -3,7 +3,10 @@ intervals are, which measures and conventions were used) and the warnings it iss
 from __future__ import annotations
 
 __all__ = ["MIN_QUESTIONS", "MIN_JUDGED", "CONVENTION_DOCS", "WARNING_CHECKS", "diagnostic_row",
-           "diagnostics_table", "unjudged_summary", "issue_warnings"]
+           "diagnostics_table", "unjudged_summary", "issue_warnings", "ReportWarning", "ReportWarnings",
+           "report_warnings"]
+
+import warnings as _warnings
 
 import math
 from typing import Mapping, Sequence
@@ -12,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import SmallGoldenSetWarning, UnjudgedDocumentsWarning, warn
+from ..errors import (EvalframeWarning, NoRelevantWarning, QuestionsDroppedWarning,
+                      QuestionsScoredZeroWarning, SmallGoldenSetWarning, UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
 from .tables import DIAGNOSTIC_COLUMNS
 
@@ -42,11 +46,12 @@ _DUPLICATES = {
 
 def diagnostic_row(check: str, *, system: str | None = None, measure: str | None = None,
                    count: int | None = None, value: float = np.nan, level: str = "info",
-                   detail: str = "") -> dict:
-    """One row of the diagnostics table (``check, system, measure, count, value, level, detail``)."""
+                   detail: str = "", action: str | None = None, examples: str | None = None) -> dict:
+    """One row of the diagnostics table (``check, system, measure, count, value, level, detail,
+    action, examples``; the last two as :func:`evalframe.diagnostics` gives them, else None)."""
     return {"check": check, "system": system, "measure": measure,
             "count": pd.NA if count is None else int(count), "value": float(value), "level": level,
-            "detail": detail}
+            "detail": detail, "action": action, "examples": examples}
 
 
 def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
@@ -74,7 +79,9 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
     Returns
     -------
     DataFrame
-        ``check, system, measure, count (Int64), value, level ("info" / "warning"), detail``.
+        ``check, system, measure, count (Int64), value, level ("info" / "warning"), detail,
+        action, examples``: every row of :func:`evalframe.diagnostics` (``system, check,
+        count, action, examples``) appears with the same values, plus the report's own checks.
     """
     rows = []
     counted = per_question.groupby("system", sort=False)["query_id"].nunique()
@@ -85,7 +92,8 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
         sysname = None if r.system is None or (not isinstance(r.system, str) and pd.isna(r.system)) else str(r.system)
         rows.append(diagnostic_row(r.check, system=sysname, count=r.count,
                                    level="warning" if r.check in WARNING_CHECKS else "info",
-                                   detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})"))
+                                   detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})",
+                                   action=r.action, examples=r.examples))
     for r in judged.itertuples(index=False):
         k = int(str(r.measure).split("@")[1])
         unj = 1 - float(r.mean)
@@ -145,3 +153,54 @@ def issue_warnings(diagnostics: pd.DataFrame) -> None:
     for r in d.itertuples(index=False):
         if r.check == "golden_set_size":
             warn(r.detail, SmallGoldenSetWarning)
+
+
+#: the warning category of each warning check (others: :class:`EvalframeWarning`)
+_CATEGORY = {"judged_at_k": UnjudgedDocumentsWarning, "golden_set_size": SmallGoldenSetWarning,
+             "run_questions_not_in_golden_set": QuestionsDroppedWarning,
+             "golden_questions_not_in_run": QuestionsScoredZeroWarning,
+             "golden_questions_without_relevant": NoRelevantWarning}
+
+
+class ReportWarning(_warnings.WarningMessage):
+    """One warning of a report, as :func:`warnings.catch_warnings` records them
+    (``message``, ``category``, ``filename``, ``lineno``) plus ``check`` and ``system``."""
+
+    def __init__(self, message: str, category: type[Warning], check: str, system: str | None = None):
+        super().__init__(category(message), category, "evalframe.report", 0)
+        self.check = check
+        self.system = system
+
+    def __str__(self) -> str:
+        return str(self.message)
+
+
+class ReportWarnings(tuple):
+    """The warnings of a report: a tuple of :class:`ReportWarning` (one per warning shown in
+    the text), with ``.table`` the diagnostics rows at level ``"warning"`` behind them; a
+    column name indexes that table (``warnings["check"]``), as when this was a DataFrame."""
+
+    table: pd.DataFrame
+
+    def __new__(cls, items, table: pd.DataFrame):
+        self = super().__new__(cls, items)
+        self.table = table
+        return self
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.table[key]
+        return super().__getitem__(key)
+
+
+def report_warnings(diagnostics: pd.DataFrame) -> ReportWarnings:
+    """The warnings of a diagnostics table: one per warning line (the ``judged_at_k`` rows of
+    every system grouped in one :class:`UnjudgedDocumentsWarning`), in table order."""
+    w = diagnostics[diagnostics["level"] == "warning"].reset_index(drop=True)
+    judged = w[w["check"] == "judged_at_k"]
+    items = [ReportWarning(unjudged_summary(judged), UnjudgedDocumentsWarning, "judged_at_k")] if len(judged) else []
+    for r in w[w["check"] != "judged_at_k"].itertuples(index=False):
+        system = r.system if isinstance(r.system, str) else None
+        items.append(ReportWarning(f"{r.check}" + (f" [{system}]" if system else "") + f": {r.detail}",
+                                   _CATEGORY.get(r.check, EvalframeWarning), r.check, system))
+    return ReportWarnings(items, w)

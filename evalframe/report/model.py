@@ -14,6 +14,7 @@ from typing import Literal, Mapping, Sequence
 import pandas as pd
 
 from . import persist, render
+from .diagnostics import ReportWarnings, report_warnings
 from .tables import TABLES
 
 
@@ -34,24 +35,34 @@ class Report:
     by_segment : DataFrame
         One row per (system, segment, segment_value, measure): ``n, mean, se, ci_low,
         ci_high, method, overall_mean, gap`` (``mean - overall_mean``), ``too_small``
-        (n < 20), ``below_overall`` (the whole interval lies below the system's overall
-        mean), ``flag`` (text).
+        (n < 20), ``below_overall`` (the unadjusted screen: the whole interval lies below
+        the system's overall mean), ``flag`` (text of those two), ``p_below`` (one-sided
+        one-sample t-test of the segment against the overall mean), ``p_below_bh``
+        (Benjamini-Hochberg across the segments of the system and measure) and
+        ``below_overall_bh`` (``p_below_bh < 1 - confidence``): the flag the rendered
+        report lists, with ``too_small``, before the segments not flagged.
     comparisons : DataFrame
         Paired comparisons (:func:`stats.compare`) against the baseline, or all pairs,
         plus ``significant`` (``p_adjusted < 1 - confidence``); empty with one system.
     diagnostics : DataFrame
-        ``check, system, measure, count, value, level, detail``: questions counted,
+        ``check, system, measure, count, value, level, detail, action, examples``
+        (every row of :func:`evalframe.diagnostics` with its values): questions counted,
         dropped and scored 0, Judged@k, golden-set size and the interval half-width it
         implies, score ties, duplicates, measure definitions and conventions.
         ``level`` is ``"info"`` or ``"warning"``.
     stages : DataFrame
         For pipeline stages: ``stage, system, measure, k, n, mean, ci_low, ci_high,
-        ceiling, share_of_ceiling, lost`` (empty without ``stages``).
+        ceiling, share_of_ceiling, lost, method`` (empty without ``stages``).
     curves : DataFrame
         metric@k for every system: ``system, family, k, measure, n, mean, se, ci_low,
         ci_high`` (t intervals).
     planning : DataFrame
-        :func:`stats.planning_curve` of the measures, with the golden set's own n.
+        :func:`stats.planning_curve` of the measures, with the golden set's own n, and
+        ``method`` (``"normal approximation"``).
+    changes : DataFrame
+        Top regressions and improvements (:func:`top_changes`) of the baseline (or the first
+        system) against each other system, per measure: ``system_a, system_b, measure,
+        query_id, value_a, value_b, diff, direction, rank, text`` (text from ``queries=``).
     metadata : dict
         evalframe version, measures, conventions, confidence, seed, n_resamples, test,
         correction, interval method, baseline, stages, systems, n_questions.
@@ -103,6 +114,10 @@ class Report:
         return self._tables["planning"].copy()
 
     @property
+    def changes(self) -> pd.DataFrame:
+        return self._tables["changes"].copy()
+
+    @property
     def tables(self) -> dict[str, pd.DataFrame]:
         """Every table by name (copies), in the order of :data:`TABLES`."""
         return {n: self._tables[n].copy() for n in TABLES}
@@ -133,10 +148,11 @@ class Report:
         return self._metadata["baseline"] or self._metadata["systems"][0]
 
     @property
-    def warnings(self) -> pd.DataFrame:
-        """The diagnostics rows at level ``"warning"``."""
-        d = self._tables["diagnostics"]
-        return d[d["level"] == "warning"].reset_index(drop=True)
+    def warnings(self) -> ReportWarnings:
+        """The warnings, one :class:`~evalframe.report.diagnostics.ReportWarning` (a
+        :class:`warnings.WarningMessage`: ``message``, ``category``) per warning line shown;
+        ``.table`` (and ``warnings["check"]``...) the diagnostics rows at level ``"warning"``."""
+        return report_warnings(self._tables["diagnostics"])
 
     def warning_lines(self) -> list[str]:
         """The warnings in words, one line each (Judged@k warnings grouped over systems)."""

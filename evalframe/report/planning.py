@@ -1,7 +1,7 @@
 """Sample-size planning: interval widths and power against the number of questions."""
 from __future__ import annotations
 
-__all__ = ["PLANNING_N", "PLANNING_DELTAS", "planning_grid", "planning_table"]
+__all__ = ["PLANNING_METHOD", "PLANNING_N", "PLANNING_DELTAS", "planning_grid", "planning_table"]
 
 import pandas as pd
 
@@ -9,6 +9,8 @@ from .. import stats
 
 #: numbers of questions of the planning curve (plus the golden set's own n)
 PLANNING_N = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000)
+#: the ``method`` of the planning table
+PLANNING_METHOD = "normal approximation"
 #: true differences of the power curve
 PLANNING_DELTAS = (0.01, 0.02, 0.05, 0.1)
 
@@ -22,7 +24,11 @@ def planning_grid(n_questions: int) -> list[int]:
 
 def planning_table(per_question: pd.DataFrame, *, n_questions: int, confidence: float = 0.95) -> pd.DataFrame:
     """:func:`stats.planning_curve` of the measures in ``per_question`` on
-    :func:`planning_grid`, the test at alpha = 1 - confidence."""
-    return stats.planning_curve(per_question[["system", "query_id", "measure", "value"]],
-                                n=planning_grid(n_questions), deltas=PLANNING_DELTAS,
-                                confidence=confidence, alpha=1 - confidence)
+    :func:`planning_grid`, the test at alpha = 1 - confidence, plus a ``method`` column:
+    ``"normal approximation"`` (widths and power from the normal approximation of the mean,
+    not from resampling, so it is never mistaken for the report's bootstrap)."""
+    t = stats.planning_curve(per_question[["system", "query_id", "measure", "value"]],
+                             n=planning_grid(n_questions), deltas=PLANNING_DELTAS,
+                             confidence=confidence, alpha=1 - confidence)
+    t["method"] = PLANNING_METHOD
+    return t

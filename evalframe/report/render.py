@@ -6,16 +6,16 @@ can be added without touching the model.
 from __future__ import annotations
 
 __all__ = ["ReportView", "significance_marks", "test_description", "summary_wide", "comparisons_view",
+           "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "to_html", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import html
 import math
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
 
-from .diagnostics import unjudged_summary
 
 _TEST_WORDS = {"t": "paired t-test", "randomization": "paired randomisation test",
                "bootstrap": "paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
@@ -39,13 +39,15 @@ class ReportView(Protocol):
     @property
     def stages(self) -> pd.DataFrame: ...
     @property
+    def changes(self) -> pd.DataFrame: ...
+    @property
     def metadata(self) -> dict: ...
     @property
     def systems(self) -> list[str]: ...
     @property
     def measures(self) -> list[str]: ...
     @property
-    def warnings(self) -> pd.DataFrame: ...
+    def warnings(self) -> Sequence: ...
     @property
     def reference(self) -> str | None: ...
     @property
@@ -101,9 +103,9 @@ def summary_wide(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
-    """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted,
-    significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``)."""
-    cols = ["measure", "system_a", "system_b", "diff [CI]", "p_adjusted", "significant"]
+    """The comparisons in words: ``measure, system_a, system_b, diff [CI], interval`` (the
+    interval's method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``)."""
+    cols = ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test", "significant"]
     c = rep.comparisons
     if c.empty:
         return pd.DataFrame(columns=cols)
@@ -112,19 +114,16 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
         "measure": c["measure"], "system_a": c["system_a"], "system_b": c["system_b"],
         "diff [CI]": [_fmt_ci(d, lo, hi, digits, signed=True)
                       for d, lo, hi in zip(c["diff"], c["ci_low"], c["ci_high"])],
-        "p_adjusted": [_fmt_p(p) for p in c["p_adjusted"]],
+        "interval": c["ci_method"].astype(str), "p_adjusted": [_fmt_p(p) for p in c["p_adjusted"]],
+        "test": c["test"].astype(str) + ", " + c["correction"].astype(str),
         "significant": ["*" if p < alpha else "" for p in c["p_adjusted"].fillna(1.0)],
     }, columns=cols)
 
 
 def warning_lines(rep: ReportView) -> list[str]:
-    """The warnings in words, one line each (Judged@k warnings grouped over systems)."""
-    w = rep.warnings
-    judged = w[w["check"] == "judged_at_k"]
-    lines = [unjudged_summary(judged)] if len(judged) else []
-    for r in w[w["check"] != "judged_at_k"].itertuples(index=False):
-        lines.append(f"{r.check}" + (f" [{r.system}]" if isinstance(r.system, str) else "") + f": {r.detail}")
-    return lines
+    """The warnings in words, one line each (Judged@k warnings grouped over systems): the
+    messages of ``rep.warnings``."""
+    return [str(w.message) for w in rep.warnings]
 
 
 def _intervals_sentence(m: Mapping[str, object], escape=lambda x: x) -> str:
@@ -154,16 +153,58 @@ def to_html(rep: ReportView) -> str:
     st = rep.stages
     if not st.empty:
         parts.append("<h4>Pipeline stages</h4>" + _round(st).to_html(index=False))
+    ch = changes_view(rep)
+    if len(ch):
+        parts.append("<h4>Top regressions and improvements</h4>" + ch.to_html(index=False, escape=True))
     seg = rep.by_segment
     if not seg.empty:
-        flagged = seg[seg["flag"] != ""]
+        flagged, rest = segment_flags(seg)
         parts.append(f"<h4>Segments</h4><p>{len(seg)} rows; {len(flagged)} flagged.</p>")
         if len(flagged):
-            parts.append(_round(flagged[["system", "segment", "segment_value", "measure", "n",
-                                         "mean", "ci_low", "ci_high", "overall_mean", "flag"]]
-                                ).head(30).to_html(index=False))
+            parts.append(_round(flagged[SEGMENT_VIEW]).head(30).to_html(index=False))
+        parts.append(f"<p>{rest} segments not flagged.</p>")
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def segment_flags(seg: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The flagged rows of a by-segment table, with a ``flags`` column in words, and the
+    number of rows not flagged.
+
+    A row is flagged when it is too small to judge (``too_small``) or below the overall mean
+    after Benjamini-Hochberg across the segments of its (system, measure)
+    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``); the two flags
+    are named separately. Flagged rows come in table order.
+    """
+    small = seg["too_small"].astype(bool).to_numpy()
+    below = (seg["below_overall_bh"].astype(bool).to_numpy() if "below_overall_bh" in seg
+             else seg["below_overall"].astype(bool).to_numpy())
+    pbh = seg["p_below_bh"].to_numpy(dtype=float) if "p_below_bh" in seg else np.full(len(seg), np.nan)
+    words = [", ".join(w for w, on in (("too small to judge", s_), (f"below overall (BH p={p:.3g})"
+                                      if p == p else "below overall", b)) if on)
+             for s_, b, p in zip(small, below, pbh)]
+    keep = small | below
+    return seg.assign(flags=words)[keep].reset_index(drop=True), int((~keep).sum())
+
+
+def changes_view(rep: ReportView, digits: int = 3, n: int = 5) -> pd.DataFrame:
+    """The top ``n`` regressions and improvements of every (pair, measure) of the ``changes``
+    table: ``system_a, system_b, measure, direction, query_id, value_a, value_b, diff`` and
+    ``text`` when the report has question texts (cut to 60 characters)."""
+    c = rep.changes
+    cols = ["system_a", "system_b", "measure", "direction", "query_id", "value_a", "value_b", "diff"]
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    c = c[c["rank"] <= n]
+    if c["text"].notna().any():
+        c = c.assign(text=[t if not isinstance(t, str) or len(t) <= 60 else t[:57] + "..."
+                           for t in c["text"]])
+        cols = [*cols, "text"]
+    return _round(c[cols].reset_index(drop=True), digits)
+
+
+SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "ci_low", "ci_high",
+                "overall_mean", "flags"]
 
 
 # ------------------------------------------------------------------------ Markdown
@@ -185,16 +226,25 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
     st = rep.stages
     if not st.empty:
         lines += ["## Pipeline stages", "", pipe_table(_round(st, digits)), ""]
+    ch = changes_view(rep, digits)
+    if len(ch):
+        lines += ["## Top regressions and improvements", "", pipe_table(ch), ""]
     seg = rep.by_segment
     if not seg.empty:
-        v = seg.assign(**{"mean [CI]": [_fmt_ci(a, b, c, digits) for a, b, c in
-                                        zip(seg["mean"], seg["ci_low"], seg["ci_high"])]})
-        lines += ["## Segments", "", pipe_table(_round(
-            v[["system", "segment", "segment_value", "measure", "n", "mean [CI]", "overall_mean", "flag"]],
-            digits)), ""]
+        flagged, rest = segment_flags(seg)
+        lines += ["## Segments", "", f"{len(flagged)} of {len(seg)} segment rows flagged "
+                  "(too small to judge; below overall after Benjamini-Hochberg across segments).", ""]
+        if len(flagged):
+            v = flagged.assign(**{"mean [CI]": [_fmt_ci(a, b, c, digits) for a, b, c in
+                                                zip(flagged["mean"], flagged["ci_low"], flagged["ci_high"])]})
+            lines += [pipe_table(_round(
+                v[["system", "segment", "segment_value", "measure", "n", "mean [CI]", "overall_mean",
+                   "flags"]], digits)), ""]
+        lines += [f"{rest} segments not flagged.", ""]
     d = rep.diagnostics
     lines += ["## Diagnostics", "", pipe_table(_round(
-        d[~d["check"].isin(["measure", "convention"])], digits)), "",
+        d[~d["check"].isin(["measure", "convention"])].drop(columns=["action", "examples"], errors="ignore"),
+        digits)), "",
         "## Measures and conventions", ""]
     lines += [f"- `{r.measure if isinstance(r.measure, str) else r.system}`: {r.detail}"
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
@@ -256,13 +306,19 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
     st = rep.stages
     if not st.empty:
         out += ["", "Pipeline stages", _round(st, digits).to_string(index=False)]
+    ch = changes_view(rep, digits)
+    if len(ch):
+        out += ["", "Top regressions and improvements", ch.to_string(index=False)]
     seg = rep.by_segment
     if not seg.empty:
-        fl = seg[seg["flag"] != ""]
-        out += ["", f"Segments: {len(seg)} rows, {len(fl)} flagged"]
+        fl, rest = segment_flags(seg)
+        out += ["", f"Segments: {len(seg)} rows, {len(fl)} flagged "
+                f"(intervals: {', '.join(map(str, pd.unique(seg['method'])))}; below overall: one-sided "
+                "t-test, Benjamini-Hochberg across segments)"]
         if len(fl):
             out.append(_round(fl[["system", "segment", "segment_value", "measure", "n", "mean",
-                                  "overall_mean", "flag"]], digits).head(40).to_string(index=False))
+                                  "overall_mean", "flags"]], digits).head(40).to_string(index=False))
+        out.append(f"{rest} segments not flagged")
     if len(rep.warnings):
         lines = warning_lines(rep)
         out += ["", f"Warnings ({len(lines)})"] + [f"- {x}" for x in lines]

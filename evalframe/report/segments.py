@@ -174,7 +174,21 @@ def segment_table(per_question: pd.DataFrame, segment_columns: Sequence[str], su
     -------
     DataFrame
         ``system, segment, segment_value, measure, n, mean, se, ci_low, ci_high, method,
-        overall_mean, gap, too_small, below_overall, flag``.
+        overall_mean, gap, too_small, below_overall, flag, p_below, p_below_bh,
+        below_overall_bh``.
+
+    Notes
+    -----
+    Two flags, in their own columns: ``too_small`` (fewer than :data:`MIN_SEGMENT_QUESTIONS`
+    questions) and the below-overall flags. ``below_overall`` is the unadjusted screen (the
+    segment's interval lies entirely below the system's overall mean). ``p_below`` is the
+    one-sided one-sample t-test of the segment's per-question values against the overall mean
+    (H1: segment mean < overall mean; the overall mean taken as fixed); ``p_below_bh`` is that
+    p-value adjusted by Benjamini-Hochberg (:func:`stats.adjust_pvalues`) across every segment
+    value of every segment column of the same (system, measure), so the flag accounts for the
+    number of segments tested; ``below_overall_bh`` is ``p_below_bh < 1 - confidence``.
+    A segment without spread has p = 0 when its mean is below, else 1; a segment of one
+    question has p = NaN (never flagged below).
     """
     cols = list(BY_SEGMENT_COLUMNS)
     if not segment_columns:
@@ -194,5 +208,44 @@ def segment_table(per_question: pd.DataFrame, segment_columns: Sequence[str], su
     t["below_overall"] = (t["ci_high"] < t["overall_mean"]).fillna(False).astype(bool)
     t["flag"] = np.where(t["too_small"], f"too small (n < {MIN_SEGMENT_QUESTIONS})",
                          np.where(t["below_overall"], "below overall", ""))
+    t = pd.concat([t, below_overall_tests(per_question, segment_columns, t,
+                                          alpha=1 - float(interval.get("confidence", 0.95)))], axis=1)
     t = order_rows(t, systems, measures, extra=["segment"])
     return t[cols]
+
+
+def below_overall_tests(per_question: pd.DataFrame, segment_columns: Sequence[str], table: pd.DataFrame,
+                        *, alpha: float) -> pd.DataFrame:
+    """``p_below, p_below_bh, below_overall_bh`` for the rows of a by-segment ``table``
+    (``system, segment, segment_value, measure, overall_mean``), aligned to its index.
+
+    One-sided one-sample t-test of each segment's values against the overall mean, then
+    Benjamini-Hochberg across the segments of each (system, measure).
+    """
+    from scipy import stats as sps
+    parts = []
+    for c in segment_columns:
+        g = per_question.groupby(["system", "measure", c], sort=False, observed=True)["value"]
+        a = g.agg(["mean", "std", "count"]).reset_index().rename(columns={c: "segment_value"})
+        a.insert(0, "segment", c)
+        parts.append(a)
+    a = pd.concat(parts, ignore_index=True)
+    a["segment_value"] = a["segment_value"].astype(str)
+    key = ["system", "segment", "segment_value", "measure"]
+    m = table[key + ["overall_mean"]].merge(a, on=key, how="left")
+    n = m["count"].to_numpy(dtype=float)
+    se = m["std"].to_numpy(dtype=float) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = (m["mean"].to_numpy(dtype=float) - m["overall_mean"].to_numpy(dtype=float)) / se
+        p = np.where(se > 0, sps.t.cdf(tstat, df=np.maximum(n - 1, 1)),
+                     np.where(m["mean"].to_numpy(dtype=float) < m["overall_mean"].to_numpy(dtype=float),
+                              0.0, 1.0))  # no spread: certainly below, or not below
+        p = np.where(n >= 2, p, np.nan)
+    m["p_below"] = p
+    m["p_below_bh"] = np.nan
+    for _, idx in m.groupby(["system", "measure"], sort=False).indices.items():
+        m.loc[m.index[idx], "p_below_bh"] = stats.adjust_pvalues(p[idx], "bh")
+    m["below_overall_bh"] = (m["p_below_bh"] < alpha).fillna(False).astype(bool)
+    out = m[["p_below", "p_below_bh", "below_overall_bh"]]
+    out.index = table.index
+    return out

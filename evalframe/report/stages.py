@@ -78,8 +78,8 @@ def stage_table(per_question: pd.DataFrame, spec: Sequence[tuple[str, int]], *, 
     -------
     DataFrame
         ``stage, system, measure, k, n, mean, ci_low, ci_high, ceiling`` (the first stage's
-        mean), ``share_of_ceiling`` (mean / ceiling), ``lost`` (ceiling - mean); empty
-        without stages.
+        mean), ``share_of_ceiling`` (mean / ceiling), ``lost`` (ceiling - mean), ``method``
+        (the interval's, as :func:`stats.summarize` names it); empty without stages.
     """
     cols = list(STAGE_COLUMNS)
     if not spec:
@@ -95,5 +95,6 @@ def stage_table(per_question: pd.DataFrame, spec: Sequence[tuple[str, int]], *, 
         share = float(s["mean"]) / ceiling if ceiling else np.nan
         rows.append({"stage": i + 1, "system": system, "measure": name, "k": k, "n": int(s["n"]),
                      "mean": float(s["mean"]), "ci_low": float(s["ci_low"]), "ci_high": float(s["ci_high"]),
-                     "ceiling": ceiling, "share_of_ceiling": share, "lost": ceiling - float(s["mean"])})
+                     "ceiling": ceiling, "share_of_ceiling": share, "lost": ceiling - float(s["mean"]),
+                     "method": str(s["method"])})
     return pd.DataFrame(rows, columns=cols)

@@ -14,19 +14,20 @@ import pandas as pd
 
 #: the tables of a Report, in the order they are written
 TABLES = ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages",
-          "curves", "planning")
+          "curves", "planning", "changes")
 #: columns of the comparisons table (stats.compare's + ``significant``), also when it is empty
 COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "cluster", "n_clusters",
                       "mean_a", "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",
                       "statistic", "p_value", "p_adjusted", "test", "alternative", "correction", "effect_size",
                       "wins", "ties", "losses", "confidence", "n_resamples", "seed", "significant")
 BY_SEGMENT_COLUMNS = ("system", "segment", "segment_value", "measure", "n", "mean", "se", "ci_low",
-                      "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag")
+                      "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag",
+                      "p_below", "p_below_bh", "below_overall_bh")
 STAGE_COLUMNS = ("stage", "system", "measure", "k", "n", "mean", "ci_low", "ci_high", "ceiling",
-                 "share_of_ceiling", "lost")
+                 "share_of_ceiling", "lost", "method")
 CURVE_COLUMNS = ("system", "family", "k", "measure", "n", "mean", "se", "ci_low", "ci_high", "method",
                  "confidence")
-DIAGNOSTIC_COLUMNS = ("check", "system", "measure", "count", "value", "level", "detail")
+DIAGNOSTIC_COLUMNS = ("check", "system", "measure", "count", "value", "level", "detail", "action", "examples")
 
 
 def order_by(df: pd.DataFrame, keys: Sequence[str],

@@ -1,0 +1,106 @@
+"""Top regressions and improvements: the questions where one system lost or gained most
+against another (:func:`top_changes`), and the report's ``changes`` table."""
+from __future__ import annotations
+
+__all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table"]
+
+import numbers
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: columns of :func:`top_changes` and of the report's ``changes`` table
+CHANGE_COLUMNS = ("system_a", "system_b", "measure", "query_id", "value_a", "value_b", "diff",
+                  "direction", "rank", "text")
+
+
+def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") -> pd.Series | None:
+    """The question text by query id (str) of a ``query_id, text`` table (None: None).
+
+    Raises
+    ------
+    ValueError
+        ``queries`` is not a DataFrame with ``query_id`` and ``text`` columns.
+    """
+    if queries is None:
+        return None
+    if not isinstance(queries, pd.DataFrame) or not {"query_id", "text"} <= set(queries.columns):
+        found = list(queries.columns) if isinstance(queries, pd.DataFrame) else type(queries).__name__
+        raise ValueError(f"{caller}: queries must be a DataFrame with columns query_id, text, got {found!r}")
+    q = queries.drop_duplicates("query_id")
+    return pd.Series(q["text"].astype(str).to_numpy(), index=q["query_id"].astype(str).to_numpy())
+
+
+def top_changes(per_question: pd.DataFrame, system_a: str, system_b: str, measure: str, *,
+                n: int = 10, queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The questions where ``system_b`` lost or gained most against ``system_a`` on ``measure``.
+
+    Parameters
+    ----------
+    per_question : DataFrame
+        ``system, query_id, measure, value`` (:func:`evalframe.evaluate`).
+    system_a, system_b : the reference system and the system compared with it.
+    measure : the measure's name as in the table (e.g. ``"nDCG@10"``).
+    n : int
+        Up to ``n`` regressions (``diff < 0``) and up to ``n`` improvements (``diff > 0``);
+        ties (``diff == 0``) are never listed.
+    queries : DataFrame, optional
+        ``query_id, text``: the question text, in a ``text`` column (NaN without it).
+
+    Returns
+    -------
+    DataFrame
+        ``system_a, system_b, measure, query_id, value_a, value_b, diff`` (``value_b -
+        value_a``), ``direction`` (``"regression"`` / ``"improvement"``), ``rank`` (1 = the
+        largest change of its direction), ``text``; regressions first (largest loss first),
+        then improvements (largest gain first); a question one system does not answer is
+        left out. Ties in ``diff`` are broken by query_id.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> pq = pd.DataFrame({"system": ["a", "a", "b", "b"], "query_id": ["1", "2", "1", "2"],
+    ...                    "measure": "RR", "value": [1.0, 0.5, 0.25, 1.0]})
+    >>> top_changes(pq, "a", "b", "RR")[["query_id", "diff", "direction"]]
+      query_id  diff    direction
+    0        1 -0.75   regression
+    1        2  0.50  improvement
+    """
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"top_changes: n must be an int >= 1, got {n!r}")
+    cols = list(CHANGE_COLUMNS)
+    text = query_texts(queries)
+    rows = per_question[per_question["measure"] == measure]
+    a = rows[rows["system"] == system_a].drop_duplicates("query_id").set_index("query_id")["value"]
+    b = rows[rows["system"] == system_b].drop_duplicates("query_id").set_index("query_id")["value"]
+    both = a.index.intersection(b.index, sort=False)
+    d = pd.DataFrame({"query_id": both.astype(str), "value_a": a.loc[both].to_numpy(dtype=float),
+                      "value_b": b.loc[both].to_numpy(dtype=float)})
+    d["diff"] = d["value_b"] - d["value_a"]
+    d = d[d["diff"].notna() & (d["diff"] != 0)]
+    reg = d[d["diff"] < 0].sort_values(["diff", "query_id"], kind="stable").head(n)
+    imp = d[d["diff"] > 0].assign(neg=lambda x: -x["diff"]).sort_values(
+        ["neg", "query_id"], kind="stable").head(n).drop(columns="neg")
+    reg = reg.assign(direction="regression", rank=np.arange(1, len(reg) + 1))
+    imp = imp.assign(direction="improvement", rank=np.arange(1, len(imp) + 1))
+    out = pd.concat([reg, imp], ignore_index=True)
+    out.insert(0, "system_a", system_a)
+    out.insert(1, "system_b", system_b)
+    out.insert(2, "measure", measure)
+    out["text"] = (text.reindex(out["query_id"]).to_numpy() if text is not None
+                   else np.full(len(out), np.nan, dtype=object))
+    return out[cols].reset_index(drop=True)
+
+
+def change_table(per_question: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str],
+                 baseline: str | None = None, n: int = 10,
+                 queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The report's ``changes`` table: :func:`top_changes` of the baseline (default: the first
+    system) against every other system, for every measure; empty with fewer than two systems."""
+    if len(systems) < 2:
+        return pd.DataFrame(columns=list(CHANGE_COLUMNS))
+    ref = baseline if baseline is not None else systems[0]
+    parts = [top_changes(per_question, ref, s, m, n=n, queries=queries)
+             for m in measures for s in systems if s != ref]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(CHANGE_COLUMNS))
