@@ -41,9 +41,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .io import read_run
+from .ranking import list_ranks, ranked_order
 
 Method = Literal["rrf", "combsum", "wsum", "combmnz", "combmax", "combmin"]
 Norm = Literal["min-max", "zmuv", "rank", "none"]
@@ -163,24 +163,6 @@ def _weights(method, weights, systems: list[str]) -> np.ndarray:
     if not np.isfinite(w).all():
         raise ValueError(f"fuse: weights must be finite numbers, got {weights!r}")
     return w
-
-
-def ranked_order(s, q, score, d, docs: pa.Array) -> np.ndarray:
-    """Row order by (system, question, score descending, doc_id descending byte-wise)."""
-    byte_rank = pc.rank(docs, sort_keys="ascending", tiebreaker="dense").to_numpy()
-    t = pa.table({"s": s, "q": q, "score": score, "d": byte_rank[d]})
-    keys = [("s", "ascending"), ("q", "ascending"), ("score", "descending"), ("d", "descending")]
-    return pc.sort_indices(t, sort_keys=keys).to_numpy()
-
-
-def list_ranks(group: np.ndarray):
-    """Start, size and 1-based ranks of the contiguous lists of a sorted group key."""
-    if len(group) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-    sizes = np.diff(np.r_[starts, len(group)])
-    rank = np.arange(len(group)) - np.repeat(starts, sizes) + 1
-    return starts, sizes, rank.astype(np.float64)
 
 
 def _normalised(score, starts, sizes, rank, norm) -> np.ndarray:

@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .fusion import list_ranks, ranked_order
 from .io import read_qrels, read_run
+from .ranking import list_ranks, ranked_order
 
 __all__ = ["pool", "Pool"]
 

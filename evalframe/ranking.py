@@ -51,7 +51,7 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-__all__ = ["Judged", "judge", "NOT_JUDGED", "Check", "Diagnostic", "diagnostics_table",
+__all__ = ["Judged", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
 
 from dataclasses import dataclass, field
@@ -61,6 +61,8 @@ from typing import Callable, Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qrels, encode_run,
                      pair_keys)
@@ -641,3 +643,24 @@ def _warn(records: Sequence[Diagnostic], rel: int) -> None:
             Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}), so recall-type measures score 0 on them (e.g. {examples})",
         }[r.check]
         _warn_user(msg, cat)
+
+
+# --------------------------------------------------------- run lists outside judge()
+# Fusion and pooling rank each (system, question) list with the same tie rule as judge().
+
+def ranked_order(s, q, score, d, docs: pa.Array) -> np.ndarray:
+    """Row order by (system, question, score descending, doc_id descending byte-wise)."""
+    byte_rank = pc.rank(docs, sort_keys="ascending", tiebreaker="dense").to_numpy()
+    t = pa.table({"s": s, "q": q, "score": score, "d": byte_rank[d]})
+    keys = [("s", "ascending"), ("q", "ascending"), ("score", "descending"), ("d", "descending")]
+    return pc.sort_indices(t, sort_keys=keys).to_numpy()
+
+
+def list_ranks(group: np.ndarray):
+    """Start, size and 1-based ranks of the contiguous lists of a sorted group key."""
+    if len(group) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    sizes = np.diff(np.r_[starts, len(group)])
+    rank = np.arange(len(group)) - np.repeat(starts, sizes) + 1
+    return starts, sizes, rank.astype(np.float64)
