@@ -10,31 +10,17 @@ from __future__ import annotations
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import re
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
-from .io import read_qrels, read_run
-from .measures import Aggregation, Mean, Measure, compute, parse_measure, parse_measures, resolve
-from .ranking import Judged, Missing, Ties, judge
-from .schema import check_qrels, check_run
-
-Duplicates = Literal["error", "max", "first"]
-
-
-def _prepare(run, qrels, *, rel, ties, missing, depth, duplicates, warn=True) -> Judged:
-    """Read and check both inputs (never trusting, never modifying them), then judge.
-
-    A DataFrame is checked by :func:`~evalframe.schema.check_run` /
-    :func:`~evalframe.schema.check_qrels` (what :func:`read_run` and
-    :func:`read_qrels` do with one), whose factorised ids the ranking step reuses."""
-    run = check_run(run, duplicates=duplicates) if isinstance(run, pd.DataFrame) else read_run(run, duplicates=duplicates)
-    qrels = check_qrels(qrels) if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
-    return judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
-
+from .engine import Duplicates, evaluate_partition, prepare
+from .io import read_run
+from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
+from .ranking import Missing, Ties, judge
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
@@ -95,29 +81,6 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
                                      depth=depth, duplicates=duplicates)[0]
 
 
-def _long(J: Judged, ms: list[Measure]) -> pd.DataFrame:
-    import pyarrow as pa
-    values = compute(J, ms)
-    G, M = values.shape
-    group_of_row = pa.array(np.repeat(np.arange(G), M))
-    cols = {c: pa.array(J.groups[c].to_numpy(dtype=object), pa.large_string()).take(group_of_row)
-            for c in J.groups.columns}  # one row per (group, measure), built by Arrow takes
-    cols["measure"] = pa.array([str(m) for m in ms], pa.large_string()).take(pa.array(np.tile(np.arange(M), G)))
-    out = pd.DataFrame({c: _str_column(a) for c, a in cols.items()})
-    out["value"] = values.ravel()
-    return out
-
-
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
-def _str_column(a) -> pd.Series:
-    """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
-    if _PANDAS_3:
-        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
-    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
-
-
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
@@ -138,8 +101,8 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         question and system, ordered by the ``ties`` convention).
     """
     _check_rel(rel)
-    return _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                    duplicates=duplicates, warn=False).diagnostics
+    return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
+                   duplicates=duplicates, warn=False).diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -321,8 +284,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     """
     _check_rel(rel)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    J = _prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    return _long(J, ms), J.diagnostics.copy()
+    return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
+                              duplicates=duplicates)
 
 
 def _check_rel(rel) -> None:
