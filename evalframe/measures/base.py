@@ -59,6 +59,8 @@ class ParamSpec:
     choices : allowed values of a ``choice``, with their meaning.
     none_ok : whether None is allowed (``rel=None``: evaluate()'s convention).
     length : exact number of entries of ``floats``.
+    required : whether every name must give it (ir_measures' ``required=True``,
+        e.g. ``INST(max_rel=3)``); its ``default`` is then None (``none_ok``).
     """
 
     kind: Kind
@@ -71,6 +73,7 @@ class ParamSpec:
     choices: Mapping[str, str] = field(default_factory=dict)
     none_ok: bool = False
     length: int | None = None
+    required: bool = False
 
     def _range(self) -> str:
         if self.low is not None and self.high is not None:
@@ -186,6 +189,9 @@ class Family:
     aliases : other names (matched case-insensitively).
     trec_names : trec_eval's names for it, with trec_eval's meaning.
     doc : one line.
+    validate : ``validate(params) -> None`` or None: checks that involve several
+        parameters (``params`` maps every parameter to its value), raising a
+        ``ValueError`` from :func:`param_error` when a Measure is built.
     """
 
     name: str
@@ -196,6 +202,7 @@ class Family:
     aliases: tuple[str, ...] = ()
     trec_names: tuple[TrecName, ...] = ()
     doc: str = ""
+    validate: Callable[[dict[str, Any]], None] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))
@@ -306,6 +313,12 @@ class Measure:
             if spec is None:
                 raise ValueError(f"{self.family} has no parameter {key!r}; parameters: {list(fam.params) or 'none'}")
             given[key] = spec.check(self.family, key, val)
+        for key, spec in fam.params.items():
+            if spec.required and given.get(key) is None:
+                raise param_error(self.family, key, f"given ({spec.what()}), e.g. {self.family}({key}=...)",
+                                  given.get(key))
+        if fam.validate is not None:
+            fam.validate({key: given.get(key, spec.default) for key, spec in fam.params.items()})
         clean = [(key, given[key]) for key in fam.params
                  if key in given and not _same(given[key], fam.params[key].default)]
         object.__setattr__(self, "params", tuple(clean))

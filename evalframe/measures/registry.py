@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["REGISTRY"]
 
-from . import ap, cascade, cutoff, dcg, rank, sets
+from . import ap, cascade, cutoff, cwl, dcg, rank, sets
 from .base import REGISTRY
 
 # the spec's measures
@@ -45,3 +45,6 @@ REGISTRY.register(dcg.RBP)
 REGISTRY.register(cascade.ERR)
 REGISTRY.register(cascade.NERR)
 REGISTRY.register(dcg.DCG_FAMILY)
+REGISTRY.register(cwl.SDCG)
+REGISTRY.register(cwl.INST)
+REGISTRY.register(cwl.INSQ)
