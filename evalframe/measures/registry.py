@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["REGISTRY"]
 
-from . import ap, cascade, cutoff, cwl, dcg, rank, sets
+from . import ap, cascade, compat, cutoff, cwl, dcg, rank, sets
 from .base import REGISTRY
 
 # the spec's measures
@@ -48,3 +48,4 @@ REGISTRY.register(dcg.DCG_FAMILY)
 REGISTRY.register(cwl.SDCG)
 REGISTRY.register(cwl.INST)
 REGISTRY.register(cwl.INSQ)
+REGISTRY.register(compat.COMPAT)
