@@ -5,7 +5,9 @@ Accepted sources (for both :func:`read_qrels` and :func:`read_run`):
 - TREC text files: whitespace separated (any mix of spaces, tabs, ``\\v``, ``\\f``,
   ``\\r``, as C's ``isspace``), ``#`` comment lines (in a run also indented ones,
   as trec_eval), optionally gzip-compressed (``.gz``).  Qrels: ``query_id iter
-  doc_id relevance``; runs: ``query_id Q0 doc_id rank score tag``.  A first line
+  doc_id relevance``; runs: ``query_id Q0 doc_id rank score tag``.  Diversity qrels
+  (TREC Web's ``query_id subtopic doc_id relevance``: the second column varies
+  and a document repeats, :func:`is_diversity_qrels`) keep it as ``subtopic``.  A first line
   is taken for a header only when it cannot be data: it names known columns and
   its score (run) or label (qrels) is not a number, so ``1 0 doc 1 0.9 run`` is
   data.  Text is UTF-8 unless ``encoding=`` says otherwise (``"latin-1"`` reads any
@@ -25,7 +27,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 from __future__ import annotations
 
 __all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines", "system_name",
-           "RUN_EXTENSIONS"]
+           "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
 import io as _io
@@ -335,6 +337,8 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
     if kind == "qrels":
         if ntok == 4:
             df = _parse_whitespace(data, _QRELS_COLS, what, str(path), **opts)
+            if is_diversity_qrels(df):  # TREC diversity qrels: the second column is the subtopic
+                return df.rename(columns={"iteration": "subtopic"})[["query_id", "subtopic", "doc_id", "relevance"]]
             return df[["query_id", "doc_id", "relevance"]]
         if ntok == 3:
             return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path), **opts)
@@ -349,6 +353,14 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
     raise EvalframeInputError(what, [InputProblem(
         f"{path}: first line has {ntok} fields: {first[:200]!r}",
         "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
+
+
+def is_diversity_qrels(df: pd.DataFrame) -> bool:
+    """Whether a 4-column TREC qrels table is a diversity one (TREC Web's
+    ``query_id subtopic doc_id relevance``): its second column takes several
+    values and a (query_id, doc_id) pair repeats.  Ordinary qrels write a
+    constant there (``0``, trec_eval's unused iteration)."""
+    return bool(df["iteration"].nunique() > 1 and df.duplicated(["query_id", "doc_id"]).any())
 
 
 def _from_mapping(obj: Mapping, kind: str) -> pd.DataFrame:
@@ -419,7 +431,8 @@ def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding
     Returns
     -------
     DataFrame
-        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64).
+        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64); a
+        diversity golden set also ``subtopic`` (str), after ``query_id``.
 
     Examples
     --------

@@ -51,7 +51,7 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-__all__ = ["Judged", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
+__all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
 
 from dataclasses import dataclass, field
@@ -200,6 +200,47 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
 
 # ---------------------------------------------------------------- the judged table
 @dataclass(frozen=True, eq=False)
+class Subtopics:
+    """A diversity golden set's labels, per subtopic, joined to a ranked table.
+
+    A *subtopic* here is one (question, subtopic) pair, coded 0..n_subtopics-1
+    in (question, subtopic id) order.
+
+    Attributes
+    ----------
+    row, subtopic, label : int arrays (E,)
+        One entry per ranked row and subtopic the golden set judges it for:
+        the row of the :class:`Judged` table, the subtopic, the label.  Sorted
+        by row, then subtopic.
+    subtopic_query : int array (n_subtopics,)
+        Each subtopic's question (an index of the golden-set question list).
+    qrels_subtopic, qrels_doc, qrels_label : int arrays (F,)
+        The golden set's rows: subtopic, document (a code ordered as the doc
+        ids' bytes, equal ids equal codes) and label; sorted by subtopic, then
+        document.
+    """
+
+    row: np.ndarray
+    subtopic: np.ndarray
+    label: np.ndarray
+    subtopic_query: np.ndarray
+    qrels_subtopic: np.ndarray
+    qrels_doc: np.ndarray
+    qrels_label: np.ndarray
+
+    @property
+    def n_subtopics(self) -> int:
+        return len(self.subtopic_query)
+
+    def keep_rows(self, keep: np.ndarray) -> "Subtopics":
+        """The entries of the rows kept by the boolean mask ``keep``, renumbered."""
+        new = np.cumsum(keep) - 1
+        sel = keep[self.row]
+        return Subtopics(new[self.row[sel]], self.subtopic[sel], self.label[sel], self.subtopic_query,
+                         self.qrels_subtopic, self.qrels_doc, self.qrels_label)
+
+
+@dataclass(frozen=True, eq=False)
 class Judged:
     """A ranked, judged run: flat arrays sorted by (group, rank).
 
@@ -226,6 +267,9 @@ class Judged:
     records : tuple of Diagnostic
         The rows of ``diagnostics`` as records (merge them across partitions
         with :func:`merge_diagnostics`).
+    subtopics : Subtopics or None
+        A diversity golden set's labels per subtopic (None without a
+        ``subtopic`` column); ``label`` is then each document's largest.
     """
 
     groups: pd.DataFrame
@@ -240,6 +284,7 @@ class Judged:
     source_row: np.ndarray | None = field(default=None, repr=False)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
     records: tuple[Diagnostic, ...] = field(default=(), repr=False)
+    subtopics: Subtopics | None = field(default=None, repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -279,7 +324,8 @@ class Judged:
         return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
                       self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
                       None if self.source_row is None else self.source_row[keep],
-                      records=self.records)
+                      records=self.records,
+                      subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep))
 
 
 # ---------------------------------------------------------------- judge and its steps
@@ -329,12 +375,16 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
     del score
     source_row = None
-    if keep_rows:
+    if keep_rows or qrels.subtopics is not None:
         source_row = (np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)))[order]
     if depth is not None:
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]
         source_row = None if source_row is None else source_row[cut]
+    subtopics = None
+    if qrels.subtopics is not None:
+        subtopics = _subtopics(qrels.subtopics, queries, g_q[grp], run.doc, source_row, label)
+        source_row = source_row if keep_rows else None
 
     records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
@@ -345,7 +395,33 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         _warn(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
-                  records=tuple(records))
+                  records=tuple(records), subtopics=subtopics)
+
+
+def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray, docs, source_row: np.ndarray,
+               label: np.ndarray) -> Subtopics:
+    """Join the ranked rows (their question, run row and largest label) with a diversity
+    golden set's rows (``query_id, subtopic, doc_id, relevance``)."""
+    import pyarrow as pa
+    q = pd.Index(queries).get_indexer(golden["query_id"].to_numpy(dtype=object))
+    frame = pd.DataFrame({"q": q, "subtopic": golden["subtopic"].to_numpy(dtype=object),
+                          "doc_id": golden["doc_id"].to_numpy(dtype=object),
+                          "label": golden["relevance"].to_numpy(dtype=np.int64)})
+    _, doc_code = np.unique(frame["doc_id"].to_numpy(dtype=str), return_inverse=True)  # code point = byte order
+    frame["doc"] = doc_code.astype(np.int64)
+    frame["st"] = frame.groupby(["q", "subtopic"], sort=True).ngroup().to_numpy(dtype=np.int64)
+    frame = frame.sort_values(["st", "doc"], kind="stable", ignore_index=True)
+    st_query = frame.drop_duplicates("st").sort_values("st")["q"].to_numpy(dtype=np.int64)
+    judged = np.flatnonzero(label != NOT_JUDGED)
+    ranked = pd.DataFrame({"q": row_query[judged].astype(np.int64),
+                           "doc_id": docs.take(pa.array(source_row[judged])).to_numpy().astype(object),
+                           "row": judged})
+    entries = ranked.merge(frame[["q", "doc_id", "st", "label"]], on=["q", "doc_id"], how="inner")
+    entries = entries.sort_values(["row", "st"], ignore_index=True)
+    return Subtopics(entries["row"].to_numpy(dtype=np.int64), entries["st"].to_numpy(dtype=np.int64),
+                     entries["label"].to_numpy(dtype=np.int64), st_query,
+                     frame["st"].to_numpy(dtype=np.int64), frame["doc"].to_numpy(dtype=np.int64),
+                     frame["label"].to_numpy(dtype=np.int64))
 
 
 def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:

@@ -47,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "score": ("score", "sim", "similarity"),
     "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
     "rank": ("rank",),
+    "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id"),
 }
 
 _MAX_EXAMPLES = 5
@@ -184,7 +185,12 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     -------
     DataFrame
         ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64); one row
-        per (query_id, doc_id) (exact duplicate rows are merged).
+        per (query_id, doc_id) (exact duplicate rows are merged).  A golden set
+        with a ``subtopic`` column (diversity qrels, one label per question,
+        subtopic and document) keeps it: ``query_id, subtopic, doc_id,
+        relevance``, one row per (query_id, subtopic, doc_id).  Measures other
+        than the intent-aware ones read it as one label per document, its
+        largest over the subtopics (:class:`CheckedQrels`).
 
     Raises
     ------
@@ -193,7 +199,8 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         non-numeric or non-integral labels, conflicting duplicate rows, an
         empty table.
     """
-    return check_qrels(qrels).frame
+    checked = check_qrels(qrels)
+    return checked.frame if checked.subtopics is None else checked.subtopics
 
 
 def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
@@ -210,7 +217,7 @@ def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
         raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
                         "use evalframe.read_qrels() for files and dicts")
     problems: list[InputProblem] = []
-    df = _rename(qrels, ("query_id", "doc_id", "relevance"), (), problems)
+    df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic",), problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     if len(df) == 0:
@@ -245,12 +252,16 @@ def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
             f"{int(huge.sum())} rows have a relevance label out of range (|label| >= 2^62)",
             "relevance labels are integer grades (0, 1, 2, ...); map them to small integers",
             _examples(df, huge)))
+    if "subtopic" in df:
+        _check_ids(df, problems, ("subtopic",), {"subtopic": _arrow_id_status(df["subtopic"])})
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     ids = {c: (df[c] if status[c] == "clean" else ids_to_str(df[c], trim=trim)).reset_index(drop=True)
            for c in ("query_id", "doc_id")}  # ids already clean are kept as they are
     out = pd.DataFrame({**ids, "relevance": values})
+    if "subtopic" in df:
+        return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
     key = np.sort(pair_keys(coded.query.codes, coded.doc_fingerprint))
     if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
@@ -265,6 +276,21 @@ def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
             f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
             "keep one label per judged document (e.g. the adjudicated or the maximum label)",
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
+    return encode_qrels(out)
+
+
+def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:
+    """A diversity golden set: one label per (query_id, subtopic, doc_id)."""
+    out.insert(1, "subtopic", subtopic)
+    keys = ["query_id", "subtopic", "doc_id"]
+    out = out.drop_duplicates(ignore_index=True)  # identical rows are harmless
+    dup = out.duplicated(keys, keep=False)
+    if dup.any():
+        shown = out.sort_values(keys)
+        raise EvalframeInputError("golden set (qrels)", [InputProblem(
+            f"{int(out.loc[dup, keys].drop_duplicates().shape[0])} (query_id, subtopic, doc_id) triples have "
+            "conflicting relevance labels",
+            "keep one label per judged document and subtopic", _examples(shown, dup.loc[shown.index]))])
     return encode_qrels(out)
 
 
@@ -623,11 +649,17 @@ class CheckedQrels:
     query : Codes
     doc : pyarrow ChunkedArray
         The ``doc_id`` column as Arrow strings.
+    subtopics : DataFrame or None
+        A diversity golden set's rows ``query_id, subtopic, doc_id, relevance``
+        (None without a ``subtopic`` column); ``frame`` then holds one row per
+        (query_id, doc_id) with the largest label over its subtopics (a
+        document relevant to any subtopic is relevant, as ndeval's own MAP).
     """
 
     frame: pd.DataFrame
     query: Codes
     doc: "pa.ChunkedArray"
+    subtopics: pd.DataFrame | None = None
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:
@@ -649,7 +681,12 @@ def encode_run(frame: pd.DataFrame) -> CheckedRun:
 
 
 def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
-    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks)."""
+    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
+    a ``subtopic`` column is kept aside (:attr:`CheckedQrels.subtopics`)."""
+    if "subtopic" in frame:
+        subtopics = frame
+        frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
+        return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]), subtopics)
     return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
 
 

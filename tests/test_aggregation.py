@@ -92,7 +92,8 @@ def test_aggregate_refuses_non_finite_values(bad):
 
 def _one_name_per_family():
     names = {"P": "P@3", "Success": "Success@3", "Judged": "Judged@3", "RelP": "RelP@3", "Unjudged": "Unjudged@3",
-             "SDCG": "SDCG(max_rel=3)@3", "INST": "INST(max_rel=3)", "INSQ": "INSQ(max_rel=3)"}
+             "SDCG": "SDCG(max_rel=3)@3", "INST": "INST(max_rel=3)", "INSQ": "INSQ(max_rel=3)",
+             "alpha_DCG": "alpha_DCG@3", "ERR_IA": "ERR_IA@3", "P_IA": "P_IA@3"}
     return [names.get(f, f) for f in FAMILIES]
 
 

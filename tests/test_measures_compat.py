@@ -77,7 +77,8 @@ def test_slow_loop(seed):
     qrels, run = _case(seed + 20, ties=True)
     ours = _ours(qrels, run, ["Compat(p=0.9)", "Compat(p=0.7,normalize=False)"])
     for q, g in run.groupby("query_id"):
-        ranking = [d for _, d in sorted(zip(g.score, g.doc_id), key=lambda t: (-t[0], [-ord(c) for c in t[1]]))]
+        ranking = [d for _, d in sorted(sorted(zip(g.score, g.doc_id), key=lambda t: t[1], reverse=True),
+                                        key=lambda t: -t[0])]  # score desc, then doc_id desc
         labels = dict(zip(qrels.doc_id[qrels.query_id == q], qrels.relevance[qrels.query_id == q]))
         assert ours[(q, "Compat(p=0.9)")] == pytest.approx(_compat_loop(ranking, labels, 0.9, True), abs=1e-9)
         assert ours[(q, "Compat(p=0.7,normalize=False)")] == pytest.approx(

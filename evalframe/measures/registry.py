@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["REGISTRY"]
 
-from . import ap, cascade, compat, cutoff, cwl, dcg, rank, sets
+from . import ap, cascade, compat, cutoff, cwl, dcg, diversity, rank, sets
 from .base import REGISTRY
 
 # the spec's measures
@@ -49,3 +49,13 @@ REGISTRY.register(cwl.SDCG)
 REGISTRY.register(cwl.INST)
 REGISTRY.register(cwl.INSQ)
 REGISTRY.register(compat.COMPAT)
+# diversity (intent-aware) measures, ndeval's (ir_measures' names)
+REGISTRY.register(diversity.ALPHA_DCG)
+REGISTRY.register(diversity.ALPHA_NDCG)
+REGISTRY.register(diversity.ERR_IA)
+REGISTRY.register(diversity.NERR_IA)
+REGISTRY.register(diversity.NRBP)
+REGISTRY.register(diversity.NNRBP)
+REGISTRY.register(diversity.AP_IA)
+REGISTRY.register(diversity.P_IA)
+REGISTRY.register(diversity.ST_RECALL)
