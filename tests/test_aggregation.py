@@ -93,7 +93,9 @@ def test_aggregate_refuses_non_finite_values(bad):
 def _one_name_per_family():
     names = {"P": "P@3", "Success": "Success@3", "Judged": "Judged@3", "RelP": "RelP@3", "Unjudged": "Unjudged@3",
              "SDCG": "SDCG(max_rel=3)@3", "INST": "INST(max_rel=3)", "INSQ": "INSQ(max_rel=3)",
-             "alpha_DCG": "alpha_DCG@3", "ERR_IA": "ERR_IA@3", "P_IA": "P_IA@3"}
+             "alpha_DCG": "alpha_DCG@3", "ERR_IA": "ERR_IA@3", "P_IA": "P_IA@3", "BPM": "BPM(max_rel=3)@3",
+             "NERR8": "NERR8(max_rel=3)@3", "NERR9": "NERR9(max_rel=3)@3", "NERR10": "NERR10(max_rel=3)",
+             "NERR11": "NERR11(max_rel=3)"}
     return [names.get(f, f) for f in FAMILIES]
 
 

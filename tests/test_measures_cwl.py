@@ -44,7 +44,11 @@ def _in_our_order(run):
 
 
 NAMES = ["SDCG(max_rel=3)@5", "SDCG(max_rel=3)@20", "SDCG(min_rel=1,max_rel=2)@10", "INST(max_rel=3)",
-         "INST(T=2.5,max_rel=3)", "INST(T=0.25,max_rel=3)", "INST(T=0.5,max_rel=3)", "INSQ(max_rel=3)", "INSQ(T=3.0,max_rel=2)"]
+         "INST(T=2.5,max_rel=3)", "INST(T=0.25,max_rel=3)", "INST(T=0.5,max_rel=3)", "INSQ(max_rel=3)",
+         "INSQ(T=3.0,max_rel=2)", "BPM(max_rel=3)@10", "BPM(T=2.5,max_rel=3)@5", "BPM(T=0.5,max_rel=3)@1200",
+         "NERR8(max_rel=3)@10", "NERR8(max_rel=2)@1500", "NERR9(max_rel=3)@10", "NERR9(max_rel=3)@1200",
+         "NERR10(max_rel=3)", "NERR10(p=0.5,max_rel=2)", "NERR10(p=1.0,max_rel=3)", "NERR11(max_rel=3)",
+         "NERR11(T=2.0,min_rel=1,max_rel=3)"]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -82,22 +86,27 @@ def _cwl_loop(labels, lo, hi, cont):
     for i, gi in enumerate(g, start=1):
         weights.append(w)
         cum += gi
-        w *= cont(i, cum)
+        w *= cont(i, cum, gi)
     return sum(wi * gi for wi, gi in zip(weights, g)) / sum(weights)
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_slow_loops(seed):
     qrels, run = _case(seed + 10, max_label=4, long=seed == 2)
-    names = ["SDCG(max_rel=4)@10", "INST(T=2.0,max_rel=4)", "INSQ(T=1.5,min_rel=1,max_rel=4)"]
-    ours = _ours(qrels, run, names)
+    loops = {  # name: (min_rel, C(i, cumulative gain through i, gain at i))
+        "SDCG(max_rel=4)@10": (0, lambda i, c, g: math.log2(i + 1) / math.log2(i + 2) if i < 10 else 0.0),
+        "INST(T=2.0,max_rel=4)": (0, lambda i, c, g: ((i + 2.0 + 2.0 - c - 1) / (i + 2.0 + 2.0 - c)) ** 2),
+        "INSQ(T=1.5,min_rel=1,max_rel=4)": (1, lambda i, c, g: ((i + 3.0 - 1) / (i + 3.0)) ** 2),
+        "BPM(T=1.5,max_rel=4)@8": (0, lambda i, c, g: 1.0 if c < 1.5 and i < 8 else 0.0),
+        "NERR8(max_rel=4)@7": (0, lambda i, c, g: 1 - g if i < 7 else 0.0),
+        "NERR9(max_rel=4)@30": (0, lambda i, c, g: i / (i + 1) * (1 - g) if i < 30 else 0.0),
+        "NERR10(p=0.8,max_rel=4)": (0, lambda i, c, g: 0.8 * (1 - g)),
+        "NERR11(T=0.5,max_rel=4)": (0, lambda i, c, g: ((i + 1.0 - 1) / (i + 1.0)) ** 2 * (1 - g)),
+    }
+    ours = _ours(qrels, run, list(loops))
     for q, labels in _ranked(qrels, run).items():
-        sd = _cwl_loop(labels, 0, 4, lambda i, c: math.log2(i + 1) / math.log2(i + 2) if i < 10 else 0.0)
-        inst = _cwl_loop(labels, 0, 4, lambda i, c: ((i + 2.0 + 2.0 - c - 1) / (i + 2.0 + 2.0 - c)) ** 2)
-        insq = _cwl_loop(labels, 1, 4, lambda i, c: ((i + 3.0 - 1) / (i + 3.0)) ** 2)
-        assert ours[(q, "SDCG(max_rel=4)@10")] == pytest.approx(sd, abs=1e-9)
-        assert ours[(q, "INST(T=2.0,max_rel=4)")] == pytest.approx(inst, abs=1e-9)
-        assert ours[(q, "INSQ(T=1.5,min_rel=1,max_rel=4)")] == pytest.approx(insq, abs=1e-9)
+        for name, (lo, cont) in loops.items():
+            assert ours[(q, name)] == pytest.approx(_cwl_loop(labels, lo, 4, cont), abs=1e-9), (name, q)
 
 
 def test_names_round_trip_and_max_rel_is_required():
@@ -125,3 +134,38 @@ def test_a_perfect_ranking_and_an_empty_one():
     none = run.assign(doc_id=["x", "y", "z"])
     v = _ours(qrels, none, ["INST(max_rel=2)", "INSQ(max_rel=2)"])
     assert v[("q", "INST(max_rel=2)")] == 0.0 and v[("q", "INSQ(max_rel=2)")] == 0.0
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8, 0.95])
+def test_ir_measures_rbp_is_a_binary_gain_rbp(p):
+    """ir_measures' RBP(rel=r,p=p) (cwl_eval: gain 1 from label r, W normalised over 1000
+    ranks) is evalframe's (trec_eval's) RBP with gains 0 below r and 1 from r, times
+    1 / (1 - p**1000): the same to 1e-9 when p**1000 is below that, on rankings within 1000."""
+    qrels, run = _case(31)
+    run = _in_our_order(run)
+    ours = _ours(qrels, run, [f"RBP(p={p},gains=((1, 0.0), (2, 1.0), (3, 1.0)))"])
+    name = str(ef.parse_measure(f"RBP(p={p},gains=((1, 0.0), (2, 1.0), (3, 1.0)))"))
+    for r in ir_measures.cwl_eval.iter_calc([ir_measures.parse_measure(f"RBP(rel=2,p={p})")], qrels, run):
+        assert ours[(r.query_id, name)] / (1 - p ** 1000) == pytest.approx(r.value, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cwl_eval_p_rr_ap(seed):
+    """ir_measures also sends P@k, RR and AP to cwl_eval (binary gains from rel): P and RR
+    agree with evalframe's (trec_eval's); cwl_eval's AP divides by the relevant documents
+    retrieved (Harman's original AP, C/W/L's), trec_eval's and evalframe's by all relevant."""
+    qrels, run = _case(seed + 50)
+    run = _in_our_order(run)
+    names = {"P(rel=2)@10": "P(rel=2)@10", "RR": "RR", "AP": "AP"}
+    ours = _ours(qrels, run, list(names.values()) + ["NumRel", "NumRelRet"])
+    ms = {str(ir_measures.parse_measure(n)): v for n, v in names.items()}
+    seen = 0
+    for r in ir_measures.cwl_eval.iter_calc([ir_measures.parse_measure(n) for n in names], qrels, run):
+        ev = str(ef.parse_measure(ms[str(r.measure)]))
+        want = r.value
+        if ev == "AP":
+            R, got = ours[(r.query_id, "NumRel")], ours[(r.query_id, "NumRelRet")]
+            want = r.value * got / R if R else 0.0
+            seen += got < R
+        assert ours[(r.query_id, ev)] == pytest.approx(want, abs=1e-9), (ev, r.query_id)
+    assert seen  # some question has a relevant document not retrieved: the two APs differ there

@@ -1,5 +1,6 @@
-"""C/W/L families: SDCG, INST, INSQ (Moffat et al.'s C/W/L framework, as cwl_eval
-computes them; Azzopardi, Thomas and Moffat, SIGIR 2019, "cwl_eval").
+"""C/W/L families: SDCG, INST, INSQ, BPM, NERR8-11 (Moffat et al.'s C/W/L
+framework, as cwl_eval computes them; Azzopardi, Thomas and Moffat, SIGIR 2019,
+"cwl_eval"), with ir_measures' names and parameters.
 
 A C/W/L measure is a user model: having read rank i, the reader continues to
 rank i + 1 with probability ``C(i)``; the weight of rank i is
@@ -26,20 +27,26 @@ The families:
   ``C(i) = ((i + 2T - 1) / (i + 2T))**2``.
 - ``INST(T=1)`` (Moffat, Bailey, Scholer and Thomas, ADCS 2015):
   ``C(i) = ((i + T + T_i - 1) / (i + T + T_i))**2`` with ``T_i = T - sum_{j<=i} g(j)``.
+- ``BPM(T=1)@k`` (Zhang et al., SIGIR 2017, static): ``C(i) = 1`` while
+  ``sum_{j<=i} g(j) < T`` and ``i < k``, then 0.
+- ``NERR8@k``: ``C(i) = 1 - g(i)`` for i < k; ``NERR9@k``: ``i / (i + 1) (1 - g(i))``
+  for i < k; ``NERR10(p=0.9)``: ``p (1 - g(i))``; ``NERR11(T=1)``: INSQ's C(i) times
+  ``1 - g(i)`` (Azzopardi, Mackenzie and Moffat, ICTIR 2021, "ERR is not C/W/L").
 
-Past the last retrieved document the gains are 0, so INST's and INSQ's C(i)
-there is ``((i + a - 1) / (i + a))**2`` with a constant ``a``: the product
-telescopes and the padded ranks' weights sum to
-``(m + a)**2 * (trigamma(m + a) - trigamma(1000 + a))`` (m ranks retrieved),
-computed once per group.  Within the ranking the products are running sums of
-``log C`` per group; nothing loops per question or per document.
+Past the last retrieved document the gains are 0, so the padded ranks' weights
+have a closed form per group (m ranks retrieved): INST's, INSQ's and NERR11's
+C(i) there is ``((i + a - 1) / (i + a))**2`` with a constant ``a``, whose
+product telescopes, summing to ``(m + a)**2 * (trigamma(m + a) - trigamma(1000 +
+a))``; NERR10's is geometric, NERR9's harmonic (digamma), BPM's and NERR8's a
+count.  Within the ranking the products are running sums of ``log C`` per
+group; nothing loops per question or per document.
 """
 from __future__ import annotations
 
-__all__ = ["SDCG", "INST", "INSQ", "CWL_DEPTH", "scaled_gain"]
+__all__ = ["SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "CWL_DEPTH", "scaled_gain"]
 
 import numpy as np
-from scipy.special import polygamma
+from scipy.special import digamma, polygamma
 
 from ..ranking import NOT_JUDGED, Judged
 from .base import Family, ParamSpec, param_error
@@ -92,54 +99,135 @@ def _sdcg(J, ms):
     return out
 
 
-def _padding(P_end: np.ndarray, m: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """Sum of the weights prod_{j<i} C(j) of the padded ranks i = m+1..CWL_DEPTH, where
-    C(i) = ((i + a - 1) / (i + a))**2 and P_end = prod_{j<=m} C(j)."""
-    x = m + a
-    tail = x ** 2 * (polygamma(1, x) - polygamma(1, CWL_DEPTH + a))
-    return np.where(m < CWL_DEPTH, P_end * tail, 0.0)
-
-
-def _inst_like(J: Judged, m, adaptive: bool) -> np.ndarray:
-    T = m.param("T")
+def _expected_gain(J: Judged, m, log_c_of, tail_of) -> np.ndarray:
+    """sum_i W(i) g(i) per group for continuation probabilities given as ``log C(i)``
+    of the ranked rows (``log_c_of(rank, g, cum)``: arrays over the rows within the
+    depth) and ``tail_of(m, G)``: sum over the padded ranks m+1..CWL_DEPTH of
+    prod_{m<j<i} C(j) (gains 0 there; G the group's total gain)."""
     top = _top(J)
     g = _gains(J, m)
     grp, rank = J.grp[top], J.rank[top].astype(np.float64)
     starts = np.searchsorted(grp, np.arange(J.n_groups))
-    cum = running_sum(g, grp, starts) if adaptive else np.zeros(len(g))
-    x = rank + 2.0 * T - cum
-    with np.errstate(divide="ignore"):  # C(i) = 0 (INST with T < 1/2): log -inf, weights 0 after it
-        log_c = 2.0 * np.log(np.abs(x - 1.0) / x)
+    cum = running_sum(g, grp, starts)
+    with np.errstate(divide="ignore"):  # C(i) = 0: log -inf, and the weights after it 0
+        log_c = log_c_of(rank, g, cum)
     log_through = running_sum(log_c, grp, starts)  # log prod_{j<=i} C(j)
     first = np.zeros(len(grp), dtype=bool)
     first[starts[starts < len(grp)]] = True
     weight = np.exp(np.where(first, 0.0, np.roll(log_through, 1)))  # prod_{j<i} C(j)
     m_ret = np.minimum(nret(J), CWL_DEPTH)
-    last = np.maximum(group_first_row(J) + m_ret - 1, 0)  # the group's last row within the depth
     has = m_ret > 0
-    # ``top`` holds every row of a group up to its m_ret-th, so the group's last top row is
-    # at the same position in ``top`` as its last row in the table, less the rows cut before it
-    pos = np.searchsorted(top, last)
-    pos = np.minimum(pos, max(len(top) - 1, 0))
+    # a group's rows within the depth are its first m_ret rows: its last is in ``top`` at
+    # the position of its last row in the table
+    pos = np.minimum(np.searchsorted(top, np.maximum(group_first_row(J) + m_ret - 1, 0)), max(len(top) - 1, 0))
     P_end = np.where(has, np.exp(log_through[pos]) if len(top) else 1.0, 1.0)
     total = np.where(has, cum[pos] if len(top) else 0.0, 0.0)
-    a = 2.0 * T - total
-    norm = np.bincount(grp, weights=weight, minlength=J.n_groups) + _padding(P_end, m_ret.astype(np.float64), a)
+    mf = m_ret.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tail = np.where((m_ret < CWL_DEPTH) & (P_end > 0), P_end * tail_of(mf, total), 0.0)
+    norm = np.bincount(grp, weights=weight, minlength=J.n_groups) + tail
     return np.bincount(grp, weights=weight * g, minlength=J.n_groups) / norm
 
 
+def _log_insq(rank, T):
+    x = rank + 2.0 * T
+    return 2.0 * np.log((x - 1.0) / x)
+
+
+def _tail_insq(m, a):
+    """sum_{i=m+1..N} ((m + a) / (i - 1 + a))**2: C(i) = ((i + a - 1) / (i + a))**2 telescopes."""
+    x = m + a
+    return x ** 2 * (polygamma(1, x) - polygamma(1, CWL_DEPTH + a))
+
+
+def _tail_steps(m, last):
+    """Padded ranks i = m+1.. reached while C = 1 up to rank ``last`` (C(i) = 0 from there)."""
+    return 1.0 + np.maximum(0.0, np.minimum(float(CWL_DEPTH), last) - m - 1.0)
+
+
 def _inst(J, ms):
-    return [_inst_like(J, m, adaptive=True) for m in ms]
+    out = []
+    for m in ms:
+        T = m.param("T")
+        out.append(_expected_gain(
+            J, m, lambda rank, g, cum: 2.0 * np.log(np.abs(rank + 2.0 * T - cum - 1.0) / (rank + 2.0 * T - cum)),
+            lambda mm, G: _tail_insq(mm, 2.0 * T - G)))
+    return out
 
 
 def _insq(J, ms):
-    return [_inst_like(J, m, adaptive=False) for m in ms]
+    out = []
+    for m in ms:
+        T = m.param("T")
+        out.append(_expected_gain(J, m, lambda rank, g, cum: _log_insq(rank, T),
+                                  lambda mm, G: _tail_insq(mm, 2.0 * T)))
+    return out
+
+
+def _bpm(J, ms):
+    out = []
+    for m in ms:
+        T, K = m.param("T"), float(m.k)
+        out.append(_expected_gain(
+            J, m, lambda rank, g, cum: np.where((cum < T) & (rank < K), 0.0, -np.inf),
+            lambda mm, G: np.where(G < T, _tail_steps(mm, K), 1.0)))
+    return out
+
+
+def _nerr8(J, ms):
+    out = []
+    for m in ms:
+        k = float(m.k)
+        out.append(_expected_gain(J, m, lambda rank, g, cum: np.where(rank < k, np.log1p(-g), -np.inf),
+                                  lambda mm, G: _tail_steps(mm, k)))
+    return out
+
+
+def _nerr9(J, ms):
+    out = []
+    for m in ms:
+        k = float(m.k)
+        top = lambda mm: np.maximum(np.minimum(float(CWL_DEPTH), k), mm + 1.0)  # noqa: E731
+        out.append(_expected_gain(
+            J, m, lambda rank, g, cum: np.where(rank < k, np.log(rank / (rank + 1.0)) + np.log1p(-g), -np.inf),
+            lambda mm, G: (mm + 1.0) * (digamma(top(mm) + 1.0) - digamma(mm + 1.0))))  # (m+1) sum 1/i
+    return out
+
+
+def _nerr10(J, ms):
+    out = []
+    for m in ms:
+        p = m.param("p")
+        geometric = (lambda mm, G: CWL_DEPTH - mm) if p == 1.0 else (
+            lambda mm, G: (1.0 - np.power(p, CWL_DEPTH - mm)) / (1.0 - p))
+        out.append(_expected_gain(J, m, lambda rank, g, cum: np.log(p) + np.log1p(-g), geometric))
+    return out
+
+
+def _nerr11(J, ms):
+    out = []
+    for m in ms:
+        T = m.param("T")
+        out.append(_expected_gain(J, m, lambda rank, g, cum: _log_insq(rank, T) + np.log1p(-g),
+                                  lambda mm, G: _tail_insq(mm, 2.0 * T)))
+    return out
 
 
 _PARAMS = {"min_rel": _MIN_REL, "max_rel": _MAX_REL}
+_P = ParamSpec("float", 0.9, "persistence: probability of reading on", low=0, high=1)
 SDCG = Family("SDCG", "required", _PARAMS, _sdcg, validate=_check_range("SDCG"),
               doc="scaled DCG@k (cwl_eval): DCG@k of the scaled gains / DCG@k of k documents of gain 1")
 INST = Family("INST", "none", {"T": _T, **_PARAMS}, _inst, validate=_check_range("INST"),
               doc="INST (C/W/L, cwl_eval): adaptive expected gain per document, T the gain wanted")
 INSQ = Family("INSQ", "none", {"T": _T, **_PARAMS}, _insq, validate=_check_range("INSQ"),
               doc="INSQ (C/W/L, cwl_eval): expected gain per document, patience from T")
+BPM = Family("BPM", "required", {"T": _T, **_PARAMS}, _bpm, validate=_check_range("BPM"),
+             doc="bejewelled player model, static (C/W/L, cwl_eval): read on until gain T or k documents")
+NERR8 = Family("NERR8", "required", _PARAMS, _nerr8, validate=_check_range("NERR8"),
+               doc="not-but-nearly ERR, eq. 8 (C/W/L, cwl_eval): C(i) = 1 - g(i) to rank k")
+NERR9 = Family("NERR9", "required", _PARAMS, _nerr9, validate=_check_range("NERR9"),
+               doc="not-but-nearly ERR, eq. 9 (C/W/L, cwl_eval): C(i) = i / (i + 1) (1 - g(i)) to rank k")
+NERR10 = Family("NERR10", "none", {"p": _P, **_PARAMS}, _nerr10, validate=_check_range("NERR10"),
+                doc="not-but-nearly ERR, eq. 10 (C/W/L, cwl_eval): C(i) = p (1 - g(i))")
+NERR11 = Family("NERR11", "none", {"T": _T, **_PARAMS}, _nerr11, validate=_check_range("NERR11"),
+                doc="not-but-nearly ERR, eq. 11 (C/W/L, cwl_eval): INSQ's C(i) times (1 - g(i))")
