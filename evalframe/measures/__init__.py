@@ -75,6 +75,19 @@ Other evaluators' measures (ir_measures' names)
     capped recall: an alias of ``RelP@k``), ``Hole@k`` (an alias of
     ``Unjudged@k``); ir_measures' ``nDCG(dcg='exp-log2')@10`` is ``nDCG@10``
     and its ``nDCG@10`` (``dcg='log2'``) is ``nDCG(gain='linear')@10``.
+    The C/W/L measures of cwl_eval (:mod:`.cwl`: ``SDCG(max_rel=3)@10``,
+    ``INST(T=1,max_rel=3)``, ``INSQ``, ``BPM@k``, ``NERR8@k`` .. ``NERR11``;
+    gains scaled to [0, 1] by ``min_rel``/``max_rel``, rankings read to 1000
+    ranks), ``Compat(p=0.95)`` (:mod:`.compat`) and ndeval's intent-aware
+    measures (:mod:`.diversity`: ``alpha_nDCG@20``, ``alpha_DCG@20``,
+    ``ERR_IA@20``, ``nERR_IA@20``, ``NRBP``, ``nNRBP``, ``AP_IA``,
+    ``P_IA@10``, ``StRecall@10``) keep ir_measures' names and parameters.
+Diversity golden sets
+    A golden set may carry a ``subtopic`` column (TREC Web's diversity qrels):
+    one label per (question, subtopic, document).  The intent-aware measures
+    read it (a document is relevant to a subtopic when its label for it is
+    >= ``rel``; a golden set without one is one subtopic per question); every
+    other measure reads each document's largest label over its subtopics.
 
 Layout
 ------
@@ -82,10 +95,14 @@ Layout
 ``aggregation`` (Mean, Sum, GeoMean: ``partial`` -> ``combine`` ->
 ``finalize``), ``intermediates`` (what families share: running counts, one
 DCG, one ideal DCG), the families by kind (``cutoff``, ``rank``, ``ap``,
-``dcg``, ``sets``, ``cascade``), ``registry`` (one line per family) and ``custom``
+``dcg``, ``sets``, ``cascade``, ``cwl``, ``compat``, ``diversity``),
+``registry`` (one line per family) and ``custom``
 (:func:`register_measure`: your own family, registered at run time).  Parameters are
 checked when a Measure is built: ``RBP(p=2)`` fails at parse with
-``RBP: p must be a number in [0, 1], got 2``.
+``RBP: p must be a number in [0, 1], got 2``; a required parameter
+(``ParamSpec(required=True)``) must be given (``INST`` alone fails, ``INST(max_rel=3)``
+parses), and a family's ``validate`` checks its parameters together
+(``SDCG(min_rel=2,max_rel=2)@10`` fails).
 """
 from __future__ import annotations
 

@@ -38,19 +38,23 @@ have a closed form per group (m ranks retrieved): INST's, INSQ's and NERR11's
 C(i) there is ``((i + a - 1) / (i + a))**2`` with a constant ``a``, whose
 product telescopes, summing to ``(m + a)**2 * (trigamma(m + a) - trigamma(1000 +
 a))``; NERR10's is geometric, NERR9's harmonic (digamma), BPM's and NERR8's a
-count.  Within the ranking the products are running sums of ``log C`` per
-group; nothing loops per question or per document.
+count.  Within the ranking each weight is a closed form in the rank times a
+product of factors that differ from 1 only at documents with a gain (INST's
+too: its C(i) telescopes between them), a running sum of their logs over those
+rows alone; nothing loops per question or per document.
 """
 from __future__ import annotations
 
 __all__ = ["SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "CWL_DEPTH", "scaled_gain"]
+
+from functools import cached_property
 
 import numpy as np
 from scipy.special import digamma, polygamma
 
 from ..ranking import NOT_JUDGED, Judged
 from .base import Family, ParamSpec, param_error
-from .intermediates import group_first_row, groups_by, nret, running_sum, sums_at_cutoffs
+from .intermediates import groups_by, nret, running_sum, sums_at_cutoffs
 
 #: cwl_eval's depth (``max_n``): rankings are cut, and padded, to this many ranks.
 CWL_DEPTH = 1000
@@ -99,39 +103,85 @@ def _sdcg(J, ms):
     return out
 
 
-def _expected_gain(J: Judged, m, log_c_of, tail_of) -> np.ndarray:
-    """sum_i W(i) g(i) per group for continuation probabilities given as ``log C(i)``
-    of the ranked rows (``log_c_of(rank, g, cum)``: arrays over the rows within the
-    depth) and ``tail_of(m, G)``: sum over the padded ranks m+1..CWL_DEPTH of
-    prod_{m<j<i} C(j) (gains 0 there; G the group's total gain)."""
-    top = _top(J)
-    g = _gains(J, m)
-    grp, rank = J.grp[top], J.rank[top].astype(np.float64)
-    starts = np.searchsorted(grp, np.arange(J.n_groups))
-    cum = running_sum(g, grp, starts)
-    with np.errstate(divide="ignore"):  # C(i) = 0: log -inf, and the weights after it 0
-        log_c = log_c_of(rank, g, cum)
-    log_through = running_sum(log_c, grp, starts)  # log prod_{j<=i} C(j)
-    first = np.zeros(len(grp), dtype=bool)
-    first[starts[starts < len(grp)]] = True
-    weight = np.exp(np.where(first, 0.0, np.roll(log_through, 1)))  # prod_{j<i} C(j)
-    m_ret = np.minimum(nret(J), CWL_DEPTH)
-    has = m_ret > 0
-    # a group's rows within the depth are its first m_ret rows: its last is in ``top`` at
-    # the position of its last row in the table
-    pos = np.minimum(np.searchsorted(top, np.maximum(group_first_row(J) + m_ret - 1, 0)), max(len(top) - 1, 0))
-    P_end = np.where(has, np.exp(log_through[pos]) if len(top) else 1.0, 1.0)
-    total = np.where(has, cum[pos] if len(top) else 0.0, 0.0)
-    mf = m_ret.astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tail = np.where((m_ret < CWL_DEPTH) & (P_end > 0), P_end * tail_of(mf, total), 0.0)
-    norm = np.bincount(grp, weights=weight, minlength=J.n_groups) + tail
-    return np.bincount(grp, weights=weight * g, minlength=J.n_groups) / norm
+class _Prefix:
+    """Per row within the depth: the gain and rank, the gain above it (G_{i-1}) and
+    log prod_{j<i} h(j) of a factor h that differs from 1 only at rows with a gain;
+    per group: the rows within the depth (m), their total gain and log prod h.  The
+    running sums run over the rows with a gain only, within each group (each is
+    computed when first read)."""
+
+    def __init__(self, J: Judged, m, log_h=None):
+        top = _top(J)
+        self.g = g = _gains(J, m)
+        self.rank = J.rank[top].astype(np.float64)
+        self.grp, self.n = J.grp[top], J.n_groups
+        self.m = np.minimum(nret(J), CWL_DEPTH).astype(np.float64)
+        self._J, self._measure, self._log_h = J, m, log_h
+
+    @cached_property
+    def _sparse(self):
+        g = self.g
+        nz = np.flatnonzero(g > 0)
+        gz = self.grp[nz]
+        starts = np.searchsorted(gz, np.arange(self.n))
+        m = self._measure
+        G_in = self._J.cached(("cwl_cum", m.param("min_rel"), m.param("max_rel")),
+                              lambda: running_sum(g[nz], gz, starts))
+        if self._log_h is None:
+            H_in = np.zeros(len(nz))
+        else:
+            with np.errstate(divide="ignore"):  # h = 0: log -inf, the weights after it 0
+                H_in = running_sum(self._log_h(self.rank[nz], g[nz], G_in - g[nz]), gz, starts)
+        return nz, gz, G_in, H_in
+
+    @cached_property
+    def _above(self):
+        """For each row, the last row with a gain above it in its group (-1: none)."""
+        nz, gz, _, _ = self._sparse
+        above = np.cumsum(self.g > 0) - (self.g > 0) - 1  # gain rows strictly before, less one
+        ok = above >= 0
+        ok[ok] = gz[above[ok]] == self.grp[ok]
+        return np.where(ok, above, -1)
+
+    def _at(self, values: np.ndarray, where: np.ndarray) -> np.ndarray:
+        return np.where(where >= 0, values[np.maximum(where, 0)] if len(values) else 0.0, 0.0)
+
+    @property
+    def G_above(self):
+        return self._at(self._sparse[2], self._above)
+
+    @property
+    def H_above(self):
+        return self._at(self._sparse[3], self._above)
+
+    @cached_property
+    def _last(self):
+        _, gz, _, _ = self._sparse
+        last = np.searchsorted(gz, np.arange(self.n), side="right") - 1
+        ok = last >= 0
+        ok[ok] = gz[last[ok]] == np.flatnonzero(ok)
+        return np.where(ok, last, -1)
+
+    @property
+    def G_total(self):
+        return self._at(self._sparse[2], self._last)
+
+    @property
+    def H_total(self):
+        return self._at(self._sparse[3], self._last)
+
+    def value(self, weight: np.ndarray, next_weight: np.ndarray, tail: np.ndarray) -> np.ndarray:
+        """sum_i W(i) g(i), from the weights prod_{j<i} C(j) of the rows, that of rank m+1
+        and the padded ranks' weights relative to it."""
+        with np.errstate(invalid="ignore"):
+            pad = np.where((self.m < CWL_DEPTH) & (next_weight > 0), next_weight * tail, 0.0)
+        norm = np.bincount(self.grp, weights=weight, minlength=self.n) + pad
+        return np.bincount(self.grp, weights=weight * self.g, minlength=self.n) / norm
 
 
-def _log_insq(rank, T):
-    x = rank + 2.0 * T
-    return 2.0 * np.log((x - 1.0) / x)
+def _insq_weight(rank, T):
+    """prod_{j<i} ((j + 2T - 1) / (j + 2T))**2 = (2T / (i - 1 + 2T))**2 (it telescopes)."""
+    return (2.0 * T / (rank - 1.0 + 2.0 * T)) ** 2
 
 
 def _tail_insq(m, a):
@@ -145,13 +195,20 @@ def _tail_steps(m, last):
     return 1.0 + np.maximum(0.0, np.minimum(float(CWL_DEPTH), last) - m - 1.0)
 
 
+def _log_keep(rank, g, G_above):
+    return np.log1p(-g)
+
+
 def _inst(J, ms):
+    """C(i) = ((f_{i-1} - g_i) / f_i)**2 with f_i = i + 2T - G_i, so
+    prod_{j<i} C(j) = (2T / f_{i-1})**2 prod_{j<i} (1 - g_j / f_{j-1})**2."""
     out = []
     for m in ms:
         T = m.param("T")
-        out.append(_expected_gain(
-            J, m, lambda rank, g, cum: 2.0 * np.log(np.abs(rank + 2.0 * T - cum - 1.0) / (rank + 2.0 * T - cum)),
-            lambda mm, G: _tail_insq(mm, 2.0 * T - G)))
+        P = _Prefix(J, m, lambda rank, g, G_above: 2.0 * np.log(np.abs(1.0 - g / (rank - 1.0 + 2.0 * T - G_above))))
+        w = (2.0 * T / (P.rank - 1.0 + 2.0 * T - P.G_above)) ** 2 * np.exp(P.H_above)
+        w_next = (2.0 * T / (P.m + 2.0 * T - P.G_total)) ** 2 * np.exp(P.H_total)
+        out.append(P.value(w, w_next, _tail_insq(P.m, 2.0 * T - P.G_total)))
     return out
 
 
@@ -159,18 +216,20 @@ def _insq(J, ms):
     out = []
     for m in ms:
         T = m.param("T")
-        out.append(_expected_gain(J, m, lambda rank, g, cum: _log_insq(rank, T),
-                                  lambda mm, G: _tail_insq(mm, 2.0 * T)))
+        P = _Prefix(J, m)
+        out.append(P.value(_insq_weight(P.rank, T), _insq_weight(P.m + 1.0, T), _tail_insq(P.m, 2.0 * T)))
     return out
 
 
 def _bpm(J, ms):
+    """C(i) = 1 while G_i < T and i < k: the weight of rank i is 1 iff G_{i-1} < T and i <= k."""
     out = []
     for m in ms:
         T, K = m.param("T"), float(m.k)
-        out.append(_expected_gain(
-            J, m, lambda rank, g, cum: np.where((cum < T) & (rank < K), 0.0, -np.inf),
-            lambda mm, G: np.where(G < T, _tail_steps(mm, K), 1.0)))
+        P = _Prefix(J, m)
+        w = ((P.G_above < T) & (P.rank <= K)).astype(np.float64)
+        w_next = ((P.G_total < T) & (P.m + 1.0 <= K)).astype(np.float64)
+        out.append(P.value(w, w_next, _tail_steps(P.m, K)))
     return out
 
 
@@ -178,19 +237,23 @@ def _nerr8(J, ms):
     out = []
     for m in ms:
         k = float(m.k)
-        out.append(_expected_gain(J, m, lambda rank, g, cum: np.where(rank < k, np.log1p(-g), -np.inf),
-                                  lambda mm, G: _tail_steps(mm, k)))
+        P = _Prefix(J, m, _log_keep)
+        w = np.where(P.rank <= k, np.exp(P.H_above), 0.0)
+        w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total), 0.0)
+        out.append(P.value(w, w_next, _tail_steps(P.m, k)))
     return out
 
 
 def _nerr9(J, ms):
+    """prod_{j<i} j / (j + 1) = 1 / i; the padded ranks' weights sum to (m+1) sum 1/i."""
     out = []
     for m in ms:
         k = float(m.k)
-        top = lambda mm: np.maximum(np.minimum(float(CWL_DEPTH), k), mm + 1.0)  # noqa: E731
-        out.append(_expected_gain(
-            J, m, lambda rank, g, cum: np.where(rank < k, np.log(rank / (rank + 1.0)) + np.log1p(-g), -np.inf),
-            lambda mm, G: (mm + 1.0) * (digamma(top(mm) + 1.0) - digamma(mm + 1.0))))  # (m+1) sum 1/i
+        P = _Prefix(J, m, _log_keep)
+        w = np.where(P.rank <= k, np.exp(P.H_above) / P.rank, 0.0)
+        w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total) / (P.m + 1.0), 0.0)
+        last = np.maximum(np.minimum(float(CWL_DEPTH), k), P.m + 1.0)
+        out.append(P.value(w, w_next, (P.m + 1.0) * (digamma(last + 1.0) - digamma(P.m + 1.0))))
     return out
 
 
@@ -198,9 +261,11 @@ def _nerr10(J, ms):
     out = []
     for m in ms:
         p = m.param("p")
-        geometric = (lambda mm, G: CWL_DEPTH - mm) if p == 1.0 else (
-            lambda mm, G: (1.0 - np.power(p, CWL_DEPTH - mm)) / (1.0 - p))
-        out.append(_expected_gain(J, m, lambda rank, g, cum: np.log(p) + np.log1p(-g), geometric))
+        P = _Prefix(J, m, _log_keep)
+        w = np.power(p, P.rank - 1.0) * np.exp(P.H_above)
+        w_next = np.power(p, P.m) * np.exp(P.H_total)
+        tail = CWL_DEPTH - P.m if p == 1.0 else (1.0 - np.power(p, CWL_DEPTH - P.m)) / (1.0 - p)
+        out.append(P.value(w, w_next, tail))
     return out
 
 
@@ -208,8 +273,10 @@ def _nerr11(J, ms):
     out = []
     for m in ms:
         T = m.param("T")
-        out.append(_expected_gain(J, m, lambda rank, g, cum: _log_insq(rank, T) + np.log1p(-g),
-                                  lambda mm, G: _tail_insq(mm, 2.0 * T)))
+        P = _Prefix(J, m, _log_keep)
+        w = _insq_weight(P.rank, T) * np.exp(P.H_above)
+        w_next = _insq_weight(P.m + 1.0, T) * np.exp(P.H_total)
+        out.append(P.value(w, w_next, _tail_insq(P.m, 2.0 * T)))
     return out
 
 
