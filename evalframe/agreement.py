@@ -100,8 +100,17 @@ def _check(rel, confidence, n_resamples, seed) -> None:
 
 
 def _shared_pairs(a: pd.DataFrame, b: pd.DataFrame, rel: int | None):
+    """Labels both golden sets give: per (question, subtopic, document) when both have
+    subtopics (diversity qrels), else per (question, document), a golden set with
+    subtopics reading each document's largest label over them."""
+    keys = ["query_id", "doc_id"]
+    if "subtopic" in a and "subtopic" in b:
+        keys = ["query_id", "subtopic", "doc_id"]
+    else:
+        a, b = (t.groupby(keys, as_index=False, sort=False)["relevance"].max() if "subtopic" in t else t
+                for t in (a, b))
     a, b = a[a["relevance"] >= 0], b[b["relevance"] >= 0]
-    both = a.merge(b, on=["query_id", "doc_id"], how="inner", suffixes=("_a", "_b"))
+    both = a.merge(b, on=keys, how="inner", suffixes=("_a", "_b"))
     if both.empty:
         raise ValueError("agreement: the two golden sets share no judged (question, document) pair")
     la, lb = both["relevance_a"].to_numpy(np.int64), both["relevance_b"].to_numpy(np.int64)

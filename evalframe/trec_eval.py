@@ -419,10 +419,14 @@ def _read(qrels_path: str, run_path: str):
 
     from .errors import EvalframeInputError
     from .io import read_qrels
+    from .schema import clean_qrels
 
     def qrels_():
         try:
-            return read_qrels(qrels_path, encoding=_ENCODING)
+            qrels = read_qrels(qrels_path, encoding=_ENCODING)
+            if "subtopic" in qrels:  # trec_eval has no subtopics: one label per (query, doc), as before
+                qrels = clean_qrels(qrels.drop(columns="subtopic"))
+            return qrels
         except EvalframeInputError:
             _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
             raise

@@ -248,9 +248,42 @@ def test_partitions_of_questions_give_the_same_bits():
     """The per-partition contract holds with subtopics (the greedy ideal is per question)."""
     qrels, run = _case(11)
     names = ["alpha_nDCG@10", "nERR_IA@20", "nNRBP", "AP_IA", "StRecall@5", "P_IA@10"]
-    whole = ef.evaluate(run, qrels, names).set_index(["query_id", "measure"]).value
+    whole = pd.Series(_ours(qrels, run, names))
     qs = sorted(qrels.query_id.unique())
     for part in (qs[:3], qs[3:]):
-        got = ef.evaluate(run[run.query_id.isin(part)], qrels[qrels.query_id.isin(part)], names)
-        for r in got.itertuples():
-            assert r.value == whole[(r.query_id, r.measure)]
+        got = _ours(qrels[qrels.query_id.isin(part)], run[run.query_id.isin(part)], names)
+        for (q, name), value in got.items():
+            assert value == whole[(q, name)]
+
+
+def test_agreement_pairs_diversity_labels_per_subtopic():
+    """Two diversity golden sets agree per (question, subtopic, document); against a golden
+    set without subtopics each document's largest label counts.  (Before, the subtopic rows
+    were paired across subtopics: counts of 'only in one' went negative.)"""
+    a = pd.DataFrame({"query_id": ["1"] * 4, "subtopic": ["s1", "s2", "s1", "s2"], "doc_id": ["d", "d", "e", "e"],
+                      "relevance": [1, 0, 0, 0]})
+    b = a.assign(relevance=[1, 0, 0, 1])
+    t = ef.agreement(a, b, n_resamples=0).set_index("statistic")
+    assert t.loc["observed_agreement", "value"] == pytest.approx(3 / 4)
+    assert (t.only_a == 0).all() and (t.only_b == 0).all()
+    flat = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["d", "e"], "relevance": [1, 1]})
+    t = ef.agreement(a, flat, n_resamples=0).set_index("statistic")  # a's largest labels: d 1, e 0
+    assert t.loc["observed_agreement", "value"] == pytest.approx(1 / 2)
+    assert (t.only_a == 0).all() and (t.only_b == 0).all()
+
+
+def test_commands_read_diversity_qrels(tmp_path, capsys):
+    """`evaluate` computes the diversity measures from a TREC Web qrels file; `trec-eval`,
+    like trec_eval 10 ("duplicate docs"), refuses a document with two labels (as before)."""
+    from evalframe.cli import main
+    qrels, run = tmp_path / "div.qrels", tmp_path / "div.run"
+    qrels.write_text("1 1 a 0\n1 2 a 1\n1 2 b 1\n1 3 c 1\n2 1 a 1\n2 2 a 0\n2 1 b 1\n")
+    run.write_text("1 Q0 a 1 3 sys\n1 Q0 c 2 2 sys\n1 Q0 b 3 1 sys\n2 Q0 a 1 1 sys\n2 Q0 x 2 0.5 sys\n")
+    assert main(["evaluate", str(qrels), str(run), "-m", "StRecall@1", "StRecall@2", "AP", "-q", "--format", "csv"]) == 0
+    out = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    got = out.set_index(["query_id", "measure"]).value
+    # question 1: subtopics 2 and 3 have a relevant document (1 has none); a covers 2, c covers 3
+    assert got[(1, "StRecall@1")] == pytest.approx(1 / 2) and got[(1, "StRecall@2")] == pytest.approx(1.0)
+    assert got[(2, "AP")] == pytest.approx(0.5)  # a relevant (largest label 1), b not retrieved
+    assert main(["trec-eval", "-m", "map", str(qrels), str(run)]) == 2
+    assert "conflicting relevance labels" in capsys.readouterr().err
