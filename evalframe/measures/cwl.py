@@ -233,28 +233,31 @@ def _bpm(J, ms):
     return out
 
 
-def _nerr8(J, ms):
+def _nerr_to_k(J, ms, by_rank: bool):
+    """NERR8 (C(i) = 1 - g(i)) and NERR9 (``by_rank``: times i / (i + 1), so the
+    product gains a factor 1 / i and the padded ranks' weights sum to (m+1) sum 1/i),
+    C(i) = 0 from rank k."""
     out = []
     for m in ms:
         k = float(m.k)
         P = _Prefix(J, m, _log_keep)
-        w = np.where(P.rank <= k, np.exp(P.H_above), 0.0)
-        w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total), 0.0)
-        out.append(P.value(w, w_next, _tail_steps(P.m, k)))
+        w = np.where(P.rank <= k, np.exp(P.H_above) / (P.rank if by_rank else 1.0), 0.0)
+        w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total) / (P.m + 1.0 if by_rank else 1.0), 0.0)
+        if by_rank:
+            last = np.maximum(np.minimum(float(CWL_DEPTH), k), P.m + 1.0)
+            tail = (P.m + 1.0) * (digamma(last + 1.0) - digamma(P.m + 1.0))
+        else:
+            tail = _tail_steps(P.m, k)
+        out.append(P.value(w, w_next, tail))
     return out
+
+
+def _nerr8(J, ms):
+    return _nerr_to_k(J, ms, by_rank=False)
 
 
 def _nerr9(J, ms):
-    """prod_{j<i} j / (j + 1) = 1 / i; the padded ranks' weights sum to (m+1) sum 1/i."""
-    out = []
-    for m in ms:
-        k = float(m.k)
-        P = _Prefix(J, m, _log_keep)
-        w = np.where(P.rank <= k, np.exp(P.H_above) / P.rank, 0.0)
-        w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total) / (P.m + 1.0), 0.0)
-        last = np.maximum(np.minimum(float(CWL_DEPTH), k), P.m + 1.0)
-        out.append(P.value(w, w_next, (P.m + 1.0) * (digamma(last + 1.0) - digamma(P.m + 1.0))))
-    return out
+    return _nerr_to_k(J, ms, by_rank=True)
 
 
 def _nerr10(J, ms):
