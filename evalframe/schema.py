@@ -298,7 +298,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
             "keep one label per judged document (the adjudicated one), or pass conflicts='max', "
-            "'min' or 'majority' to keep the highest, the lowest or the most frequent label",
+            "conflicts='min' or conflicts='majority' to keep the highest, the lowest or the most frequent label",
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
     return encode_qrels(out)
 
