@@ -146,6 +146,8 @@ def _is_list_column(s: pd.Series) -> bool:
         return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
     if s.dtype != object or not len(s):
         return False
+    if isinstance(s.iloc[0], (list, tuple, np.ndarray, str)):  # the common cases, without a scan
+        return not isinstance(s.iloc[0], str)
     i = s.first_valid_index()
     return i is not None and isinstance(s.loc[i], (list, tuple, np.ndarray))
 
@@ -207,8 +209,8 @@ def _rank_only(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
     if len(ranks) != 1:
         return df
     scores = alias_candidates(df, "score")
-    if scores and not (len(scores) == 1 and bool(df[scores[0]].isna().all())):
-        return df
+    if scores and (len(scores) > 1 or pd.notna(df[scores[0]].iloc[0]) or not bool(df[scores[0]].isna().all())):
+        return df  # a run with scores (the first row's settles most without a scan)
     r = df[ranks[0]]
     r = pd.to_numeric(r, errors="coerce") if not pd.api.types.is_numeric_dtype(r.dtype) else r
     r = r.to_numpy(dtype=np.float64, na_value=np.nan)
