@@ -209,7 +209,8 @@ def _rank_only(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
     if len(ranks) != 1:
         return df
     scores = alias_candidates(df, "score")
-    if scores and (len(scores) > 1 or pd.notna(df[scores[0]].iloc[0]) or not bool(df[scores[0]].isna().all())):
+    if scores and (len(scores) > 1 or not len(df) or pd.notna(df[scores[0]].iloc[0])
+                   or not bool(df[scores[0]].isna().all())):
         return df  # a run with scores (the first row's settles most without a scan)
     r = df[ranks[0]]
     r = pd.to_numeric(r, errors="coerce") if not pd.api.types.is_numeric_dtype(r.dtype) else r

@@ -171,7 +171,7 @@ def _lists(run, scores=True):
     return out
 
 
-def test_list_runs_pandas_arrow_jsonl(data, tmp_path):
+def test_list_runs_pandas_arrow_jsonl_parquet(data, tmp_path):
     run, qrels, _ = data
     want = expected(run, qrels)
     for scores in (True, False):
@@ -183,6 +183,8 @@ def test_list_runs_pandas_arrow_jsonl(data, tmp_path):
         path = tmp_path / f"log{scores}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in lists.to_dict("records")))
         same(ef.evaluate(path, qrels, MEASURES), want)
+        lists.to_parquet(tmp_path / f"log{scores}.parquet")
+        same(ef.evaluate(tmp_path / f"log{scores}.parquet", qrels, MEASURES), want)
     got = ef.read_run(_lists(run, False))
     assert got.groupby(["system", "query_id"])["rank"].apply(lambda r: (np.diff(r) == 1).all()).all()
 
