@@ -18,7 +18,8 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .engine import Duplicates, evaluate_partition, prepare
-from .schema import Conflicts
+from .inputs import check_columns
+from .schema import Conflicts, check_conflicts
 from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
@@ -115,6 +116,7 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         document) pairs whose labels ``conflicts`` resolved; system empty).
     """
     _check_rel(rel)
+    _check_input_options(columns, conflicts, "diagnostics")
     return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                    duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts).diagnostics
 
@@ -298,9 +300,15 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         :func:`diagnostics`.
     """
     _check_rel(rel)
+    _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                               duplicates=duplicates, columns=columns, conflicts=conflicts)
+
+
+def _check_input_options(columns, conflicts, caller: str) -> None:
+    check_columns(columns, caller=caller)
+    check_conflicts(conflicts, caller=caller)
 
 
 def _check_rel(rel) -> None:

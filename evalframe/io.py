@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
-from .inputs import arrow_frame
-from .schema import ALIASES, Conflicts, clean_qrels, clean_run
+from .inputs import arrow_frame, check_columns
+from .schema import ALIASES, Conflicts, check_conflicts, clean_qrels, clean_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -444,6 +444,8 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     >>> read_qrels({"q1": {"d1": 1, "d2": 0}}).shape
     (2, 3)
     """
+    check_columns(columns, caller="read_qrels")
+    check_conflicts(conflicts, caller="read_qrels")
     return clean_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
                        conflicts=conflicts)
 
@@ -483,6 +485,7 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
     >>> read_run({"q1": {"d1": 2.0, "d2": 1.0}}, system="bm25").columns.tolist()
     ['system', 'query_id', 'doc_id', 'score']
     """
+    check_columns(columns, caller="read_run")
     if isinstance(source, Mapping) and _is_nested_run_mapping(source):
         if system is not None:
             raise ValueError("system= names a single run; a dict of runs is already named by its keys")

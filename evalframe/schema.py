@@ -25,7 +25,7 @@ from __future__ import annotations
 
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
-           "ALIASES", "Conflicts", "CONFLICTS", "ResolvedConflicts", "resolve_conflicts"]
+           "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -213,8 +213,7 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     if not isinstance(qrels, pd.DataFrame):
         raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
                         "use evalframe.read_qrels() for files and dicts")
-    if conflicts not in CONFLICTS:
-        raise ValueError(f"check_qrels: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
+    check_conflicts(conflicts, caller="check_qrels")
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
     checked = _check_qrels(table, conflicts)
     prior = qrels.attrs.get("evalframe_conflicts")
@@ -306,6 +305,12 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
 #: How :func:`check_qrels` resolves several labels of one (question, document).
 Conflicts = Literal["error", "max", "min", "majority"]
 CONFLICTS = ("error", "max", "min", "majority")
+
+
+def check_conflicts(conflicts, *, caller: str) -> None:
+    """Raise ``ValueError`` unless ``conflicts`` is one of :data:`CONFLICTS`."""
+    if conflicts not in CONFLICTS:
+        raise ValueError(f"{caller}: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
 
 
 @dataclass(frozen=True)

@@ -462,7 +462,7 @@ def _read_run(run_path: str):
             names = list(dict.fromkeys(tags.astype(str)))
             shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
             raise EvalframeInputError("run", [InputProblem(
-                f"{run_path} holds {len(names)} runs (run tags {shown}), and trec_eval evaluates one run "
+                f"{'standard input' if run_path == '-' else run_path} holds {len(names)} runs (run tags {shown}), and trec_eval evaluates one run "
                 "per file: their rankings would merge (a document is listed by more than one of them)",
                 "split the file by its sixth field (the run tag), one file per run, or use "
                 "'evalframe evaluate QRELS RUN', which evaluates each run tag as a system")])

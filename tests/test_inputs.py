@@ -343,3 +343,13 @@ def test_segments_aliases_segment_column_and_free_text(data):
     a = rep.by_segment.drop(columns="segment").reset_index(drop=True)
     b = ref.by_segment.drop(columns="segment").reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("call", ["evaluate", "diagnostics", "read_qrels", "report"])
+def test_bad_conflicts_and_columns_name_the_function_called(call):
+    fn = getattr(ef, call)
+    args = ({"q": {"a": 1.0}}, {"q": {"a": 1}}) if call != "read_qrels" else ({"q": {"a": 1}},)
+    with pytest.raises(ValueError, match=f"^{call}: conflicts must be one of"):
+        fn(*args, conflicts="mean")
+    with pytest.raises(ValueError, match=f"^{call}: columns must map"):
+        fn(*args, columns={"a": "nope"})

@@ -374,6 +374,7 @@ _FLAGS = ("rel", "ties", "missing", "depth", "duplicates", "conflicts", "columns
           "correction", "method", "curve")
 _KEYWORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|(\{[^}]*\})|([\w.+-]+)|(?=[\s,;)]|$))")
 _PAIR = re.compile(r"'([^']*)': '([^']*)'")
+_MUST = re.compile(r"(?:\b[A-Za-z_]\w*: )?\b(" + "|".join(_FLAGS) + r") must be\b")
 
 
 def command_words(text: str) -> str:
@@ -384,6 +385,8 @@ def command_words(text: str) -> str:
     --------
     >>> command_words("pass missing='drop' to leave them out, or duplicates='max'")
     'pass --missing drop to leave them out, or --duplicates max'
+    >>> command_words("report: n_resamples must be an int >= 1, got 0")
+    '--n-resamples must be an int >= 1, got 0'
     """
     def flag(m: re.Match) -> str:
         name = "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-")
@@ -391,6 +394,7 @@ def command_words(text: str) -> str:
             return f"{name} " + ",".join(f"{k}={v}" for k, v in _PAIR.findall(m[4]))
         value = next((g for g in (m[2], m[3], m[5]) if g is not None), None)
         return name if value is None else f"{name} {value}"
+    text = _MUST.sub(lambda m: "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-") + " must be", text)
     return _KEYWORD.sub(flag, text)
 
 

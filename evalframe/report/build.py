@@ -23,6 +23,7 @@ from ..errors import EvalframeInputError, InputProblem
 from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..inputs import check_columns, question_texts
 from ..io import read_qrels
+from ..schema import check_conflicts
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
 from .comparisons import comparison_table
@@ -150,6 +151,7 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("curve_ks", "a non-empty list of ints >= 1",
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
+    check_conflicts(conv["conflicts"], caller="report")
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
