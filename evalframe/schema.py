@@ -1,9 +1,11 @@
 """Clean and check input tables: one step, one error listing every problem.
 
 :func:`clean_qrels` and :func:`clean_run` take a DataFrame with canonical or
-alias column names and return a new DataFrame with canonical columns and dtypes:
+alias column names (mapped first by :mod:`evalframe.inputs`: ``columns=``, list and
+rank-only runs) and return a new DataFrame with canonical columns and dtypes:
 
-- golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64)
+- golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64),
+  plus ``text`` (the question text) when the input has one
 - run: ``query_id`` (str), ``doc_id`` (str), ``score`` (float64), plus
   ``system`` (str) when the input has one (or the ``system`` argument is given)
   and ``rank`` (int64) when the input has one.
@@ -58,7 +60,8 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
         if len(found) > 1:
             problems.append(InputProblem(
                 f"several columns could be {canon!r}: {found}",
-                f"rename or drop all but one of them (accepted names: {', '.join(ALIASES[canon])})"))
+                f"rename or drop all but one of them (accepted names: {', '.join(ALIASES[canon])}), "
+                "or pick one with columns={'your_name': " + f"{canon!r}" + "}"))
         elif found:
             mapping[found[0]] = canon
         elif canon in wanted:
@@ -724,6 +727,9 @@ class CheckedQrels:
     query : Codes
     doc : pyarrow ChunkedArray
         The ``doc_id`` column as Arrow strings.
+    conflicts : ResolvedConflicts or None
+        The conflicting labels ``conflicts=`` resolved (also kept in ``frame.attrs``, so a
+        golden set read with :func:`evalframe.read_qrels` still reports them when evaluated).
     """
 
     frame: pd.DataFrame

@@ -340,3 +340,14 @@ def test_trec_eval_names_the_runs_of_a_file_holding_several(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "holds 2 runs (run tags bm25, dense)" in err and "one file per run" in err
     assert "listed more than once" not in err
+
+
+def test_report_segment_columns_and_aliases(tmp_path, capsys):
+    seg = tmp_path / "seg.tsv"
+    seg.write_text("question_id\tsegment\tasked_by\nsso\tlookup\tana\n")
+    argv = ["report", QRELS, RUN, *FAST, "--segments", str(seg), "--format", "json"]
+    assert main([*argv, "--segment-columns", "segment"]) == 0
+    by_segment = pd.DataFrame(json.loads(capsys.readouterr().out)["by_segment"])
+    assert set(by_segment["segment"]) == {"segment"} and set(by_segment["segment_value"]) == {"lookup"}
+    assert main(argv) == 0
+    assert set(pd.DataFrame(json.loads(capsys.readouterr().out)["by_segment"])["segment"]) == {"segment", "asked_by"}
