@@ -10,31 +10,52 @@ only on that part's questions (the per-partition contract of
 """
 from __future__ import annotations
 
-__all__ = ["prepare", "per_question_table", "evaluate_partition", "Duplicates"]
+__all__ = ["prepare", "with_conflicts", "per_question_table", "evaluate_partition", "Duplicates"]
 
-from typing import Literal
+from dataclasses import replace
+from typing import Literal, Mapping
 
 import numpy as np
 import pandas as pd
 
 from .io import read_qrels, read_run
 from .measures import Measure, compute
-from .ranking import Judged, Missing, Ties, judge
-from .schema import check_qrels, check_run
+from .ranking import Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge
+from .schema import Conflicts, ResolvedConflicts, check_qrels, check_run
 
 Duplicates = Literal["error", "max", "first"]
 
 
 def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-            depth: int | None = None, duplicates: Duplicates = "error", warn: bool = True) -> Judged:
+            depth: int | None = None, duplicates: Duplicates = "error", warn: bool = True,
+            columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error") -> Judged:
     """Read and check both inputs (never trusting, never modifying them), then judge.
 
     A DataFrame is checked by :func:`~evalframe.schema.check_run` /
     :func:`~evalframe.schema.check_qrels` (what :func:`~evalframe.read_run` and
-    :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses."""
-    run = check_run(run, duplicates=duplicates) if isinstance(run, pd.DataFrame) else read_run(run, duplicates=duplicates)
-    qrels = check_qrels(qrels) if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
-    return judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
+    :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses.
+    ``columns`` maps both tables' column names; ``conflicts`` resolves the golden set's
+    conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``)."""
+    run = (check_run(run, duplicates=duplicates, columns=columns, ties=ties) if isinstance(run, pd.DataFrame)
+           else read_run(run, duplicates=duplicates, columns=columns, ties=ties))
+    if isinstance(qrels, pd.DataFrame):
+        qrels = check_qrels(qrels, columns=columns, conflicts=conflicts)
+        resolved = qrels.conflicts
+    else:
+        qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)
+        resolved = qrels.attrs.get("evalframe_conflicts")
+    return with_conflicts(judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn), resolved)
+
+
+def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:
+    """``J`` with a ``golden_set_conflicting_labels`` diagnostic when the golden set's
+    conflicting labels were resolved (``resolved``; None: ``J`` itself)."""
+    c = resolved
+    if not isinstance(c, ResolvedConflicts) or not c.count:
+        return J
+    records = (*J.records, Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
+                                      f"resolved: {c.how} label", tuple(c.examples)))
+    return replace(J, records=records, diagnostics=diagnostics_table(records))
 
 
 def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
@@ -53,10 +74,12 @@ def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
 
 def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
                        missing: Missing = "zero", depth: int | None = None,
-                       duplicates: Duplicates = "error", warn: bool = True
+                       duplicates: Duplicates = "error", warn: bool = True,
+                       columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error"
                        ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-question table and diagnostics table of one partition (measures already resolved)."""
-    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=warn)
+    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=warn,
+                columns=columns, conflicts=conflicts)
     return per_question_table(J, ms), J.diagnostics.copy()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,13 +18,16 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .engine import Duplicates, evaluate_partition, prepare
+from .inputs import check_columns
+from .schema import Conflicts, check_conflicts
 from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-             depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+             depth: int | None = None, duplicates: Duplicates = "error",
+             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error") -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -50,6 +53,14 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     duplicates : {"error", "max", "first"}
         A document listed twice for one question: raise, keep the highest
         score, or keep the first row.
+    columns : dict, optional
+        ``{your column name: canonical name}`` for both tables, e.g.
+        ``{"qa_id": "query_id", "chunk": "doc_id"}`` (a name one table lacks is skipped
+        there); see :mod:`evalframe.inputs` for the aliases recognised without it.
+    conflicts : {"error", "max", "min", "majority"}
+        Several labels of one (question, document) in the golden set: raise, or keep
+        the highest, the lowest or the most frequent label (a tie: the higher); the
+        pairs resolved are counted in :func:`diagnostics`.
 
     Returns
     -------
@@ -78,11 +89,13 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     1  librarian      sso  nDCG@10   0.62
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
-                                     depth=depth, duplicates=duplicates)[0]
+                                     depth=depth, duplicates=duplicates, columns=columns,
+                                     conflicts=conflicts)[0]
 
 
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+                depth: int | None = None, duplicates: Duplicates = "error",
+                columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
@@ -98,11 +111,14 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         ``missing="drop"``), ``golden_questions_without_relevant`` (no label
         >= ``rel``),
         ``score_ties`` (rows whose score equals another row's of the same
-        question and system, ordered by the ``ties`` convention).
+        question and system, ordered by the ``ties`` convention; a rank-only
+        run's repeated ranks), ``golden_set_conflicting_labels`` ((question,
+        document) pairs whose labels ``conflicts`` resolved; system empty).
     """
     _check_rel(rel)
+    _check_input_options(columns, conflicts, "diagnostics")
     return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                   duplicates=duplicates, warn=False).diagnostics
+                   duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts).diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -269,7 +285,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                              depth: int | None = None, duplicates: Duplicates = "error"
+                              depth: int | None = None, duplicates: Duplicates = "error",
+                              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error"
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -283,9 +300,15 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         :func:`diagnostics`.
     """
     _check_rel(rel)
+    _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates)
+                              duplicates=duplicates, columns=columns, conflicts=conflicts)
+
+
+def _check_input_options(columns, conflicts, caller: str) -> None:
+    check_columns(columns, caller=caller)
+    check_conflicts(conflicts, caller=caller)
 
 
 def _check_rel(rel) -> None:

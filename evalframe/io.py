@@ -14,7 +14,13 @@ Accepted sources (for both :func:`read_qrels` and :func:`read_run`):
   bytes losslessly).
 - CSV / TSV with a header line, Parquet, JSON lines (``.jsonl``), using the
   canonical column names or the aliases in :data:`evalframe.schema.ALIASES`.
-- pandas DataFrames (copied, never modified).
+- pandas DataFrames (copied, never modified); pyarrow Tables, RecordBatches and
+  RecordBatchReaders, polars DataFrames and any object exposing ``__arrow_c_stream__``
+  (DuckDB results), read through Arrow without a round trip through Python objects
+  (:func:`evalframe.inputs.arrow_frame`).
+- Runs as RAG logs store them: one row per question with a list of document ids (and
+  optionally a list of scores), from pandas list columns, Arrow list arrays or JSON lines;
+  runs with a rank and no score (see :mod:`evalframe.inputs`).
 - The dict-of-dicts used by pytrec_eval and ranx: ``{query_id: {doc_id: value}}``.
 
 Paths are local files: a URL-looking path (``s3://...``, ``http://...``) is
@@ -41,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
-from .schema import ALIASES, clean_qrels, clean_run
+from .inputs import arrow_frame, check_columns
+from .schema import ALIASES, Conflicts, check_conflicts, clean_qrels, clean_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -398,6 +405,9 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if isinstance(source, pd.DataFrame):
         return source
+    frame = arrow_frame(source)
+    if frame is not None:
+        return frame
     if isinstance(source, (str, os.PathLike)):
         path = Path(os.fsdecode(os.fspath(source))) if filesystem is not None else local_path(source, what)
         return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding)
@@ -410,10 +420,12 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None
         return _read_table_file(Path(str(getattr(source, "name", "") or "")), kind, data=data,
                                 encoding=encoding)
     raise TypeError(f"cannot read a {'golden set' if kind == 'qrels' else 'run'} from "
-                    f"{type(source).__name__}: pass a file path, an opened file, a DataFrame or a dict of dicts")
+                    f"{type(source).__name__}: pass a file path, an opened file, a DataFrame (pandas, polars), "
+                    "an Arrow table or stream, or a dict of dicts")
 
 
-def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+               filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
     """Read a golden set (qrels) into a canonical DataFrame.
 
     Parameters
@@ -421,6 +433,11 @@ def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding
     source : path, opened binary file, DataFrame or dict
         See the module docstring for the accepted formats.  A path is a local
         file (a URL-looking path is refused) unless ``filesystem`` is given.
+    columns : dict, optional
+        ``{your column name: canonical name}``, e.g. ``{"qa_id": "query_id", "chunk": "doc_id"}``
+        (as ranx's ``from_df``); see :func:`evalframe.schema.clean_qrels`.
+    conflicts : {"error", "max", "min", "majority"}
+        Several labels of one (question, document): see :func:`evalframe.schema.clean_qrels`.
     filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
         Where a path is read from (e.g. ``pyarrow.fs.S3FileSystem()``): reading
         over the network is always this explicit choice.
@@ -431,19 +448,24 @@ def read_qrels(source: Source, *, filesystem: FileSystem | None = None, encoding
     Returns
     -------
     DataFrame
-        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64); a
-        diversity golden set also ``subtopic`` (str), after ``query_id``.
+        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text`` when the
+        golden set carries the question text beside the question id; a diversity golden
+        set also ``subtopic`` (str), after ``query_id``.
 
     Examples
     --------
     >>> read_qrels({"q1": {"d1": 1, "d2": 0}}).shape
     (2, 3)
     """
-    return clean_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding))
+    check_columns(columns, caller="read_qrels")
+    check_conflicts(conflicts, caller="read_qrels")
+    return clean_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
+                       conflicts=conflicts)
 
 
 def read_run(source: Source | Sequence[Source], *, system: str | None = None,
-             duplicates: Literal["error", "max", "first"] = "error", filesystem: FileSystem | None = None,
+             duplicates: Literal["error", "max", "first"] = "error", columns: Mapping[str, str] | None = None,
+             ties: str = "doc_id_desc", filesystem: FileSystem | None = None,
              encoding: str = "utf-8") -> pd.DataFrame:
     """Read a run (one or many systems) into a canonical DataFrame.
 
@@ -455,6 +477,10 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         System name for a single run (overrides its tag / ``system`` column).
     duplicates : {"error", "max", "first"}
         See :func:`evalframe.schema.clean_run`.
+    columns : dict, optional
+        ``{your column name: canonical name}``, e.g. ``{"chunk": "doc_id"}``; applied to every run.
+    ties : {"doc_id_desc", "doc_id_asc", "rank"}
+        The order the run will be ranked in; with ``"rank"`` a missing score is no error.
     filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
         Where paths are read from; see :func:`read_qrels`.
     encoding : str
@@ -472,18 +498,20 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
     >>> read_run({"q1": {"d1": 2.0, "d2": 1.0}}, system="bm25").columns.tolist()
     ['system', 'query_id', 'doc_id', 'score']
     """
+    check_columns(columns, caller="read_run")
     if isinstance(source, Mapping) and _is_nested_run_mapping(source):
         if system is not None:
             raise ValueError("system= names a single run; a dict of runs is already named by its keys")
-        parts = [read_run(v, system=str(k), duplicates=duplicates, filesystem=filesystem, encoding=encoding)
-                 for k, v in source.items()]
+        parts = [read_run(v, system=str(k), duplicates=duplicates, columns=columns, ties=ties,
+                          filesystem=filesystem, encoding=encoding) for k, v in source.items()]
         return pd.concat(parts, ignore_index=True)
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike)):
         if system is not None:
             raise ValueError("system= names a single run; name each run in a dict {name: run} instead")
         parts = []
         for i, src in enumerate(source):
-            part = read_run(src, duplicates=duplicates, filesystem=filesystem, encoding=encoding)
+            part = read_run(src, duplicates=duplicates, columns=columns, ties=ties, filesystem=filesystem,
+                            encoding=encoding)
             if "system" not in part:
                 name = system_name(src) if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
                 part.insert(0, "system", name)
@@ -503,4 +531,4 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
                 "give each run its own name: pass a dict {name: run}")])
         return pd.concat(parts, ignore_index=True)
     return clean_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
-                     duplicates=duplicates)
+                     duplicates=duplicates, columns=columns, ties=ties)

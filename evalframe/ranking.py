@@ -116,6 +116,9 @@ class Check(str, Enum):
     SCORE_TIES = "score_ties"
     #: Golden-set questions without a label >= rel; count: questions.
     GOLDEN_QUESTIONS_WITHOUT_RELEVANT = "golden_questions_without_relevant"
+    #: (question, document) pairs of the golden set whose conflicting labels were resolved
+    #: (``conflicts=``); count: pairs.
+    GOLDEN_SET_CONFLICTING_LABELS = "golden_set_conflicting_labels"
 
     def __str__(self) -> str:
         return self.value

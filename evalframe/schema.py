@@ -1,9 +1,11 @@
 """Clean and check input tables: one step, one error listing every problem.
 
 :func:`clean_qrels` and :func:`clean_run` take a DataFrame with canonical or
-alias column names and return a new DataFrame with canonical columns and dtypes:
+alias column names (mapped first by :mod:`evalframe.inputs`: ``columns=``, list and
+rank-only runs) and return a new DataFrame with canonical columns and dtypes:
 
-- golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64)
+- golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64),
+  plus ``text`` (the question text) when the input has one
 - run: ``query_id`` (str), ``doc_id`` (str), ``score`` (float64), plus
   ``system`` (str) when the input has one (or the ``system`` argument is given)
   and ``rank`` (int64) when the input has one.
@@ -25,9 +27,10 @@ from __future__ import annotations
 
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
-           "ALIASES"]
+           "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -38,17 +41,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from .errors import EvalframeInputError, InputProblem
-
-#: Accepted column names, canonical name first.
-ALIASES: dict[str, tuple[str, ...]] = {
-    "query_id": ("query_id", "qid", "query", "topic", "topic_id", "question_id", "question", "queryid", "q_id"),
-    "doc_id": ("doc_id", "docno", "docid", "doc", "document", "document_id", "page", "page_id", "did", "pid"),
-    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement"),
-    "score": ("score", "sim", "similarity"),
-    "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
-    "rank": ("rank",),
-    "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id"),
-}
+from .inputs import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
 
 _MAX_EXAMPLES = 5
 
@@ -61,22 +54,22 @@ def _examples(df: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
 def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...],
             problems: list[InputProblem]) -> pd.DataFrame:
     """Map alias columns to canonical names; report missing or ambiguous ones."""
-    lower = {str(c).strip().lower(): c for c in df.columns}
     mapping: dict[object, str] = {}
     for canon in wanted + optional:
-        found = [lower[a] for a in ALIASES[canon] if a in lower]
-        if canon in df.columns:
-            found = [canon]
+        found = alias_candidates(df, canon)
         if len(found) > 1:
             problems.append(InputProblem(
                 f"several columns could be {canon!r}: {found}",
-                f"rename or drop all but one of them (accepted names: {', '.join(ALIASES[canon])})"))
+                f"rename or drop all but one of them (accepted names: {', '.join(ALIASES[canon])}), "
+                "or pick one with columns={'your_name': " + f"{canon!r}" + "}"))
         elif found:
             mapping[found[0]] = canon
         elif canon in wanted:
             problems.append(InputProblem(
                 f"missing column {canon!r} (found columns: {[str(c) for c in df.columns]})",
-                f"name a column {canon!r} or one of its aliases: {', '.join(ALIASES[canon][1:])}"))
+                f"name a column {canon!r} or one of its aliases: {', '.join(ALIASES[canon][1:])}"
+                + (" (or give a 'rank' column: a run without scores is ordered by rank)" if canon == "score" else "")
+                + "; or map your column names with columns={'your_name': " + f"{canon!r}" + "}"))
     out = df[list(mapping)].rename(columns=mapping)
     return out
 
@@ -170,7 +163,8 @@ def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id",
                 f"drop those rows or fill in their {col}", _examples(df, bad)))
 
 
-def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
+def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+                conflicts: Conflicts = "error") -> pd.DataFrame:
     """Check a golden set and return a canonical copy.
 
     The same checks as :func:`check_qrels`, which also returns the factorised ids.
@@ -179,13 +173,24 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     ----------
     qrels : DataFrame
         Columns ``query_id, doc_id, relevance`` or aliases
-        (``qid/query/topic``, ``docno/docid/doc``, ``rel/label/grade``).
+        (``qid/query/topic/question_id``, ``docno/docid/doc/chunk_id/passage_id/page_id``,
+        ``rel/label/grade``); a question text column beside the question id (``question``,
+        ``query``, ``text``...) is kept.
+    columns : dict, optional
+        ``{your column name: canonical name}`` (e.g. ``{"qa_id": "query_id"}``), applied
+        before the aliases; names the table lacks are skipped.
+    conflicts : {"error", "max", "min", "majority"}
+        Several rows of one (question, document) with different labels (several
+        annotators): raise (default), keep the highest or the lowest label, or the most
+        frequent one (every row is a vote; a tie goes to the higher label).  The pairs
+        resolved are counted in the diagnostics (``golden_set_conflicting_labels``).
 
     Returns
     -------
     DataFrame
-        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64); one row
-        per (query_id, doc_id) (exact duplicate rows are merged).  A golden set
+        ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text``
+        (the question text, :data:`~evalframe.inputs.TEXT_COLUMN`) when the table has one;
+        one row per (query_id, doc_id) (exact duplicate rows are merged).  A golden set
         with a ``subtopic`` column (diversity qrels, one label per question,
         subtopic and document) keeps it: ``query_id, subtopic, doc_id,
         relevance``, one row per (query_id, subtopic, doc_id).  Measures other
@@ -199,11 +204,12 @@ def clean_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
         non-numeric or non-integral labels, conflicting duplicate rows, an
         empty table.
     """
-    checked = check_qrels(qrels)
+    checked = check_qrels(qrels, columns=columns, conflicts=conflicts)
     return checked.frame if checked.subtopics is None else checked.subtopics
 
 
-def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
+def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+                conflicts: Conflicts = "error") -> CheckedQrels:
     """Check a golden set and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_qrels`.
@@ -216,6 +222,31 @@ def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
     if not isinstance(qrels, pd.DataFrame):
         raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
                         "use evalframe.read_qrels() for files and dicts")
+    check_conflicts(conflicts, caller="check_qrels")
+    table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
+    checked = _check_qrels(table, conflicts)
+    prior = qrels.attrs.get("evalframe_conflicts")
+    if checked.conflicts is None and isinstance(prior, ResolvedConflicts):
+        checked = replace(checked, conflicts=prior)  # resolved when this table was read
+    if TEXT_COLUMN in table.columns:
+        checked = replace(checked, frame=_with_text(checked.frame, table))
+    if checked.conflicts is not None:
+        checked.frame.attrs["evalframe_conflicts"] = checked.conflicts
+    return checked
+
+
+def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The cleaned golden set with each question's text (its first in ``table``)."""
+    qid = alias_candidates(table, "query_id")[0]
+    text = table[TEXT_COLUMN]
+    by_query = pd.Series(text.astype(str).where(text.notna(), None).to_numpy(dtype=object),
+                         index=ids_to_str(table[qid]).to_numpy(dtype=object))
+    by_query = by_query[~by_query.index.duplicated()]
+    return frame.assign(**{TEXT_COLUMN: by_query.reindex(frame["query_id"].to_numpy(dtype=object)).to_numpy()})
+
+
+def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
+    """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`)."""
     problems: list[InputProblem] = []
     df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic",), problems)
     if problems:
@@ -267,14 +298,19 @@ def check_qrels(qrels: pd.DataFrame) -> CheckedQrels:
     if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
         return coded
     dup = _duplicated(out, ["query_id", "doc_id"])
+    votes = out
     if dup.any():
         out = out.drop_duplicates(ignore_index=True)  # identical rows are harmless
         dup = out.duplicated(["query_id", "doc_id"], keep=False)
+    if dup.any() and conflicts != "error":
+        out, resolved = resolve_conflicts(votes, conflicts)
+        return replace(encode_qrels(out), conflicts=resolved)
     if dup.any():
         n_pairs = int(out.loc[dup, ["query_id", "doc_id"]].drop_duplicates().shape[0])
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
-            "keep one label per judged document (e.g. the adjudicated or the maximum label)",
+            "keep one label per judged document (the adjudicated one), or pass conflicts='max', "
+            "conflicts='min' or conflicts='majority' to keep the highest, the lowest or the most frequent label",
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
     return encode_qrels(out)
 
@@ -294,8 +330,61 @@ def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:
     return encode_qrels(out)
 
 
+#: How :func:`check_qrels` resolves several labels of one (question, document).
+Conflicts = Literal["error", "max", "min", "majority"]
+CONFLICTS = ("error", "max", "min", "majority")
+
+
+def check_conflicts(conflicts, *, caller: str) -> None:
+    """Raise ``ValueError`` unless ``conflicts`` is one of :data:`CONFLICTS`."""
+    if conflicts not in CONFLICTS:
+        raise ValueError(f"{caller}: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
+
+
+@dataclass(frozen=True)
+class ResolvedConflicts:
+    """(question, document) pairs whose conflicting labels were resolved.
+
+    Attributes
+    ----------
+    how : "max", "min" or "majority"
+    count : int
+        Pairs with more than one distinct label.
+    examples : tuple of str
+        A few of them, as ``query_id:doc_id``.
+    """
+
+    how: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+
+def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, ResolvedConflicts]:
+    """One row per (query_id, doc_id) of a canonical golden set with repeated pairs.
+
+    ``how``: ``"max"`` / ``"min"`` label, or ``"majority"``: the label of most rows of the
+    pair (every row is a vote, identical rows included), a tie going to the higher
+    label.  Rows keep the position of their pair's first row.
+    """
+    keys = ["query_id", "doc_id"]
+    first = qrels.drop_duplicates(keys)
+    n_labels = qrels.drop_duplicates(keys + ["relevance"]).groupby(keys, sort=False).size()
+    conflicted = n_labels[n_labels > 1]
+    if how == "majority":
+        votes = qrels.groupby(keys + ["relevance"], sort=False).size().reset_index(name="votes")
+        best = votes.sort_values(["votes", "relevance"], ascending=False, kind="stable").drop_duplicates(keys)
+        label = best.set_index(keys)["relevance"]
+    else:
+        label = qrels.groupby(keys, sort=False)["relevance"].agg(how)
+    idx = pd.MultiIndex.from_frame(first[keys])
+    out = first.assign(relevance=label.reindex(idx).to_numpy(dtype=np.int64)).reset_index(drop=True)
+    examples = tuple(f"{q}:{d}" for q, d in conflicted.index[:_MAX_EXAMPLES])
+    return out, ResolvedConflicts(how, int(len(conflicted)), examples)
+
+
 def clean_run(run: pd.DataFrame, *, system: str | None = None,
-              duplicates: Literal["error", "max", "first"] = "error") -> pd.DataFrame:
+              duplicates: Literal["error", "max", "first"] = "error",
+              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc") -> pd.DataFrame:
     """Check a run (one or many systems) and return a canonical copy.
 
     The same checks as :func:`check_run`, which also returns the factorised ids.
@@ -303,13 +392,23 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
     Parameters
     ----------
     run : DataFrame
-        Columns ``query_id, doc_id, score`` or aliases (``qid``, ``docno``,
-        ``sim``...), optionally ``system`` (or ``run``/``tag``) and ``rank``.
+        Columns ``query_id, doc_id, score`` or aliases (``qid``, ``question_id``,
+        ``docno``, ``chunk_id``, ``sim``...), optionally ``system`` (or ``run``/``tag``)
+        and ``rank``.  A run with a ``rank`` column and no score is ordered by rank
+        (``score = -rank``; repeated ranks are ties, see :mod:`evalframe.inputs`); a
+        run whose document column holds lists (one row per question) is exploded, each
+        document ranked by its position in its list.
     system : str, optional
         Name for the system; overrides a ``system`` column.
     duplicates : {"error", "max", "first"}
         What to do with a document listed twice for the same question (and
         system): raise (default), keep its highest score, or keep its first row.
+    columns : dict, optional
+        ``{your column name: canonical name}``, applied before the aliases (names the
+        table lacks are skipped).
+    ties : {"doc_id_desc", "doc_id_asc", "rank"}
+        The order the run will be ranked in; with ``"rank"`` the scores are not used,
+        so a missing or NaN score is no error.
 
     Returns
     -------
@@ -322,11 +421,12 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         Listing every problem: missing columns, missing ids, missing, NaN,
         infinite or non-numeric scores, duplicate documents, an empty table.
     """
-    return check_run(run, system=system, duplicates=duplicates).frame
+    return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties).frame
 
 
 def check_run(run: pd.DataFrame, *, system: str | None = None,
-              duplicates: Literal["error", "max", "first"] = "error") -> CheckedRun:
+              duplicates: Literal["error", "max", "first"] = "error",
+              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc") -> CheckedRun:
     """Check a run and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_run`.
@@ -344,6 +444,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
                         "use evalframe.read_run() for files and dicts")
     problems: list[InputProblem] = []
+    attrs = run.attrs
+    run = run_table(run, problems, columns=check_columns(columns, caller="check_run"))
     df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank"), problems)
     if problems:
         raise EvalframeInputError("run", problems)
@@ -358,13 +460,14 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         score = pd.to_numeric(score, errors="coerce")
     sc = score.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(sc)
-    if bad.any():
+    if bad.any() and ties != "rank":  # ranked by the rank column, the scores are not used
         nonnum = bad & df["score"].notna().to_numpy() & ~np.isinf(sc)
         what = f"{int(bad.sum())} rows have a missing, NaN, infinite or non-numeric score"
         if nonnum.any():
             what += f" ({int(nonnum.sum())} non-numeric)"
         problems.append(InputProblem(what, "give every retrieved document a finite numeric score "
-                                     "(drop the rows, or map -inf/inf to the lowest/highest finite score)",
+                                     "(drop the rows, or map -inf/inf to the lowest/highest finite score)"
+                                     + ("; or order the run by its rank column with ties='rank'" if "rank" in df else ""),
                                      _examples(df, bad)))
     rank = None
     if "rank" in df:
@@ -373,7 +476,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         r = r.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(r).all():
             rank = r
-    trim = not run.attrs.get("evalframe_ids_trimmed", False)
+    trim = not attrs.get("evalframe_ids_trimmed", False)
     data = {}
     if system is not None:
         if "system" in df and df["system"].nunique() > 1:
@@ -654,12 +757,17 @@ class CheckedQrels:
         (None without a ``subtopic`` column); ``frame`` then holds one row per
         (query_id, doc_id) with the largest label over its subtopics (a
         document relevant to any subtopic is relevant, as ndeval's own MAP).
+    conflicts : ResolvedConflicts or None
+        The conflicting labels ``conflicts=`` resolved (also kept in ``frame.attrs``, so a
+        golden set read with :func:`evalframe.read_qrels` still reports them when evaluated).
     """
 
     frame: pd.DataFrame
     query: Codes
     doc: "pa.ChunkedArray"
     subtopics: pd.DataFrame | None = None
+    #: conflicting labels resolved while checking (``conflicts=``), or None
+    conflicts: "ResolvedConflicts | None" = None
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:

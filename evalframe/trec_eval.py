@@ -463,8 +463,13 @@ def _read_run(run_path: str):
         run = run.drop(columns="system")
         if tags.nunique() > 1 and run.duplicated(["query_id", "doc_id"]).any():
             from .errors import EvalframeInputError, InputProblem
+            names = list(dict.fromkeys(tags.astype(str)))
+            shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
             raise EvalframeInputError("run", [InputProblem(
-                "a document is listed more than once for the same question", "remove the duplicate lines")])
+                f"{'standard input' if run_path == '-' else run_path} holds {len(names)} runs (run tags {shown}), and trec_eval evaluates one run "
+                "per file: their rankings would merge (a document is listed by more than one of them)",
+                "split the file by its sixth field (the run tag), one file per run, or use "
+                "'evalframe evaluate QRELS RUN', which evaluates each run tag as a system")])
     return run, runid
 
 

@@ -277,3 +277,77 @@ def test_warning_turned_error_is_one_line(tmp_path, capsys):
         assert main(["evaluate", QRELS, str(run), "-m", "P@5"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("evalframe evaluate: error: ") and len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- issue 12: RAG tables on the command line
+def _rag_tables(tmp_path):
+    """A golden set and a run as a RAG team stores them, and the same in canonical columns."""
+    q = tmp_path / "golden.csv"
+    q.write_text("question_id,chunk,stars\n1,c1,2\n1,c2,0\n1,c1,1\n2,c3,1\n")
+    r = tmp_path / "run.csv"
+    r.write_text("question_id,chunk,cos\n1,c2,0.9\n1,c1,0.5\n2,c3,0.7\n")
+    canon_q = tmp_path / "canon_q.tsv"
+    canon_q.write_text("query_id\tdoc_id\trelevance\n1\tc1\t2\n1\tc2\t0\n2\tc3\t1\n")  # max label
+    canon_r = tmp_path / "canon_r.tsv"
+    canon_r.write_text("query_id\tdoc_id\tscore\n1\tc2\t0.9\n1\tc1\t0.5\n2\tc3\t0.7\n")
+    return str(q), str(r), str(canon_q), str(canon_r)
+
+
+def test_columns_and_conflicts_flags_give_the_canonical_numbers(tmp_path, capsys):
+    q, r, cq, cr = _rag_tables(tmp_path)
+    args = ["-m", "RR", "nDCG@10", "-q", "--format", "csv"]
+    assert main(["evaluate", q, f"run={r}", "--columns", "chunk=doc_id,stars=relevance,cos=score",
+                 "--conflicts", "max", *args]) == 0
+    got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert main(["evaluate", cq, f"run={cr}", *args]) == 0
+    want = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    pd.testing.assert_frame_equal(got, want)
+    assert main(["evaluate", q, r, "--columns", "nonsense"]) == 2
+    assert "--columns" in capsys.readouterr().err
+
+
+def test_report_shows_the_conflicts_resolved(tmp_path, capsys):
+    q, r, _, _ = _rag_tables(tmp_path)
+    assert main(["report", q, r, "--columns", "chunk=doc_id,stars=relevance,cos=score", "--conflicts",
+                 "majority", "-m", "RR", "--n-resamples", "20", "--format", "json"]) == 0
+    diag = pd.DataFrame(json.loads(capsys.readouterr().out)["diagnostics"])
+    row = diag[diag["check"] == "golden_set_conflicting_labels"]
+    assert row["count"].tolist() == [1] and row["action"].tolist() == ["resolved: majority label"]
+
+
+def test_messages_use_the_command_lines_words(tmp_path, capsys):
+    q, r, _, _ = _rag_tables(tmp_path)
+    assert main(["evaluate", q, r, "--columns", "chunk=doc_id,stars=relevance,cos=score"]) == 2
+    err = capsys.readouterr().err
+    assert "--conflicts max" in err and "conflicts='max'" not in err
+    dup = _duplicated_run(tmp_path)
+    assert main(["evaluate", QRELS, dup, "-m", "RR"]) == 2
+    err = capsys.readouterr().err
+    assert "--duplicates max" in err and "duplicates=" not in err
+    sparse = tmp_path / "sparse.tsv"  # answers none of the golden set's questions but one: a warning
+    sparse.write_text("query_id\tdoc_id\tscore\nsso\tpage-212\t1\n")
+    two = tmp_path / "two_q.txt"
+    two.write_text(Path(QRELS).read_text() + "other 0 page-1 1\n")
+    assert main(["evaluate", str(two), str(sparse), "-m", "RR"]) == 0
+    err = capsys.readouterr().err
+    assert "--missing drop" in err and "missing='drop'" not in err
+
+
+def test_trec_eval_names_the_runs_of_a_file_holding_several(tmp_path, capsys):
+    run = tmp_path / "two_runs.trec"
+    run.write_text("sso Q0 page-212 1 2.0 bm25\nsso Q0 page-1 2 1.0 bm25\nsso Q0 page-212 1 3.0 dense\n")
+    assert main(["trec-eval", QRELS, str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "holds 2 runs (run tags bm25, dense)" in err and "one file per run" in err
+    assert "listed more than once" not in err
+
+
+def test_report_segment_columns_and_aliases(tmp_path, capsys):
+    seg = tmp_path / "seg.tsv"
+    seg.write_text("question_id\tsegment\tasked_by\nsso\tlookup\tana\n")
+    argv = ["report", QRELS, RUN, *FAST, "--segments", str(seg), "--format", "json"]
+    assert main([*argv, "--segment-columns", "segment"]) == 0
+    by_segment = pd.DataFrame(json.loads(capsys.readouterr().out)["by_segment"])
+    assert set(by_segment["segment"]) == {"segment"} and set(by_segment["segment_value"]) == {"lookup"}
+    assert main(argv) == 0
+    assert set(pd.DataFrame(json.loads(capsys.readouterr().out)["by_segment"])["segment"]) == {"segment", "asked_by"}

@@ -41,6 +41,14 @@ def test_ties_bytewise_not_numeric():
     assert one(run, {"q": {"10": 1}}, "RR") == 0.5
 
 
+def test_rank_only_run_ordered_by_rank_repeated_ranks_are_ties():
+    qrels = {"q": {"a": 1}}
+    ranks = pd.DataFrame({"query_id": "q", "doc_id": ["a", "b", "c"], "rank": [2, 2, 1]})  # c, then b/a tied
+    assert one(ranks, qrels, "RR") == 1 / 3  # c, b, a: the tie broken by doc_id descending
+    assert one(ranks, qrels, "RR", ties="doc_id_asc") == 0.5  # c, a, b
+    assert one(ranks, qrels, "RR", ties="rank") == 1 / 3
+
+
 def test_rank_column_ignored_by_default_and_used_on_request():
     run = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 2]})
     qrels = {"q": {"a": 1}}

@@ -5,8 +5,8 @@ public functions; this module holds the few pieces they have in common, so that
 they name systems, read runs, show warnings and report mistakes in one way:
 
 - :func:`add_conventions` adds the conventions flags (``--rel``, ``--ties``,
-  ``--missing``, ``--depth``, ``--duplicates``); :func:`add_inputs` the ``QRELS RUN
-  [RUN ...]`` arguments.
+  ``--missing``, ``--depth``, ``--duplicates``, ``--conflicts``); :func:`add_inputs` the
+  ``QRELS RUN [RUN ...]`` arguments and ``--columns`` / ``--encoding``.
 - :func:`read_runs` reads a list of run arguments into one run table, naming each
   system by :data:`NAMING_RULE` (:func:`split_run_arg`, :func:`system_name`).
 - :func:`run_command` runs a command: warnings are shown on standard error as
@@ -14,12 +14,15 @@ they name systems, read runs, show warnings and report mistakes in one way:
   user error (bad input, a missing or unwritable file, a bad option value) becomes
   one line ``<prog>: error: ...`` on standard error and exit status 2, never a
   traceback.
+- Messages are in the command line's own words (:func:`command_words`): a hint the
+  library spells ``missing='drop'`` reads ``--missing drop`` on the command line.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +44,8 @@ __all__ = [
     "add_inputs",
     "check_out_dir",
     "check_out_file",
+    "column_map",
+    "command_words",
     "conventions",
     "error_line",
     "is_user_error",
@@ -77,7 +82,33 @@ def add_inputs(parser: argparse.ArgumentParser, *, runs_help: str = "") -> None:
                         help="one or more runs (TREC, CSV/TSV, Parquet, JSONL), as PATH or "
                              "NAME=PATH" + (f"; {runs_help}" if runs_help else "")
                              + " (system names: see below)")
+    parser.add_argument("--columns", type=column_map, metavar="NAME=CANON[,...]",
+                        help="your column names -> canonical ones for every input table, e.g. "
+                             "question_id=query_id,chunk=doc_id (canonical: query_id, doc_id, relevance, "
+                             "score, rank, system, text)")
+    parser.add_argument("--encoding", default="utf-8",
+                        help="encoding of text files (default utf-8; latin-1 reads any bytes)")
     parser.epilog = "System names: " + NAMING_RULE
+
+
+def column_map(text: str) -> dict[str, str]:
+    """``--columns`` ``"a=query_id,b=doc_id"`` -> ``{"a": "query_id", "b": "doc_id"}``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        An item without ``=``, or a canonical name that is not one.
+    """
+    from ..inputs import COLUMN_NAMES, check_columns
+    pairs = [item.strip().split("=", 1) for item in text.split(",") if item.strip()]
+    if not pairs or any(len(p) != 2 or not p[0].strip() for p in pairs):
+        raise argparse.ArgumentTypeError(f"expected NAME=CANON[,NAME=CANON...], got {text!r}")
+    mapping = {k.strip(): v.strip() for k, v in pairs}
+    try:
+        return check_columns(mapping, caller="--columns")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"canonical names are {', '.join(COLUMN_NAMES)} (each at most once), got {text!r}") from None
 
 
 def add_conventions(parser: argparse.ArgumentParser) -> None:
@@ -92,12 +123,15 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duplicates", choices=["error", "max", "first"], default="error",
                         help="a document listed twice for one question: error (default), keep max score, "
                              "keep first")
+    parser.add_argument("--conflicts", choices=["error", "max", "min", "majority"], default="error",
+                        help="several labels of one (question, document) in the golden set: error (default), "
+                             "keep the max, the min or the majority label (a tie: the higher)")
 
 
 def conventions(args: argparse.Namespace) -> dict:
     """The conventions flags of parsed arguments, as keyword arguments of evaluate/report."""
     return {"rel": args.rel, "ties": args.ties, "missing": args.missing, "depth": args.depth,
-            "duplicates": args.duplicates}
+            "duplicates": args.duplicates, "conflicts": args.conflicts}
 
 
 def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":
@@ -184,7 +218,8 @@ def read_input(path: str, read: Callable, what: str, **kwargs):
 
 
 def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first"] = "error",
-              progress: Callable[[str], None] | None = None) -> "pd.DataFrame":
+              progress: Callable[[str], None] | None = None, columns: dict[str, str] | None = None,
+              ties: str = "doc_id_desc", encoding: str = "utf-8") -> "pd.DataFrame":
     """Read run arguments (``PATH`` or ``NAME=PATH``) into one run table with a ``system`` column.
 
     Systems are named by :data:`NAMING_RULE`. Every file is read with
@@ -199,6 +234,8 @@ def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first
         Passed to :func:`evalframe.read_run`.
     progress : callable, optional
         Called with a short label before each file is read.
+    columns, ties, encoding
+        Passed to :func:`evalframe.read_run` (``--columns``, ``--ties``, ``--encoding``).
 
     Returns
     -------
@@ -216,7 +253,8 @@ def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first
             raise CommandError(f"{arg}: no such file (nor {path!r} for a system named {name!r})")
         if progress is not None:
             progress(f"reading run {i + 1}/{len(args)}: {Path(path).name}")
-        part = read_input(path, read_run, "run", duplicates=duplicates)
+        part = read_input(path, read_run, "run", duplicates=duplicates, columns=columns, ties=ties,
+                          encoding=encoding)
         if name is not None and "system" in part and part["system"].nunique() > 1:
             held = list(part["system"].unique())
             raise CommandError(f"{arg}: NAME=PATH names one system, but {path} holds {len(held)} "
@@ -281,7 +319,7 @@ def show_warnings(stream=None) -> Iterator[None]:
     The warning hook and filters are restored when the block ends (``warnings.catch_warnings``).
     """
     def _show(message, category, filename, lineno, file=None, line=None):
-        (stream or sys.stderr).write(f"warning: {message}\n")
+        (stream or sys.stderr).write(f"warning: {command_words(str(message))}\n")
 
     with warnings.catch_warnings():
         warnings.showwarning = _show
@@ -323,8 +361,41 @@ def _reason(exc: BaseException, path: str | None = None) -> str:
 
 
 def error_line(exc: BaseException, path: str | None = None) -> str:
-    """The one-line text of a user error (newlines folded); ``path`` is left out of it."""
-    return " ".join(ln.strip() for ln in _reason(exc, path).splitlines() if ln.strip())
+    """The one-line text of a user error (newlines folded, in :func:`command_words`);
+    ``path`` is left out of it."""
+    return command_words(" ".join(ln.strip() for ln in _reason(exc, path).splitlines() if ln.strip()))
+
+
+#: keyword arguments of the library whose command-line flag has another name
+_FLAG_OF = {"method": "interval", "n_resamples": "n-resamples"}
+#: keyword arguments that are flags of the commands (library spelling)
+_FLAGS = ("rel", "ties", "missing", "depth", "duplicates", "conflicts", "columns", "encoding", "baseline",
+          "stages", "segments", "measures", "confidence", "n_resamples", "seed", "interval", "test",
+          "correction", "method", "curve")
+_KEYWORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|(\{[^}]*\})|([\w.+-]+)|(?=[\s,;)]|$))")
+_PAIR = re.compile(r"'([^']*)': '([^']*)'")
+_MUST = re.compile(r"(?:\b[A-Za-z_]\w*: )?\b(" + "|".join(_FLAGS) + r") must be\b")
+
+
+def command_words(text: str) -> str:
+    """A library message in the command line's words: ``missing='drop'`` -> ``--missing drop``,
+    ``columns={'a': 'query_id'}`` -> ``--columns a=query_id``, ``encoding=`` -> ``--encoding``.
+
+    Examples
+    --------
+    >>> command_words("pass missing='drop' to leave them out, or duplicates='max'")
+    'pass --missing drop to leave them out, or --duplicates max'
+    >>> command_words("report: n_resamples must be an int >= 1, got 0")
+    '--n-resamples must be an int >= 1, got 0'
+    """
+    def flag(m: re.Match) -> str:
+        name = "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-")
+        if m[4] is not None:  # a dict: the --columns syntax
+            return f"{name} " + ",".join(f"{k}={v}" for k, v in _PAIR.findall(m[4]))
+        value = next((g for g in (m[2], m[3], m[5]) if g is not None), None)
+        return name if value is None else f"{name} {value}"
+    text = _MUST.sub(lambda m: "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-") + " must be", text)
+    return _KEYWORD.sub(flag, text)
 
 
 def run_command(prog: str, func: Callable[[], int | None], *, stream=None) -> int:

@@ -40,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
 
     measures = parse_measure_args(args.measures)
     out = check_out_file(args.out) if args.out else None
-    qrels = read_input(args.qrels, read_qrels, "golden set")
-    runs = read_runs(args.runs, duplicates=args.duplicates)
+    qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns, conflicts=args.conflicts,
+                       encoding=args.encoding)
+    runs = read_runs(args.runs, duplicates=args.duplicates, columns=args.columns, ties=args.ties,
+                     encoding=args.encoding)
     per_q = evaluate(runs, qrels, measures, **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:

@@ -13,8 +13,8 @@ import json
 import sys
 import time
 
-from .common import (add_conventions, add_inputs, check_out_dir, conventions, parse_measure_args,
-                     read_input, read_runs, run_command)
+from .common import (add_conventions, add_inputs, check_out_dir, command_words, conventions,
+                     parse_measure_args, read_input, read_runs, run_command)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
 
@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "diagnostics, plots.")
     add_inputs(p, runs_help="a file may hold many systems in a 'system' column")
     p.add_argument("--segments", metavar="FILE", help="TSV/CSV/Parquet: query_id + segment columns")
+    p.add_argument("--segment-columns", nargs="+", metavar="COLUMN",
+                   help="the segment columns of --segments to use (default: every column but the question "
+                        "id and free text)")
     p.add_argument("-m", "--measures", nargs="+", metavar="M",
                    help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one (default: all pairs)")
@@ -99,12 +102,15 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(total=len(args.runs) + 9 + (1 if args.out else 0))
     try:
         progress.step("reading the golden set")
-        qrels = read_input(args.qrels, read_qrels, "golden set")
-        runs = read_runs(args.runs, duplicates=args.duplicates, progress=progress.step)
+        qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns,
+                           conflicts=args.conflicts, encoding=args.encoding)
+        runs = read_runs(args.runs, duplicates=args.duplicates, progress=progress.step, columns=args.columns,
+                         ties=args.ties, encoding=args.encoding)
         segments = None
         if args.segments:
             progress.step("reading segments")
-            segments = read_input(args.segments, read_segments, "segments")
+            segments = read_input(args.segments, read_segments, "segments", columns=args.columns,
+                                  segments=args.segment_columns)
         rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
                      stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
                      seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
@@ -129,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
                       ("summary", "comparisons", "by_segment", "stages", "diagnostics")}}
         sys.stdout.write(json.dumps(payload, indent=1) + "\n")
     else:
-        sys.stdout.write(text_tables(rep))
+        sys.stdout.write(command_words(text_tables(rep)))
     if out is not None:
         sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, "
                          f"plots/ ({len(written)} PNG)\n")

@@ -21,6 +21,9 @@ from .. import stats
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..inputs import check_columns, question_texts
+from ..io import read_qrels
+from ..schema import check_conflicts
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
 from .comparisons import comparison_table
@@ -34,7 +37,8 @@ from .tables import MeasureRows, order_by, order_rows
 
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
-CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error"}
+CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
+               "conflicts": "error"}
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,7 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("curve_ks", "a non-empty list of ints >= 1",
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
+    check_conflicts(conv["conflicts"], caller="report")
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
@@ -204,7 +209,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
-           progress: Callable[[str], None] | None = None, **conventions) -> Report:
+           columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
+           **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -216,7 +222,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     measures : names, optional
         Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
     segments : DataFrame, path, or column name(s) of the golden-set DataFrame, optional
-        ``query_id`` plus one or more segment columns (question type, length...).
+        ``query_id`` (or an alias) plus one or more segment columns (question type,
+        length...); see :func:`read_segments` (``read_segments(table, segments=[...])``
+        keeps only the columns named).
     baseline : str, optional
         Compare every system with this one; without it, every pair.
     stages : list of system names or dict {system: k}, optional
@@ -238,14 +246,18 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         from 1 to 100; pass ``range(1, 101)`` for every k).
     queries : DataFrame, optional
         ``query_id, text``: the question text shown in the ``changes`` table (the bundled
-        datasets have one: ``load_cranfield().queries``).
+        datasets have one: ``load_cranfield().queries``); default: the golden set's own
+        question text when it has one (:func:`evalframe.inputs.question_texts`).
     n_changes : int
         Regressions and improvements per (pair, measure) in the ``changes`` table
         (:func:`top_changes` of the baseline, or the first system, against each other).
+    columns : dict, optional
+        ``{your column name: canonical name}`` for the run, the golden set and the
+        segments (as in :func:`evalframe.evaluate`).
     progress : callable, optional
         Called with a short label before each step (the CLI draws a progress bar).
     **conventions
-        ``rel, ties, missing, depth, duplicates`` as in :func:`evalframe.evaluate`.
+        ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
     Returns
     -------
@@ -277,12 +289,16 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     query_texts(queries, caller="report")
     if not isinstance(n_changes, numbers.Integral) or isinstance(n_changes, bool) or n_changes < 1:
         raise _bad("n_changes", "an int >= 1", n_changes)
+    cols = check_columns(columns, caller="report")
     step = progress or (lambda label: None)
-    seg_table = resolve_segments(segments, qrels)
+    seg_table = resolve_segments(segments, qrels, columns=cols)
     conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
+    golden = read_qrels(qrels, columns=cols, conflicts=conv["conflicts"])  # read once, text kept
+    if queries is None:
+        queries = question_texts(golden)
 
     step("ranking and judging")
-    per_all, raw = evaluate_with_diagnostics(run, qrels, opts.all_measures(), **conv)
+    per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols, **conv)
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
     systems = list(pd.unique(per_all["system"]))

@@ -30,6 +30,7 @@ CONVENTION_DOCS = {
     "missing": "golden-set questions a system did not answer: scored 0 (zero) or left out (drop)",
     "depth": "only the top `depth` documents of each ranking are evaluated (None: all)",
     "duplicates": "a document listed twice for one question: error, keep max score, keep first row",
+    "conflicts": "several labels of one (question, document): error, keep max, min or the majority label",
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
 WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_run",
@@ -37,7 +38,8 @@ WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_ru
 _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set",
          "golden_questions_not_in_run": "golden-set questions the system did not answer",
          "golden_questions_without_relevant": "golden-set questions without a relevant document",
-         "score_ties": "rows tied on score with the row above"}
+         "score_ties": "rows tied on score with the row above",
+         "golden_set_conflicting_labels": "golden-set (question, document) pairs with conflicting labels"}
 _DUPLICATES = {
     "error": "duplicates='error': a document listed twice for one question would have raised; none found",
     "max": "duplicates='max': a document listed twice keeps its highest score",

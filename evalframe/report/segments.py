@@ -3,7 +3,7 @@
 below the system's overall mean)."""
 from __future__ import annotations
 
-__all__ = ["MISSING_SEGMENT", "MIN_SEGMENT_QUESTIONS", "read_segments", "resolve_segments",
+__all__ = ["MISSING_SEGMENT", "MIN_SEGMENT_QUESTIONS", "NEARLY_UNIQUE", "RESERVED", "read_segments", "resolve_segments",
            "join_segments", "segment_table"]
 
 import os
@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import EvalframeInputError, InputProblem
+from ..errors import EvalframeInputError, EvalframeWarning, InputProblem, warn
+from ..inputs import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
 from ..schema import ids_to_str
 from .diagnostics import diagnostic_row
 from .tables import BY_SEGMENT_COLUMNS, order_rows
@@ -25,61 +26,75 @@ MISSING_SEGMENT = "(none)"
 MIN_SEGMENT_QUESTIONS = 20
 
 
-def read_segments(source) -> pd.DataFrame:
-    """Read a segment table: ``query_id`` plus one or more segment columns.
+#: a default segment column with at least this share of distinct values per question (in a
+#: table of at least :data:`MIN_SEGMENT_QUESTIONS` questions) is free text, not a segment
+NEARLY_UNIQUE = 0.9
+#: column names a segment column cannot have (the per-question and by-segment tables use them)
+RESERVED = ("system", "measure", "value", "segment_value")
+
+
+def read_segments(source, *, segments: Sequence[str] | None = None,
+                  columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Read a segment table: the question id plus one or more segment columns.
 
     Parameters
     ----------
-    source : DataFrame or path
-        A DataFrame, or a ``.tsv`` / ``.csv`` / ``.parquet`` file with a header row.
+    source : DataFrame, Arrow table or stream, polars DataFrame, or path
+        A frame, or a ``.tsv`` / ``.csv`` / ``.parquet`` file with a header row.  The
+        question id is ``query_id`` or one of its aliases (``question_id``, ``qid``...);
+        a column may be named ``segment``.
+    segments : list of str, optional
+        The segment columns to keep.  Default: every column except the question id and
+        the question text (``text``, or ``question`` / ``query`` beside an id); a column
+        with nearly one value per question (at least 90% distinct values, 20 questions
+        or more) is free text, not a segment: it is left out with a warning.
+    columns : dict, optional
+        ``{your column name: canonical name}``, e.g. ``{"qa": "query_id"}``.
 
     Returns
     -------
     DataFrame
-        ``query_id`` (str) plus every other column as str, one row per question.
+        ``query_id`` (str) plus every segment column as str, one row per question.
 
     Raises
     ------
     EvalframeInputError
-        No ``query_id`` column, no segment column, or a question listed twice with
-        different values.
+        No question id column, no segment column, a segment column named in
+        ``segments`` that the table lacks, or a question listed twice with different values.
     """
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.exists():
-            raise FileNotFoundError(f"segments file not found: {path}")
-        suffix = "".join(path.suffixes[-2:]).lower()
-        if path.suffix.lower() == ".parquet":
-            df = pd.read_parquet(path)
-        elif path.suffix.lower() in (".tsv", ".txt", ".tab") or suffix.endswith(".tsv.gz"):
-            df = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-        elif path.suffix.lower() == ".csv" or suffix.endswith(".csv.gz"):
-            df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        else:
-            raise EvalframeInputError("segments", [InputProblem(
-                f"{path}: unknown file type {path.suffix!r}",
-                "give a .tsv, .csv or .parquet file with a header: query_id, segment columns...")])
-    elif isinstance(source, pd.DataFrame):
-        df = source
-    else:
-        raise TypeError(f"segments must be a DataFrame, a file path or a column name, "
-                        f"got {type(source).__name__}")
+    df = _segment_frame(source)
+    df = split_question_text(apply_columns(df, check_columns(columns, caller="read_segments")))
     problems = []
-    if "query_id" not in df.columns:
-        problems.append(InputProblem(f"no query_id column (found {list(df.columns)})",
-                                     "name the question id column query_id"))
-    cols = [c for c in df.columns if c != "query_id"]
-    if not cols:
+    qids = alias_candidates(df, "query_id")
+    if len(qids) != 1:
+        problems.append(InputProblem(
+            f"no query_id column (found {list(df.columns)})" if not qids else
+            f"several columns could be the question id: {qids}",
+            "name the question id column query_id (or question_id, qid...), or pass columns={'your_name': 'query_id'}"))
+    qid = qids[0] if qids else None
+    others = [c for c in df.columns if c != qid and c != TEXT_COLUMN]
+    if segments is not None:
+        names = [segments] if isinstance(segments, str) else list(segments)
+        absent = [c for c in names if c not in df.columns]
+        if absent:
+            problems.append(InputProblem(f"segment column(s) {absent} not in the table (found {list(df.columns)})",
+                                         "name columns of the segment table"))
+        cols = [c for c in names if c in df.columns]
+    else:
+        cols = _segment_columns(df, qid, others)
+    if not cols and segments is None:
         problems.append(InputProblem("no segment column", "add one or more columns besides query_id, "
-                                     "e.g. question_form = lookup / natural / multi-condition"))
-    reserved = [c for c in cols if c in ("system", "measure", "value", "segment", "segment_value")]
+                                     "e.g. question_form = lookup / natural / multi-condition"
+                                     + (f" (left out as free text: {others}; name them in segments= to keep them)"
+                                        if others else "")))
+    reserved = [c for c in cols if c in RESERVED]
     if reserved:
         problems.append(InputProblem(f"segment columns use reserved names {reserved}",
                                      "rename them (e.g. 'question_type')"))
     if problems:
         raise EvalframeInputError("segments", problems)
     # the same id rules as the run and the golden set, so segment ids match theirs
-    out = pd.DataFrame({"query_id": ids_to_str(df["query_id"]).to_numpy(dtype=object)})
+    out = pd.DataFrame({"query_id": ids_to_str(df[qid]).to_numpy(dtype=object)})
     for c in cols:
         v = df[c]
         out[str(c)] = np.where(v.isna().to_numpy(), MISSING_SEGMENT, v.astype(str).to_numpy())
@@ -93,7 +108,46 @@ def read_segments(source) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def resolve_segments(segments, qrels) -> pd.DataFrame | None:
+def _segment_frame(source) -> pd.DataFrame:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(f"segments file not found: {path}")
+        suffix = "".join(path.suffixes[-2:]).lower()
+        if path.suffix.lower() == ".parquet":
+            return pd.read_parquet(path)
+        if path.suffix.lower() in (".tsv", ".txt", ".tab") or suffix.endswith(".tsv.gz"):
+            return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+        if path.suffix.lower() == ".csv" or suffix.endswith(".csv.gz"):
+            return pd.read_csv(path, dtype=str, keep_default_na=False)
+        raise EvalframeInputError("segments", [InputProblem(
+            f"{path}: unknown file type {path.suffix!r}",
+            "give a .tsv, .csv or .parquet file with a header: query_id, segment columns...")])
+    if isinstance(source, pd.DataFrame):
+        return source
+    frame = arrow_frame(source)
+    if frame is not None:
+        return frame
+    raise TypeError(f"segments must be a DataFrame, a file path or a column name, "
+                    f"got {type(source).__name__}")
+
+
+def _segment_columns(df: pd.DataFrame, qid, candidates: list) -> list:
+    """The default segment columns: every candidate except free text (nearly one value per
+    question), which is left out with a warning."""
+    n = df[qid].nunique() if qid is not None else 0
+    if n < MIN_SEGMENT_QUESTIONS:
+        return list(candidates)
+    keep, text = [], []
+    for c in candidates:
+        (text if df[c].nunique() >= NEARLY_UNIQUE * n else keep).append(c)
+    if text:
+        warn(f"segments: column(s) {text} have nearly one value per question ({n} questions), so they are "
+             "free text, not segments, and were left out (name them in segments= to keep them)", EvalframeWarning)
+    return keep
+
+
+def resolve_segments(segments, qrels, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame | None:
     """The segment table ``report(segments=...)`` names: None, a table or file
     (:func:`read_segments`), or column name(s) of the golden-set DataFrame."""
     if segments is None:
@@ -108,13 +162,13 @@ def resolve_segments(segments, qrels) -> pd.DataFrame | None:
                 "and no such file exists",
                 "pass a table query_id + segment columns, a .tsv/.csv/.parquet file, or the name of "
                 "a column of the golden-set DataFrame")])
-        qcol = "query_id" if "query_id" in qrels.columns else next(
-            (c for c in ("qid", "query", "topic") if c in qrels.columns), None)
+        mapped = apply_columns(qrels, columns)
+        qcol = next(iter(alias_candidates(mapped, "query_id")), None)
         if qcol is None:
             raise EvalframeInputError("segments", [InputProblem(
                 "the golden set has no query_id column", "name the question column query_id")])
-        return read_segments(qrels[[qcol, *names]].rename(columns={qcol: "query_id"}))
-    return read_segments(segments)
+        return read_segments(mapped[[qcol, *names]].rename(columns={qcol: "query_id"}), segments=names)
+    return read_segments(segments, columns=columns)
 
 
 def join_segments(per_question: pd.DataFrame, segments: pd.DataFrame | None

@@ -1,0 +1,284 @@
+"""The input boundary: tables as their users store them, mapped onto canonical columns.
+
+Everything here runs before the checks of :mod:`evalframe.schema` and changes only the
+*shape* of a table, never its values:
+
+- ``columns=``: ``{your name: canonical name}`` (as ranx's ``from_df``), applied first;
+  a column displaced by the mapping (one already named like its target) is left out.
+- Aliases (:data:`ALIASES`): ``question_id``, ``chunk_id``, ``passage_id``, ``page_id``...
+- Question text beside a question id: a golden set with ``question_id`` (the id) and
+  ``question`` (the text) is not an ambiguity; the text becomes the :data:`TEXT_COLUMN`
+  column (:func:`question_texts` reads it back).
+- List runs: one row per question with an ordered list of document ids (and optionally
+  lists of scores or ranks), as RAG logs store them: exploded with Arrow's
+  ``list_flatten`` / ``list_parent_indices`` (no Python loop per row); each document's
+  ``rank`` is its 1-based position in its list.
+- Rank-only runs: a ``rank`` column and no score (or a score column without a single
+  value) gives ``score = -rank``, so the run is ordered by rank ascending; documents
+  sharing a rank are a tie on score, broken by the ``ties`` convention (doc_id
+  descending by default) and counted in the ``score_ties`` diagnostics, exactly as
+  ``ties="rank"`` orders the same table.
+- Other frames (:func:`arrow_frame`): pyarrow Tables, RecordBatches and
+  RecordBatchReaders, polars DataFrames and anything exposing ``__arrow_c_stream__``
+  (DuckDB results) become pandas DataFrames with Arrow-backed strings and lists, without
+  a round trip through Python objects.
+"""
+from __future__ import annotations
+
+__all__ = ["ALIASES", "TEXT_COLUMN", "TEXT_ALIASES", "COLUMN_NAMES", "check_columns", "apply_columns",
+           "alias_candidates", "split_question_text", "run_table", "qrels_table", "question_texts",
+           "arrow_frame"]
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputProblem
+
+#: Accepted column names, canonical name first.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "query_id": ("query_id", "qid", "query", "topic", "topic_id", "question_id", "question", "queryid", "q_id"),
+    "doc_id": ("doc_id", "docno", "docid", "doc", "document", "document_id", "page", "page_id", "did", "pid",
+               "chunk_id", "passage_id", "doc_ids", "docids", "docnos", "chunk_ids", "passage_ids", "page_ids",
+               "retrieved_ids"),
+    "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement"),
+    "score": ("score", "sim", "similarity", "scores"),
+    "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
+    "rank": ("rank", "ranks"),
+    "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id"),
+}
+
+#: The column of a golden set holding the question text (kept by :func:`evalframe.read_qrels`).
+TEXT_COLUMN = "text"
+#: Names of a question-text column; ``question`` and ``query`` are the text when another
+#: column is the question id (alone, they are the id, as in :data:`ALIASES`).
+TEXT_ALIASES = ("text", "question_text", "query_text", "question", "query")
+
+#: Canonical names a ``columns=`` mapping may give (other modules' optional columns
+#: belong here too).
+COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", TEXT_COLUMN)
+
+
+def _norm(c) -> str:
+    return str(c).strip().lower()
+
+
+def check_columns(columns, *, caller: str) -> dict[str, str]:
+    """A ``columns=`` argument as a dict ``{your name: canonical name}`` (None: empty).
+
+    Raises
+    ------
+    ValueError
+        Not a mapping of str to one of :data:`COLUMN_NAMES`, or two names mapped to one.
+    """
+    if columns is None:
+        return {}
+    ok = isinstance(columns, Mapping) and all(isinstance(k, str) and v in COLUMN_NAMES
+                                              for k, v in columns.items())
+    if not ok or len(set(columns.values())) < len(columns):
+        raise ValueError(f"{caller}: columns must map column names to distinct canonical names "
+                         f"({', '.join(COLUMN_NAMES)}), got {columns!r}")
+    return dict(columns)
+
+
+def apply_columns(df: pd.DataFrame, columns: Mapping[str, str] | None) -> pd.DataFrame:
+    """``df`` with the columns of ``columns`` renamed (a name ``df`` lacks is skipped, so one
+    mapping serves a run and a golden set); a column already named like a target is left out."""
+    if not columns:
+        return df
+    by_name = {str(c): c for c in df.columns}
+    mapping = {by_name[k]: v for k, v in columns.items() if k in by_name and by_name[k] != v}
+    if not mapping:
+        return df
+    displaced = [c for c in df.columns if str(c) in set(mapping.values()) and c not in mapping]
+    return df.drop(columns=displaced).rename(columns=mapping)
+
+
+def alias_candidates(df: pd.DataFrame, canon: str) -> list:
+    """The columns of ``df`` that could be ``canon``: the canonical name when present, else
+    every alias found (case and blanks ignored)."""
+    if canon in df.columns:
+        return [canon]
+    lower = {_norm(c): c for c in df.columns}
+    return [lower[a] for a in ALIASES[canon] if a in lower]
+
+
+def split_question_text(df: pd.DataFrame) -> pd.DataFrame:
+    """Rename the question-text column to :data:`TEXT_COLUMN` when another column is the
+    question id (``question_id`` + ``question``, ``qid`` + ``query``...)."""
+    if TEXT_COLUMN in df.columns:
+        return df
+    ids = [c for c in alias_candidates(df, "query_id") if _norm(c) not in TEXT_ALIASES]
+    if len(ids) != 1:
+        return df  # no id besides a text-like name (it is the id), or several: the checks list them
+    lower = {_norm(c): c for c in df.columns}
+    texts = [lower[a] for a in TEXT_ALIASES if a in lower and lower[a] != ids[0]]
+    return df.rename(columns={texts[0]: TEXT_COLUMN}) if len(texts) == 1 else df
+
+
+def qrels_table(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A golden set's columns as the checks expect them: ``columns=``, then the question text."""
+    return split_question_text(apply_columns(qrels, columns))
+
+
+def run_table(run: pd.DataFrame, problems: list[InputProblem], *,
+              columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A run's columns as the checks expect them: ``columns=``, the question text, list
+    runs exploded, rank-only runs given ``score = -rank``; problems found are appended."""
+    df = split_question_text(apply_columns(run, columns))
+    df = _explode(df, problems)
+    return _rank_only(df, problems)
+
+
+def question_texts(qrels: pd.DataFrame) -> pd.DataFrame | None:
+    """``query_id, text`` (one row per question) of a golden set read with its question
+    text (:func:`evalframe.read_qrels`); None when it has none."""
+    if TEXT_COLUMN not in qrels.columns:
+        return None
+    return qrels[["query_id", TEXT_COLUMN]].drop_duplicates("query_id").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- list runs
+def _is_list_column(s: pd.Series) -> bool:
+    if isinstance(s.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        t = s.dtype.pyarrow_dtype
+        return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    if s.dtype != object or not len(s):
+        return False
+    if isinstance(s.iloc[0], (list, tuple, np.ndarray, str)):  # the common cases, without a scan
+        return not isinstance(s.iloc[0], str)
+    i = s.first_valid_index()
+    return i is not None and isinstance(s.loc[i], (list, tuple, np.ndarray))
+
+
+def _list_array(s: pd.Series):
+    import pyarrow as pa
+    arr = pa.array(s) if isinstance(s.dtype, pd.ArrowDtype) else pa.array(s.to_numpy(dtype=object),
+                                                                          from_pandas=True)
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _lengths(arr) -> np.ndarray:
+    import pyarrow.compute as pc
+    return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
+    """One row per (question, listed document) of a run whose document column holds lists."""
+    docs = alias_candidates(df, "doc_id")
+    if len(docs) != 1 or not _is_list_column(df[docs[0]]):
+        return df
+    import pyarrow.compute as pc
+    arr = _list_array(df[docs[0]])
+    lengths = _lengths(arr)
+    parents = pc.list_parent_indices(arr).to_numpy()
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(len(parents), dtype=np.int64) - starts[parents] + 1
+    used = {c for canon in ("score", "rank") for c in alias_candidates(df, canon)}
+    out = {}
+    for c in df.columns:
+        s = df[c]
+        if c == docs[0]:
+            out[c] = _from_arrow_array(pc.list_flatten(arr))
+        elif _is_list_column(s):
+            other = _list_array(s)
+            bad = _lengths(other) != lengths
+            if not bad.any():
+                out[c] = _from_arrow_array(pc.list_flatten(other))
+            elif c in used:
+                problems.append(InputProblem(
+                    f"{int(bad.sum())} rows have a {c!r} list of another length than their {docs[0]!r} list",
+                    f"give one {c} per listed document", df.loc[bad].head(5).to_string(max_colwidth=40)))
+                out[c] = pd.Series(np.zeros(len(parents)))
+        else:
+            out[c] = s.take(parents).reset_index(drop=True)
+    if not alias_candidates(df, "rank"):
+        out["rank"] = position
+    return pd.DataFrame(out)
+
+
+def _from_arrow_array(arr) -> pd.Series:
+    import pyarrow as pa
+    return pa.table({"v": arr}).to_pandas(types_mapper=_types_mapper)["v"]
+
+
+# ---------------------------------------------------------------- rank-only runs
+def _rank_only(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
+    ranks = alias_candidates(df, "rank")
+    if len(ranks) != 1:
+        return df
+    scores = alias_candidates(df, "score")
+    if scores and (len(scores) > 1 or not len(df) or pd.notna(df[scores[0]].iloc[0])
+                   or not bool(df[scores[0]].isna().all())):
+        return df  # a run with scores (the first row's settles most without a scan)
+    r = df[ranks[0]]
+    r = pd.to_numeric(r, errors="coerce") if not pd.api.types.is_numeric_dtype(r.dtype) else r
+    r = r.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(r)
+    if bad.any():
+        problems.append(InputProblem(
+            f"{int(bad.sum())} rows have a missing or non-numeric rank (the run has no scores, so it is "
+            "ordered by rank)", "give every row a numeric rank, or add a score column",
+            df.loc[bad].head(5).to_string(max_colwidth=40)))
+    return df.drop(columns=scores).assign(score=np.where(bad, 0.0, -r))
+
+
+# ---------------------------------------------------------------- other frames
+_PANDAS_STR = int(pd.__version__.split(".")[0]) >= 3
+
+
+def _types_mapper(t):
+    """Arrow strings as pandas' Arrow-backed strings, lists as Arrow lists; others: numpy."""
+    import pyarrow as pa
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pd.StringDtype("pyarrow", na_value=np.nan) if _PANDAS_STR else pd.ArrowDtype(t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return pd.ArrowDtype(t)
+    return None
+
+
+def _plain_type(t):
+    """``t`` with view types (polars' ``string_view``, list views) as their large forms."""
+    import pyarrow as pa
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        return pa.large_list(_plain_type(t.value_type))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        value = _plain_type(t.value_type)
+        return t if value == t.value_type else pa.large_list(value)
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, _plain_type(t.value_type), t.ordered)
+    return t
+
+
+def arrow_frame(obj) -> pd.DataFrame | None:
+    """A pyarrow Table / RecordBatch / RecordBatchReader, a polars DataFrame or any object
+    exposing ``__arrow_c_stream__`` (DuckDB results) as a pandas DataFrame (Arrow-backed
+    strings and lists); None for anything else (a pandas DataFrame included)."""
+    if isinstance(obj, pd.DataFrame):
+        return None
+    module = type(obj).__module__.split(".")[0]
+    if not (hasattr(obj, "__arrow_c_stream__") or module in ("pyarrow", "polars")):
+        return None
+    import pyarrow as pa
+    if isinstance(obj, pa.Table):
+        table = obj
+    elif isinstance(obj, pa.RecordBatch):
+        table = pa.Table.from_batches([obj])
+    elif isinstance(obj, pa.RecordBatchReader):
+        table = obj.read_all()
+    elif hasattr(obj, "__arrow_c_stream__"):
+        table = pa.RecordBatchReader.from_stream(obj).read_all()
+    elif hasattr(obj, "to_arrow"):  # an older polars frame
+        table = obj.to_arrow()
+    else:
+        return None
+    schema = pa.schema([f.with_type(_plain_type(f.type)) for f in table.schema])
+    if not schema.equals(table.schema):
+        table = table.cast(schema)
+    return table.to_pandas(types_mapper=_types_mapper)
