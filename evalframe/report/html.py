@@ -33,8 +33,8 @@ CSS = """
   --ef-rule: var(--jp-border-color2, #d8dee4);
   --ef-rule-strong: var(--jp-border-color1, #8c959f);
   --ef-accent: var(--jp-brand-color1, #0072B2);
-  --ef-up: #0072B2;
-  --ef-down: #D55E00;
+  --ef-up: var(--jp-brand-color1, #0072B2);
+  --ef-down: var(--jp-warn-color1, #D55E00);
   --ef-warn: var(--jp-warn-color1, #D55E00);
   --ef-warn-bg: rgba(213, 94, 0, 0.10);
   --ef-best-bg: rgba(0, 114, 178, 0.13);
@@ -86,7 +86,10 @@ CSS = """
   border-top: 2px solid var(--ef-rule-strong); }
 .evalframe-report table.ef-table tr.ef-warning td, .evalframe-report table.ef-table tr.ef-warning th {
   background: var(--ef-warn-bg); }
-.evalframe-report table.ef-table td.ef-best { background: var(--ef-best-bg); }
+.evalframe-report table.ef-table td.ef-best { background: var(--ef-best-bg);
+  background: color-mix(in srgb, var(--ef-accent) 17%, transparent); }
+.evalframe-report table.ef-table td.ef-warn-cell { background: var(--ef-warn-bg); color: var(--ef-warn);
+  font-weight: 600; }
 .evalframe-report .ef-best strong { font-weight: 700; }
 .evalframe-report .ef-cell { display: inline-grid; grid-template-columns: auto 1.1em; column-gap: 0.15em;
   justify-items: end; align-items: baseline; }
@@ -132,7 +135,8 @@ CSS = """
   .evalframe-report table.ef-table tbody tr:hover { background: transparent; }
   .evalframe-report figure, .evalframe-report .ef-warnings { break-inside: avoid; page-break-inside: avoid; }
   .evalframe-report .ef-figures { display: block; }
-  .evalframe-report figure svg { max-height: 120mm; width: auto; max-width: 100%; }
+  .evalframe-report figure svg { max-height: 190mm; width: auto; max-width: 100%; }
+  .evalframe-report .ef-howto dt { break-after: avoid; page-break-after: avoid; }
 }
 """
 
@@ -183,6 +187,14 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str | tuple[str, st
     ``row_classes`` per row: ``ef-group`` opens a group with a rule, ``ef-warning`` tints
     the row. ``caption`` is HTML; ``name`` sets ``data-table`` (what tests and scripts
     find the table by).
+
+    Examples
+    --------
+    >>> from evalframe.report.html import Column, escape, table
+    >>> t = table([Column("system"), Column("R@5", numeric=True)],
+    ...           [[escape("bm25"), "0.297"], [escape("a<b"), ("0.325", "ef-best")]], name="summary")
+    >>> "<th scope='row'>a&lt;b</th><td class='ef-num ef-best'>0.325</td>" in t
+    True
     """
     head = "".join(
         f"<th scope='col'{_cls(c)}" + (f" title='{escape(c.title)}'" if c.title else "") + f">{escape(c.name)}</th>"
@@ -218,7 +230,14 @@ def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *
     Text stays text (``svg.fonttype = "none"``: small, sharp, selectable); the XML prologue,
     the metadata block and the namespace declarations (addresses, which an HTML page does
     not need) are dropped; every ``id`` is prefixed with ``prefix`` so that several plots can
-    share a page. ``label`` becomes the ``aria-label``.
+    share a page, and matplotlib's stylesheet is scoped to this plot (class ``prefix``). ``label`` becomes the ``aria-label``.
+
+    Examples
+    --------
+    >>> from evalframe.report.html import svg_figure
+    >>> svg = svg_figure(lambda ax: ax.plot([1, 2], [3, 4]), (3, 2), prefix="demo")
+    >>> svg.startswith("<svg "), "xmlns" in svg, 'id="demo-' in svg
+    (True, False, True)
     """
     import matplotlib
     from matplotlib.figure import Figure
@@ -236,7 +255,10 @@ def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *
     svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
     svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
-    return svg.replace("<svg ", f"<svg role='img' aria-label='{escape(label)}' ", 1).strip()
+    # matplotlib's `*{stroke-linejoin: ...}` would style every SVG of the page (and of JupyterLab)
+    svg = re.sub(r"<style([^>]*)>(.*?)</style>", lambda m: f"<style{m[1]}>{m[2].replace('*', f'.{prefix} *')}</style>",
+                 svg, flags=re.S)
+    return svg.replace("<svg ", f"<svg class='{prefix}' role='img' aria-label='{escape(label)}' ", 1).strip()
 
 
 def document(title: str, body: str) -> str:

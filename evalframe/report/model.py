@@ -195,6 +195,26 @@ class Report:
             The page title (default: systems and number of questions).
         golden_set : str, optional
             What the golden set is called (a file or collection name), shown in the question.
+
+        Returns
+        -------
+        Path
+            The file written.
+
+        Examples
+        --------
+        >>> import tempfile, warnings
+        >>> from pathlib import Path
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # Judged@k is low on Cranfield: the page says so
+        ...     rep = ef.report(runs, cran.qrels, measures=["R@5"], baseline="bm25", n_resamples=100)
+        >>> path = rep.to_html(Path(tempfile.mkdtemp()) / "report.html", golden_set="Cranfield")
+        >>> text = path.read_text()
+        >>> path.name, text.count("<svg "), "http://" in text or "https://" in text  # 5 plots, no address
+        ('report.html', 5, False)
         """
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -225,7 +225,7 @@ def to_html(rep: ReportView) -> str:
     parts.append(_figure_html(PlotSpec("forest", (6.4, 0.8 + 0.075 * len(rep.systems) * len(rep.measures)
                                                   + 0.2 * len(rep.measures)),
                                        f"Means with {conf} intervals.", lambda ax: rep.plot_forest(ax=ax)),
-                              "nb"))
+                              "nb", wide=True))
     parts.append("<p class='ef-note'>The whole report as one page (segments, stages, diagnostics, every "
                  "plot, how to read it): <code>report.to_html(\"report.html\")</code> or "
                  "<code>evalframe report ... --out DIR</code>.</p></div>")
@@ -250,6 +250,25 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
         What the golden set is called (a file name, a collection), shown in the question.
     plots : bool
         Draw the plots (matplotlib's SVG backend); False leaves the section out.
+
+    Returns
+    -------
+    str
+        The page, from ``<!DOCTYPE html>`` to ``</html>``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> from evalframe.report.render import to_html_page
+    >>> cran = ef.datasets.load_cranfield()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rep = ef.report(cran.runs, cran.qrels, measures=["R@5", "nDCG@10"], baseline="bm25",
+    ...                     n_resamples=100)
+    >>> page = to_html_page(rep, plots=False)
+    >>> page.startswith("<!DOCTYPE html>"), page.count("<table"), "hybrid_rrf" in page
+    (True, 6, True)
     """
     m = rep.metadata
     ns = len(rep.systems)
@@ -316,13 +335,13 @@ def _meta_html(rep: ReportView, golden_set: str | None) -> str:
                                        " <span class='ef-tag'>reference</span>" if s == ref else "")
                         for s in rep.systems)
     d = rep.diagnostics
-    size = d.loc[d["check"] == "golden_set_size", "detail"]
+    size = d.loc[d["check"] == "golden_set_size", "detail"].str.split(": ", n=1).str[-1]
     conv = m.get("conventions", {})
-    gold = (H.escape(golden_set) + ": " if golden_set else "") + f"{m['n_questions']} questions"
-    if len(size):
-        gold += f" <span class='ef-muted'>({H.escape(str(size.iloc[0]))})</span>"
+    gold = (H.escape(golden_set) + ", " if golden_set else "") + f"{m['n_questions']} questions"
     if "rel" in conv:
         gold += f"; a document is relevant when its label is at least {H.escape(conv['rel'])}"
+    if len(size):
+        gold += f" <span class='ef-muted'>({H.escape(str(size.iloc[0]))})</span>"
     method = H.escape(f"{m['confidence']:.0%} {m['interval']} intervals"
                       + (f", {m['n_resamples']} resamples" if m["interval"] in ("bootstrap", "bca") else ""))
     if not rep.comparisons.empty:
@@ -484,11 +503,17 @@ def _stages_html(rep: ReportView, digits: int = 3) -> str:
             + H.table(cols, rows, row_header=False, name="stages"))
 
 
+_GRIDS = {"judged_at_k": ("Judged@k", "the share of each system's top k documents that has a label in the "
+                                      "golden set (the rest count as not relevant); tinted: below the warning level"),
+          "interval_half_width": ("Interval half-widths", "how far each mean may be off: half the width of its "
+                                                          "interval")}
+
+
 def _diagnostics_html(rep: ReportView, digits: int = 3) -> str:
     d = rep.diagnostics
     defs = d["check"].isin(["measure", "convention"])
-    widths = d["check"] == "interval_half_width"
-    t = d[~defs & ~widths]
+    grids = d["check"].isin(list(_GRIDS))
+    t = d[~defs & ~grids]
     t = pd.concat([t[t["level"] == "warning"], t[t["level"] != "warning"]])
     cols = [H.Column("level"), H.Column("check"), H.Column("system"), H.Column("measure"),
             H.Column("count", numeric=True), H.Column("value", numeric=True), H.Column("detail", wrap=True)]
@@ -496,36 +521,49 @@ def _diagnostics_html(rep: ReportView, digits: int = 3) -> str:
              "" if pd.isna(r.count) else str(int(r.count)), "" if pd.isna(r.value) else f"{r.value:.{digits}f}",
              H.escape(r.detail)] for r in t.itertuples(index=False)]
     classes = ["ef-warning" if r.level == "warning" else "" for r in t.itertuples(index=False)]
-    out = ("<p>What was counted, dropped and assumed, warnings first (the same rows as the Report's "
-           "<code>diagnostics</code> table).</p>"
+    out = ("<p>What was counted, dropped and assumed, warnings first: the rows of the Report's "
+           "<code>diagnostics</code> table (the per-system, per-measure rows as grids below).</p>"
            + H.table(cols, rows, row_header=False, row_classes=classes, name="diagnostics"))
-    w = d[widths]
-    if len(w):
-        grid = w.pivot_table(index="system", columns="measure", values="value", aggfunc="first", sort=False)
-        systems = [s for s in rep.systems if s in grid.index]
-        measures = [m for m in rep.measures if m in grid.columns]
-        cells = [[H.escape(sy), *("" if pd.isna(grid.at[sy, mm]) else f"{grid.at[sy, mm]:.{digits}f}"
-                                  for mm in measures)] for sy in systems]
-        detail = H.escape(str(w["detail"].iloc[0]))
-        out += ("<h3>Interval half-widths</h3>"
-                + H.table([H.Column("system"), *[H.Column(mm, numeric=True) for mm in measures]], cells,
-                          caption=f"The diagnostics rows <code>interval_half_width</code> ({detail}): how far "
-                                  "each mean may be off, half the width of its interval.",
-                          name="interval_half_width"))
-    items = [f"<li><code>{H.escape(r.measure if isinstance(r.measure, str) else r.system)}</code>: "
-             f"{H.escape(r.detail)}</li>" for r in d[defs].itertuples(index=False)]
+    for check, (heading, words) in _GRIDS.items():
+        g = d[d["check"] == check]
+        if len(g):
+            out += f"<h3>{heading}</h3>" + _grid_html(rep, g, check, words, digits)
+    items = []
+    for r in d[defs].itertuples(index=False):
+        name, detail = (r.measure, str(r.detail)) if r.check == "measure" else (str(r.detail).split(": ", 1) + [""])[:2]
+        items.append(f"<li><code>{H.escape(name)}</code>: {H.escape(detail)}</li>")
     if items:
         out += "<h3>Measures and conventions</h3><ul class='ef-defs'>" + "".join(items) + "</ul>"
     return out
 
 
-def _figure_html(spec: PlotSpec, prefix: str) -> str:
+def _grid_html(rep: ReportView, rows: pd.DataFrame, check: str, words: str, digits: int) -> str:
+    """Diagnostics rows of one check as a systems x measures grid of their ``value``
+    (warning rows tinted)."""
+    by = {(r.system, r.measure): r for r in rows.itertuples(index=False)}
+    systems = [s for s in rep.systems if any(k[0] == s for k in by)]
+    measures = list(dict.fromkeys(rows["measure"]))
+    cells = []
+    for sy in systems:
+        row: list = [H.escape(sy)]
+        for mm in measures:
+            r = by.get((sy, mm))
+            v = "" if r is None or pd.isna(r.value) else f"{r.value:.{digits}f}"
+            row.append((v, "ef-warn-cell") if r is not None and r.level == "warning" else v)
+        cells.append(row)
+    return H.table([H.Column("system"), *[H.Column(mm, numeric=True) for mm in measures]], cells,
+                   caption=f"The diagnostics rows <code>{check}</code>: {words}.", name=check)
+
+
+def _figure_html(spec: PlotSpec, prefix: str, *, wide: bool | None = None) -> str:
+    wide = spec.name in ("forest", "segment_forest", "segments") if wide is None else wide
+    # half-width figures are drawn a fifth smaller, so their text is not shrunk as much on screen
+    size = spec.figsize if wide else (spec.figsize[0] * 0.8, spec.figsize[1] * 0.8)
     try:
-        svg = H.svg_figure(spec.draw, spec.figsize, prefix=f"ef-{prefix}-{spec.name}", label=spec.caption)
+        svg = H.svg_figure(spec.draw, size, prefix=f"ef-{prefix}-{spec.name}", label=spec.caption)
     except ImportError:  # matplotlib is a dependency; a trimmed install still gets the tables
         return f"<figure><figcaption>(not drawn: matplotlib is not installed) {H.escape(spec.caption)}</figcaption></figure>"
-    wide = " class='ef-wide'" if spec.name in ("forest", "segment_forest", "segments") else ""
-    return (f"<figure id='{prefix}-{spec.name}'{wide}><div class='ef-plot'>{svg}</div>"
+    return (f"<figure id='{prefix}-{spec.name}'{' class=ef-wide' if wide else ''}><div class='ef-plot'>{svg}</div>"
             f"<figcaption>{H.escape(spec.caption)}</figcaption></figure>")
 
 
