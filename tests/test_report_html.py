@@ -336,3 +336,26 @@ def test_names_are_escaped(cran):
     p = Page(text)
     assert [row[0] for row in p.tables["summary"]["rows"]] == ["<b>&base baseline", "t'f\"idf"]
     np.testing.assert_equal(len(p.tables["comparisons"]["rows"]), 1)
+
+
+def test_notebook_view_stays_compact_with_many_measures_and_pairs(rep):
+    from evalframe.report import Report
+    from evalframe.report.render import COMPACT_MEASURES, COMPACT_ROWS
+
+    t = rep.tables
+    names = {m: [m] + [f"{m}_{i}" for i in (1, 2, 3)] for m in MEASURES}  # 12 measures, 48 comparisons
+    for name in ("summary", "comparisons"):
+        t[name] = pd.concat([t[name].assign(measure=t[name]["measure"].map(lambda m: names[m][i]))
+                             for i in range(4)], ignore_index=True)
+    meta = {**rep.metadata, "measures": [names[m][i] for i in range(4) for m in MEASURES]}
+    big = Report.from_tables(t, meta)
+    assert len(big.comparisons) > COMPACT_ROWS and len(big.measures) > COMPACT_MEASURES
+    nb = big._repr_html_()
+    p = Page(nb)
+    assert len(p.tables["comparisons"]["rows"]) == COMPACT_ROWS
+    assert f"The first {COMPACT_ROWS} of {len(big.comparisons)} comparisons" in nb
+    assert len(p.tables["summary"]["head"]) == 2 + len(big.measures)  # the summary keeps every measure
+    svg = nb[nb.index("<svg "):nb.index("</svg>")]
+    shown, hidden = big.measures[:COMPACT_MEASURES], big.measures[COMPACT_MEASURES:]
+    assert all(f">{m}<" in svg for m in shown) and not any(f">{m}<" in svg for m in hidden)
+    assert "(the first 6 measures)" in nb

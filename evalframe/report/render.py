@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["ReportView", "format_p", "significance_marks", "test_description", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
-           "warning_lines", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
+           "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import math
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
@@ -212,19 +212,26 @@ def plot_specs(rep: ReportView) -> list[PlotSpec]:
     return specs
 
 
+#: The notebook view's limits: comparison rows, measures in its forest plot.
+COMPACT_ROWS, COMPACT_MEASURES = 40, 6
+
+
 def to_html(rep: ReportView) -> str:
     """The notebook view (``Report._repr_html_``): the compact form of :func:`to_html_page`
-    — the question, warnings, summary, comparisons and a small forest plot; no links, the
+    — the question, warnings, summary, comparisons (the first :data:`COMPACT_ROWS`) and a
+    small forest plot (the first :data:`COMPACT_MEASURES` measures); no links, the
     stylesheet follows JupyterLab's light and dark themes."""
     parts = ["<div class='evalframe-report ef-compact'>", f"<style>{H.CSS}</style>",
              "<h3>evalframe report</h3>", f"<p>{_question_html(rep)} {_method_html(rep)}</p>",
              _warnings_html(rep, level="h3"), "<h3>Summary</h3>", _summary_html(rep)]
     if not rep.comparisons.empty:
-        parts += ["<h3>Comparisons</h3>", _comparisons_html(rep)]
+        parts += ["<h3>Comparisons</h3>", _comparisons_html(rep, limit=COMPACT_ROWS)]
     conf = f"{rep.metadata['confidence']:.0%}"
-    parts.append(_figure_html(PlotSpec("forest", (6.4, 0.8 + 0.075 * len(rep.systems) * len(rep.measures)
-                                                  + 0.2 * len(rep.measures)),
-                                       f"Means with {conf} intervals.", lambda ax: rep.plot_forest(ax=ax)),
+    shown = rep.measures[:COMPACT_MEASURES]
+    words = f"Means with {conf} intervals" + (f" (the first {len(shown)} measures)." if len(shown) < len(rep.measures)
+                                               else ".")
+    size = (6.4, 0.8 + 0.075 * len(rep.systems) * len(shown) + 0.2 * len(shown))
+    parts.append(_figure_html(PlotSpec("forest", size, words, lambda ax: rep.plot_forest(shown, ax=ax)),
                               "nb", wide=True))
     parts.append("<p class='ef-note'>The whole report as one page (segments, stages, diagnostics, every "
                  "plot, how to read it): <code>report.to_html(\"report.html\")</code> or "
@@ -407,8 +414,10 @@ def _summary_html(rep: ReportView, digits: int = 3) -> str:
     return H.table(cols, rows, caption=" ".join(notes), name="summary")
 
 
-def _comparisons_html(rep: ReportView, digits: int = 3) -> str:
+def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None) -> str:
     c = rep.comparisons
+    more = len(c) - limit if limit is not None and len(c) > limit else 0
+    c = c.head(limit) if more else c
     conf = f"{rep.metadata['confidence']:.0%}"
     cols = [H.Column("measure"), H.Column("system_a"), H.Column("system_b"), H.Column("n", numeric=True),
             H.Column("difference", numeric=True, title="mean of system_b - system_a over the paired questions"),
@@ -433,6 +442,8 @@ def _comparisons_html(rep: ReportView, digits: int = 3) -> str:
            f"interval of it ({H.escape(', '.join(map(str, pd.unique(c['ci_method']))))}); "
            f"p adjusted: {H.escape(test_description(rep))}; wins / ties / losses count the questions "
            "where system_b is higher / equal / lower.")
+    if more:
+        cap = f"The first {len(c)} of {len(c) + more} comparisons (all of them: <code>.comparisons</code>). " + cap
     return H.table(cols, rows, row_header=False, row_classes=classes, caption=cap, name="comparisons")
 
 
