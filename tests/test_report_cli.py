@@ -37,6 +37,9 @@ def test_full_run_writes_everything(out_dir, capsys):
     assert "forest.png" in pngs and "segments.png" in pngs and len(pngs) == 7
     md = (out_dir / "report.md").read_text()
     assert md.startswith("# evalframe report") and "| system" in md
+    page = (out_dir / "report.html").read_text()  # issue 14: the page beside the rest
+    assert page.startswith("<!DOCTYPE html>") and "data-table='summary'" in page and QRELS in page
+    assert page.count("<svg ") == len(pngs)
     s = pd.read_parquet(out_dir / "parquet" / "summary.parquet")
     assert set(s["system"]) == {"bm25", "tfidf", "dense_exact", "dense_hnsw", "hybrid_rrf"}
     assert "wrote" in out.err

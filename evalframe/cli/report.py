@@ -2,7 +2,8 @@
 
 A thin composition of :func:`evalframe.read_qrels`, :func:`evalframe.read_run` and
 :func:`evalframe.report`. Prints aligned summary and comparison tables; with ``--out``
-also writes CSV, Parquet, PNG plots and ``report.md``. Runs are read, systems named,
+also writes CSV, Parquet, PNG plots, ``report.md``, ``report.tex`` and ``report.html``
+(one self-contained page: open it in a browser, send it, print it). Runs are read, systems named,
 warnings shown and errors reported (one line, exit status 2) by
 :mod:`evalframe.cli.common`. A progress bar is drawn on standard error when it is a terminal.
 """
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one (default: all pairs)")
     p.add_argument("--stages", nargs="+", metavar="SYSTEM[:K]",
                    help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5")
-    p.add_argument("--out", metavar="DIR", help="write CSV, Parquet, PNG plots and report.md here")
+    p.add_argument("--out", metavar="DIR",
+                   help="write CSV, Parquet, PNG plots, report.md, report.tex and report.html here")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--n-resamples", type=int, default=10_000)
@@ -122,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             rep.to_parquet(out / "parquet")
             (out / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
             (out / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
+            rep.to_html(out / "report.html", golden_set=args.qrels)
             import matplotlib
             matplotlib.use("Agg")
             written = rep.save_plots(out / "plots")
@@ -137,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(command_words(text_tables(rep)))
     if out is not None:
-        sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, "
+        sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, report.html, "
                          f"plots/ ({len(written)} PNG)\n")
     return 0
 

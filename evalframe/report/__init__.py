@@ -14,7 +14,8 @@ Files, in import order (a file imports only files above it):
 - ``tables``: table names, fixed columns, row order;
 - ``diagnostics``: the diagnostics table and the report's warnings;
 - ``segments``, ``stages``, ``curves``, ``planning``, ``comparisons``, ``changes``: one section each;
-- ``render``: HTML, Markdown, LaTeX, text (reads a Report's public surface only);
+- ``html``: the page's building blocks (stylesheet, tables, plots as inline SVG);
+- ``render``: HTML (notebook view, self-contained page), Markdown, LaTeX, text (reads a Report's public surface only);
 - ``persist``: CSV / Parquet writing and reading;
 - ``model``: the immutable :class:`Report`, :func:`read_report`;
 - ``build``: argument checks (:func:`report_options`) and :func:`report`.

@@ -175,7 +175,51 @@ class Report:
         return render.comparisons_view(self, digits)
 
     def _repr_html_(self) -> str:
+        """The notebook view: warnings, summary, comparisons and a small forest plot
+        (the compact form of :meth:`to_html`)."""
         return render.to_html(self)
+
+    def to_html(self, path, *, title: str | None = None, golden_set: str | None = None) -> Path:
+        """Write the report as one self-contained HTML page and return its path.
+
+        The page holds the question the report answers, warnings, the summary (intervals,
+        significance marks, best system per measure emphasised), comparisons, flagged
+        segments, pipeline stages, diagnostics, every plot (inline SVG) and how to read
+        them. It needs no other file and no network: no script, no external address.
+
+        Parameters
+        ----------
+        path : str or Path
+            The file to write (e.g. ``"report.html"``); its folder is created.
+        title : str, optional
+            The page title (default: systems and number of questions).
+        golden_set : str, optional
+            What the golden set is called (a file or collection name), shown in the question.
+
+        Returns
+        -------
+        Path
+            The file written.
+
+        Examples
+        --------
+        >>> import tempfile, warnings
+        >>> from pathlib import Path
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # Judged@k is low on Cranfield: the page says so
+        ...     rep = ef.report(runs, cran.qrels, measures=["R@5"], baseline="bm25", n_resamples=100)
+        >>> path = rep.to_html(Path(tempfile.mkdtemp()) / "report.html", golden_set="Cranfield")
+        >>> text = path.read_text()
+        >>> path.name, text.count("<svg "), "http://" in text or "https://" in text  # 5 plots, no address
+        ('report.html', 5, False)
+        """
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set), encoding="utf-8")
+        return p
 
     def to_markdown(self, digits: int = 3) -> str:
         """The report as Markdown (pipe tables; no ``tabulate`` needed)."""
@@ -247,22 +291,12 @@ class Report:
         """Per-question paired differences (b - a), sorted; defaults: reference vs the best other system."""
         from .. import plots
         measure = measure or self.measures[0]
-        a, b = self._default_pair(measure, system_a, system_b)
+        a, b = render.default_pair(self, measure, system_a, system_b)
         c = self._tables["comparisons"]
         row = c[(c["measure"] == measure) & (((c["system_a"] == a) & (c["system_b"] == b)) |
                                              ((c["system_a"] == b) & (c["system_b"] == a)))]
         return plots.plot_paired_differences(self._tables["per_question"], system_a=a, system_b=b,
                                              measure=measure, comparison=row if len(row) else None, ax=ax)
-
-    def _default_pair(self, measure, a, b):
-        if len(self.systems) < 2:
-            raise ValueError("paired differences need two systems; the report has one")
-        a = a or self.reference
-        if b is None:
-            s = self._tables["summary"]
-            s = s[(s["measure"] == measure) & (s["system"] != a)]
-            b = str(s.sort_values("mean", ascending=False)["system"].iloc[0])
-        return a, b
 
     def save_plots(self, directory, *, dpi: int = 130) -> list[Path]:
         """Render every plot to PNG in ``directory``; returns the files written."""
@@ -272,27 +306,13 @@ class Report:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         written = []
-        ns, nm = len(self.systems), len(self.measures)
-        jobs = [("forest", (8, 1.2 + 0.17 * ns * nm + 0.3 * nm), lambda ax: self.plot_forest(ax=ax)),
-                ("sample_size", (7, 4.5), lambda ax: self.plot_sample_size(ax=ax)),
-                ("power", (7, 4.5), lambda ax: self.plot_power(ax=ax)),
-                ("curves", (8, 5), lambda ax: self.plot_curves(ax=ax))]
-        if ns >= 2:
-            jobs.append(("differences", (8, 4.5), lambda ax: self.plot_differences(ax=ax)))
-        seg = self._tables["by_segment"]
-        if not seg.empty:
-            nv = seg[["segment", "segment_value"]].drop_duplicates().shape[0]
-            jobs.append(("segments", (min(14, max(7, 1.0 * nv + 0.1 * ns * nv)), 4.8),
-                         lambda ax: self.plot_segments(ax=ax)))
-            jobs.append(("segment_forest", (8.5, 1.2 + 0.17 * ns * nv + 0.3 * nv),
-                         lambda ax: self.plot_segment_forest(ax=ax)))
         with matplotlib.rc_context({"figure.dpi": dpi}):
-            for name, size, draw in jobs:
-                fig, ax = plt.subplots(figsize=size)
+            for spec in render.plot_specs(self):
+                fig, ax = plt.subplots(figsize=spec.figsize)
                 try:
-                    draw(ax)
+                    spec.draw(ax)
                     fig.tight_layout()
-                    path = d / f"{name}.png"
+                    path = d / f"{spec.name}.png"
                     fig.savefig(path, dpi=dpi)
                     written.append(path)
                 finally:
