@@ -10,21 +10,25 @@ from __future__ import annotations
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
+from .dask_engine import is_dask_frame
 from .engine import Duplicates, evaluate_partition, prepare
 from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
 
+Engine = Literal["auto", "memory", "dask"]
+
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-             depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+             depth: int | None = None, duplicates: Duplicates = "error",
+             engine: Engine = "auto") -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -50,6 +54,12 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     duplicates : {"error", "max", "first"}
         A document listed twice for one question: raise, keep the highest
         score, or keep the first row.
+    engine : {"auto", "memory", "dask"}
+        ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
+        any), ``run`` being a ``dask.dataframe.DataFrame`` or a Parquet dataset
+        path; the result is then a ``dask.dataframe.DataFrame`` (see
+        :mod:`evalframe.dask_engine`).  ``"auto"`` (default) is ``"dask"`` for a
+        Dask run, else ``"memory"``.
 
     Returns
     -------
@@ -78,11 +88,12 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     1  librarian      sso  nDCG@10   0.62
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
-                                     depth=depth, duplicates=duplicates)[0]
+                                     depth=depth, duplicates=duplicates, engine=engine)[0]
 
 
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+                depth: int | None = None, duplicates: Duplicates = "error",
+                engine: Engine = "auto") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
@@ -101,6 +112,10 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         question and system, ordered by the ``ties`` convention).
     """
     _check_rel(rel)
+    if _use_dask(run, engine):
+        from .dask_engine import evaluate_dask
+        return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
+                             duplicates=duplicates, warn=False)[1]
     return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                    duplicates=duplicates, warn=False).diagnostics
 
@@ -145,6 +160,15 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     """
     by = [by] if isinstance(by, str) else list(by or [])
     need = ["query_id", "measure", "value"] + by
+    if is_dask_frame(per_question):
+        missing = [c for c in need if c not in per_question.columns]
+        if missing:
+            raise EvalframeInputError("per-question table", [InputProblem(
+                f"missing columns {missing} (found {list(per_question.columns)})",
+                "pass the output of evaluate(), with the segment columns joined")])
+        from .dask_engine import aggregate_dask
+        names = per_question["measure"].unique().compute()
+        return aggregate_dask(per_question, by, {name: _aggregation(name) for name in names})
     missing = [c for c in need if c not in per_question.columns]
     if missing:
         raise EvalframeInputError("per-question table", [InputProblem(
@@ -269,8 +293,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                              depth: int | None = None, duplicates: Duplicates = "error"
-                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              depth: int | None = None, duplicates: Duplicates = "error",
+                              engine: Engine = "auto") -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
@@ -284,6 +308,10 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     """
     _check_rel(rel)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    if _use_dask(run, engine):
+        from .dask_engine import evaluate_dask
+        return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
+                             duplicates=duplicates)
     return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                               duplicates=duplicates)
 
@@ -291,3 +319,11 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
 def _check_rel(rel) -> None:
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
         raise ValueError(f"rel must be an int, got {rel!r}")
+
+
+def _use_dask(run, engine) -> bool:
+    if engine not in ("auto", "memory", "dask"):
+        raise ValueError(f"evaluate: engine must be 'auto', 'memory' or 'dask', got {engine!r}")
+    if engine == "memory" and is_dask_frame(run):
+        raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
+    return engine == "dask" or is_dask_frame(run)
