@@ -73,6 +73,10 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         value      float64
         ========== ======= =============================================
 
+        With the Dask engine, a ``dask.dataframe.DataFrame`` of these columns
+        (computed, kept on the workers) whose ``.compute()`` holds the same
+        rows, grouped by partition.
+
     Notes
     -----
     The conventions (tie order, which questions count, empty relevant sets,
