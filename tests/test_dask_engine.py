@@ -220,12 +220,14 @@ def cases(draw):
         ["query_id", "doc_id"])
     run = pd.DataFrame(rows, columns=["system", "query_id", "doc_id", "score"]).drop_duplicates(
         ["system", "query_id", "doc_id"])
-    return run, qrels, draw(st.integers(1, 4)), draw(st.sampled_from(["zero", "drop"]))
+    options = {"missing": draw(st.sampled_from(["zero", "drop"])), "rel": draw(st.sampled_from([1, 2])),
+               "ties": draw(st.sampled_from(["doc_id_desc", "doc_id_asc"]))}
+    return run, qrels, draw(st.integers(1, 4)), options
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases())
 def test_hypothesis_cases_identical(client, case):
-    run, qrels, parts, missing = case
-    assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), missing=missing,
+    run, qrels, parts, options = case
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), **options,
                 measures=["P@3", "R@5", "RR", "nDCG@5", "AP", "bpref", "Judged@3", "NumRel"])

@@ -97,15 +97,51 @@ def _group_table(df: pd.DataFrame, keys: list[str]):
     A group (system, by..., measure) is *binary* when each of its own values is 0 or 1:
     the decision never looks at other systems or segments.
     """
-    df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
-    groups = df.groupby(keys, sort=False, dropna=False)
-    g = groups["value"]
-    res = g.size().rename("n").to_frame()
-    res["mean"] = g.mean()
-    res["sd"] = g.std(ddof=1)
-    binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
-    res["binary"] = binary.reindex(res.index).to_numpy()
-    return df, list(groups.indices.values()), res.reset_index()
+    codes = sorted_codes(df, [*keys, "query_id"])
+    if codes is None:  # key columns of other kinds: pandas sorts and groups them
+        df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
+        groups = df.groupby(keys, sort=False, dropna=False)
+        g = groups["value"]
+        res = g.size().rename("n").to_frame()
+        res["mean"] = g.mean()
+        res["sd"] = g.std(ddof=1)
+        binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
+        res["binary"] = binary.reindex(res.index).to_numpy()
+        return df, list(groups.indices.values()), res.reset_index()
+    # The same order as sort_values (each key column's codes follow its sorted values), and
+    # the same per-group sums (pandas' groupby, rows in the same order), on integer codes.
+    order = np.lexsort(codes[::-1])
+    df = df.take(order).reset_index(drop=True)
+    sorted_keys = [c[order] for c in codes[:-1]]
+    new_group = np.zeros(len(df), dtype=bool)
+    new_group[:1] = True
+    for c in sorted_keys:
+        new_group[1:] |= c[1:] != c[:-1]
+    starts = np.flatnonzero(new_group)
+    gid = np.cumsum(new_group) - 1
+    g = df["value"].groupby(gid, sort=False)
+    res = df[keys].take(starts).reset_index(drop=True)
+    res["n"] = np.diff(np.r_[starts, len(df)]).astype(np.int64)
+    res["mean"] = g.mean().to_numpy()
+    res["sd"] = g.std(ddof=1).to_numpy()
+    res["binary"] = df["value"].isin([0.0, 1.0]).groupby(gid, sort=False).all().to_numpy()
+    positions = [np.arange(a, b) for a, b in zip(starts, np.r_[starts[1:], len(df)])]
+    return df, positions, res
+
+
+def sorted_codes(df: pd.DataFrame, columns: list[str]) -> list[np.ndarray] | None:
+    """Integer codes of each column, ordered as the column's values sort (so sorting the
+    codes sorts the table as ``sort_values(columns)`` does), or None when a column is not
+    of strings or numbers or has missing values."""
+    out = []
+    for c in columns:
+        col = df[c]
+        if not (pd.api.types.is_string_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype)) \
+                or isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object and c not in (
+                    "system", "query_id", "measure") or bool(col.isna().any()):
+            return None
+        out.append(pd.factorize(col, sort=True)[0].astype(np.int64))
+    return out
 
 
 def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,

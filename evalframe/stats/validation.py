@@ -209,11 +209,11 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
                 *_null_key_problems(df, extra)]
     if problems:
         raise EvalframeInputError(table, problems)
-    out = pd.DataFrame({
-        "system": (df["system"].astype(str).to_numpy(dtype=object) if "system" in df.columns
+    out = pd.DataFrame({  # string columns keep their arrays (no Python object per row)
+        "system": (df["system"].astype(str).array if "system" in df.columns
                    else np.full(len(df), SINGLE_SYSTEM, dtype=object)),
-        "query_id": df["query_id"].astype(str).to_numpy(dtype=object),
-        "measure": df["measure"].astype(str).to_numpy(dtype=object),
+        "query_id": df["query_id"].astype(str).array,
+        "measure": df["measure"].astype(str).array,
         "value": pd.to_numeric(df["value"]).to_numpy(dtype=np.float64),
     })
     for col in extra:
