@@ -27,6 +27,7 @@ from .validation import (
     check_resamples,
     check_seed,
     clean_table,
+    sorted_codes,
 )
 
 __all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS"]
@@ -128,20 +129,6 @@ def _group_table(df: pd.DataFrame, keys: list[str]):
     positions = [np.arange(a, b) for a, b in zip(starts, np.r_[starts[1:], len(df)])]
     return df, positions, res
 
-
-def sorted_codes(df: pd.DataFrame, columns: list[str]) -> list[np.ndarray] | None:
-    """Integer codes of each column, ordered as the column's values sort (so sorting the
-    codes sorts the table as ``sort_values(columns)`` does), or None when a column is not
-    of strings or numbers or has missing values."""
-    out = []
-    for c in columns:
-        col = df[c]
-        if not (pd.api.types.is_string_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype)) \
-                or isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object and c not in (
-                    "system", "query_id", "measure") or bool(col.isna().any()):
-            return None
-        out.append(pd.factorize(col, sort=True)[0].astype(np.int64))
-    return out
 
 
 def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,

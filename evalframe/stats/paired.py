@@ -54,6 +54,7 @@ from .validation import (
     check_tie_threshold,
     clean_table,
     param_error,
+    sorted_codes,
 )
 
 __all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
@@ -439,6 +440,9 @@ def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
 
 def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | None):
     """(family x question) x system matrix, its query ids, clusters and family rows."""
+    codes = sorted_codes(df, [*fam_keys, "query_id"])
+    if codes is not None:
+        return _wide_from_codes(df, codes, systems, fam_keys, cluster)
     wide = df.set_index([*fam_keys, "query_id", "system"])["value"].unstack("system")
     wide = wide.reindex(columns=systems)
     qids = wide.index.get_level_values("query_id").to_numpy()
@@ -452,6 +456,41 @@ def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | N
         for key, rows in pd.Series(np.arange(len(wide))).groupby(
             [fam_index.get_level_values(k) for k in fam_keys], sort=False).indices.items()}
     return wide.to_numpy(dtype=np.float64), qids, clusters, fam_rows
+
+
+def _wide_from_codes(df: pd.DataFrame, codes: list[np.ndarray], systems: list, fam_keys: list[str],
+                     cluster: str | None):
+    """:func:`_wide` on integer codes: the rows sorted by (family, question) as ``unstack``
+    sorts them, one column per system (NaN where a system has no value)."""
+    order = np.lexsort(codes[::-1])
+    new_row = np.zeros(len(df), dtype=bool)
+    new_row[:1] = True
+    for c in codes:
+        new_row[1:] |= c[order][1:] != c[order][:-1]
+    row_of = np.empty(len(df), dtype=np.int64)
+    row_of[order] = np.cumsum(new_row) - 1
+    first = order[new_row]  # a row of the table for each (family, question)
+    col = pd.Index(systems).get_indexer(df["system"])
+    W = np.full((len(first), len(systems)), np.nan)
+    W[row_of, col] = df["value"].to_numpy(dtype=np.float64)
+    qids = df["query_id"].to_numpy()[first]
+    clusters = None
+    if cluster:  # a question sits in one cluster (checked by clean_table)
+        of_q = df.drop_duplicates("query_id").set_index("query_id")[cluster]
+        clusters = pd.factorize(of_q.reindex(qids).to_numpy())[0]
+    fam_rows = {}
+    if len(first):
+        fam_codes = [c[first] for c in codes[:-1]]
+        new_fam = np.zeros(len(first), dtype=bool)
+        new_fam[:1] = True
+        for c in fam_codes:
+            new_fam[1:] |= c[1:] != c[:-1]
+        starts = np.flatnonzero(new_fam)
+        ends = np.r_[starts[1:], len(first)]
+        keys = df[fam_keys].take(first[starts])
+        for key, a, b in zip(keys.itertuples(index=False, name=None), starts, ends):
+            fam_rows[tuple(key)] = np.arange(a, b)
+    return W, qids, clusters, fam_rows
 
 
 def paired_data(df: pd.DataFrame, systems: list, pairs: list[tuple[int, int]],
