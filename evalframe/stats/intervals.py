@@ -27,6 +27,7 @@ from .validation import (
     check_resamples,
     check_seed,
     clean_table,
+    run_starts,
     sorted_codes,
 )
 
@@ -113,11 +114,7 @@ def _group_table(df: pd.DataFrame, keys: list[str]):
     # the same per-group sums (pandas' groupby, rows in the same order), on integer codes.
     order = np.lexsort(codes[::-1])
     df = df.take(order).reset_index(drop=True)
-    sorted_keys = [c[order] for c in codes[:-1]]
-    new_group = np.zeros(len(df), dtype=bool)
-    new_group[:1] = True
-    for c in sorted_keys:
-        new_group[1:] |= c[1:] != c[:-1]
+    new_group = run_starts([c[order] for c in codes[:-1]])
     starts = np.flatnonzero(new_group)
     gid = np.cumsum(new_group) - 1
     g = df["value"].groupby(gid, sort=False)
@@ -291,6 +288,13 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     - ``wilson``: ``(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``;
       ``clopper-pearson``: Beta quantiles (exact, conservative). Near 0 or 1 these keep
       their coverage where normal and bootstrap intervals collapse to a point.
+
+    Large n: the resampling draws ``n_resamples x n`` bootstrap counts chunk by chunk
+    (:mod:`evalframe.stats.resampling`), so memory stays bounded, but time grows as
+    ``n_resamples x n`` (minutes at a million questions with 10,000 resamples). There the
+    distribution of a mean is normal to within the Monte Carlo error of the bootstrap
+    (central limit theorem), and ``method="t"`` (or ``"auto"``) gives the interval in
+    seconds: the large-n method to use (``benchmarks/bench_stats_large.py`` times both).
 
     Examples
     --------

@@ -54,6 +54,7 @@ from .validation import (
     check_tie_threshold,
     clean_table,
     param_error,
+    run_starts,
     sorted_codes,
 )
 
@@ -463,10 +464,7 @@ def _wide_from_codes(df: pd.DataFrame, codes: list[np.ndarray], systems: list, f
     """:func:`_wide` on integer codes: the rows sorted by (family, question) as ``unstack``
     sorts them, one column per system (NaN where a system has no value)."""
     order = np.lexsort(codes[::-1])
-    new_row = np.zeros(len(df), dtype=bool)
-    new_row[:1] = True
-    for c in codes:
-        new_row[1:] |= c[order][1:] != c[order][:-1]
+    new_row = run_starts([c[order] for c in codes])
     row_of = np.empty(len(df), dtype=np.int64)
     row_of[order] = np.cumsum(new_row) - 1
     first = order[new_row]  # a row of the table for each (family, question)
@@ -480,12 +478,7 @@ def _wide_from_codes(df: pd.DataFrame, codes: list[np.ndarray], systems: list, f
         clusters = pd.factorize(of_q.reindex(qids).to_numpy())[0]
     fam_rows = {}
     if len(first):
-        fam_codes = [c[first] for c in codes[:-1]]
-        new_fam = np.zeros(len(first), dtype=bool)
-        new_fam[:1] = True
-        for c in fam_codes:
-            new_fam[1:] |= c[1:] != c[:-1]
-        starts = np.flatnonzero(new_fam)
+        starts = np.flatnonzero(run_starts([c[first] for c in codes[:-1]]))
         ends = np.r_[starts[1:], len(first)]
         keys = df[fam_keys].take(first[starts])
         for key, a, b in zip(keys.itertuples(index=False, name=None), starts, ends):
@@ -697,6 +690,11 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       cluster every result equals the unclustered one up to float round-off: the same
       seeded draws of the same units (not just within Monte Carlo error), so the
       randomisation and bootstrap p-values are identical.
+
+    Large n: sign flips and bootstrap counts are drawn ``n_resamples x n`` chunk by chunk
+    (bounded memory), and their time grows as ``n_resamples x n``; at hundreds of
+    thousands of questions the t-test (the default) and its interval agree with them to
+    within their Monte Carlo error and take seconds: the large-n method to use.
 
     One-sided tests (``alternative``), with ``d = value_b - value_a`` (so
     ``"greater"`` is H1: system_b > system_a):

@@ -20,7 +20,7 @@ __all__ = [
     "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM",
     "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
-    "sorted_codes",
+    "sorted_codes", "run_starts",
 ]
 
 SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
@@ -249,3 +249,13 @@ def sorted_codes(df: pd.DataFrame, columns: list[str]) -> list[np.ndarray] | Non
             return None
         out.append(pd.factorize(col, sort=True)[0].astype(np.int64))
     return out
+
+
+def run_starts(codes: list[np.ndarray]) -> np.ndarray:
+    """True at each row that starts a new run of equal keys (codes of rows already sorted)."""
+    n = len(codes[0]) if codes else 0
+    new = np.zeros(n, dtype=bool)
+    new[:1] = True
+    for c in codes:
+        new[1:] |= c[1:] != c[:-1]
+    return new
