@@ -85,8 +85,8 @@ def question_buckets(query_id: pd.Series, n_buckets: int) -> np.ndarray:
     Ids are compared as strings (:func:`evalframe.schema.ids_to_str`), so question ``1``
     of one table and ``"1"`` of another fall in the same bucket."""
     import pyarrow as pa
-    ids = ids_to_str(query_id).to_numpy(dtype=object)
-    fp = fingerprints(pa.chunked_array([pa.array(ids, type=pa.large_string())]))
+    ids = pa.array(ids_to_str(query_id), type=pa.large_string())  # Arrow strings stay Arrow
+    fp = fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids]))
     return (fp % np.uint64(n_buckets)).astype(np.int64)
 
 
@@ -234,7 +234,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
 
     Parameters
     ----------
-    run : dask.dataframe.DataFrame or path of a Parquet dataset
+    run : dask.dataframe.DataFrame, path of a Parquet dataset, or pandas DataFrame
         Columns ``query_id, doc_id, score`` (``[system]``, ``[rank]``), or ``query_id``
         as the index (with known divisions: the run is then not shuffled).
     qrels : DataFrame, path, dict, or dask.dataframe.DataFrame
@@ -255,6 +255,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     import dask
     import dask.dataframe as dd
 
+    if isinstance(run, pd.DataFrame):  # engine="dask" on a pandas run: partitions of 10^6 rows
+        run = dd.from_pandas(run, chunksize=1_000_000)
     run = run if is_dask_frame(run) else read_dataset(run)
     _check_columns(run)
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
@@ -263,7 +265,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
         P = run.npartitions
     else:
-        run = run.reset_index(drop=run.index.name != "query_id") if run.index.name == "query_id" else run
+        if run.index.name == "query_id":  # an index without known divisions: a column again
+            run = run.reset_index()
         P = run.npartitions
         keyed = run.map_partitions(_keyed_part, P, meta=_keyed_part(run._meta, P))
         keyed = keyed.set_index("_bucket", divisions=list(range(P + 1)), sort=True)

@@ -122,7 +122,10 @@ def test_division_buckets():
 def test_buckets_compare_ids_as_strings():
     a = question_buckets(pd.Series([1, 2, 30]), 7)
     b = question_buckets(pd.Series(["1", "2", "30"]), 7)
-    assert a.tolist() == b.tolist() and ((0 <= a) & (a < 7)).all()
+    c = question_buckets(pd.Series([1.0, 2.0, 30.0]), 7)
+    d = question_buckets(pd.Series([1, 2, 30], dtype=object), 7)
+    assert a.tolist() == b.tolist() == c.tolist() == d.tolist() and ((0 <= a) & (a < 7)).all()
+    assert len(set(question_buckets(pd.Series([f"q{i}" for i in range(1000)]), 4))) == 4
 
 
 def test_duplicates_first_keeps_the_run_order_and_systems_absent_from_partitions(client):
@@ -177,6 +180,9 @@ def test_engine_dask_on_a_parquet_dataset(client, tmp_path):
     got = ef.evaluate(str(path), c.qrels, ["AP", "nDCG@10"], engine="dask")
     assert is_dask(got)
     pd.testing.assert_frame_equal(_sorted(got.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP", "nDCG@10"])))
+    small = ef.evaluate(c.runs, c.qrels, ["AP"], engine="dask")
+    assert is_dask(small)
+    pd.testing.assert_frame_equal(_sorted(small.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP"])))
     with pytest.raises(ValueError, match="engine must be"):
         ef.evaluate(c.runs, c.qrels, engine="spark")
 
