@@ -13,7 +13,9 @@ Run alone, it makes its own small dataset first::
     nice -n 5 .venv/bin/python benchmarks/bench_scale_dask.py [--questions 40000] [--docs 50] [--repeat 3]
 
 Ratios from one process alternating the two clusters are robust to other load on the
-machine; the absolute seconds are not.
+machine; the absolute seconds are not. The shuffle is Dask's default (p2p with
+distributed); ``DASK_DATAFRAME__SHUFFLE__METHOD=tasks`` picks the task-based one, which
+was faster here on a few million rows (p2p is the one meant for data larger than memory).
 """
 from __future__ import annotations
 
