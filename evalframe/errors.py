@@ -66,6 +66,9 @@ class EvalframeInputError(ValueError):
         head = f"{table}: {n} problem{'s' if n != 1 else ''} found"
         super().__init__(head + "\n" + "\n".join(p.format() for p in self.problems))
 
+    def __reduce__(self):  # pickled with its table and problems (raised on a Dask worker, re-raised here)
+        return (type(self), (self.table, self.problems))
+
 
 class EvalframeWarning(UserWarning):
     """Base category of every evalframe warning (filter it to silence them all)."""

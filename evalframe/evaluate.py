@@ -10,13 +10,14 @@ from __future__ import annotations
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
+from .dask_engine import is_dask_frame
 from .engine import Duplicates, evaluate_partition, prepare
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
@@ -24,10 +25,13 @@ from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
 
+Engine = Literal["auto", "memory", "dask"]
+
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
              depth: int | None = None, duplicates: Duplicates = "error",
-             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error") -> pd.DataFrame:
+             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+             engine: Engine = "auto") -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -61,6 +65,12 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         Several labels of one (question, document) in the golden set: raise, or keep
         the highest, the lowest or the most frequent label (a tie: the higher); the
         pairs resolved are counted in :func:`diagnostics`.
+    engine : {"auto", "memory", "dask"}
+        ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
+        any), ``run`` being a ``dask.dataframe.DataFrame`` or a Parquet dataset
+        path; the result is then a ``dask.dataframe.DataFrame`` (see
+        :mod:`evalframe.dask_engine`).  ``"auto"`` (default) is ``"dask"`` for a
+        Dask run, else ``"memory"``.
 
     Returns
     -------
@@ -73,6 +83,10 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         measure    str     canonical measure name (``str(Measure)``)
         value      float64
         ========== ======= =============================================
+
+        With the Dask engine, a ``dask.dataframe.DataFrame`` of these columns
+        (computed, kept on the workers) whose ``.compute()`` holds the same
+        rows, grouped by partition.
 
     Notes
     -----
@@ -90,12 +104,13 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
-                                     conflicts=conflicts)[0]
+                                     conflicts=conflicts, engine=engine)[0]
 
 
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error",
-                columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error") -> pd.DataFrame:
+                columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+                engine: Engine = "auto") -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
@@ -117,6 +132,10 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
     """
     _check_rel(rel)
     _check_input_options(columns, conflicts, "diagnostics")
+    if _use_dask(run, engine, columns, conflicts):
+        from .dask_engine import evaluate_dask
+        return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
+                             duplicates=duplicates, warn=False)[1]
     return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                    duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts).diagnostics
 
@@ -161,6 +180,15 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     """
     by = [by] if isinstance(by, str) else list(by or [])
     need = ["query_id", "measure", "value"] + by
+    if is_dask_frame(per_question):
+        missing = [c for c in need if c not in per_question.columns]
+        if missing:
+            raise EvalframeInputError("per-question table", [InputProblem(
+                f"missing columns {missing} (found {list(per_question.columns)})",
+                "pass the output of evaluate(), with the segment columns joined")])
+        from .dask_engine import aggregate_dask
+        names = per_question["measure"].unique().compute()
+        return aggregate_dask(per_question, by, {name: _aggregation(name) for name in names})
     missing = [c for c in need if c not in per_question.columns]
     if missing:
         raise EvalframeInputError("per-question table", [InputProblem(
@@ -286,7 +314,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                               depth: int | None = None, duplicates: Duplicates = "error",
-                              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error"
+                              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+                              engine: Engine = "auto"
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -302,6 +331,10 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    if _use_dask(run, engine, columns, conflicts):
+        from .dask_engine import evaluate_dask
+        return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
+                             duplicates=duplicates)
     return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                               duplicates=duplicates, columns=columns, conflicts=conflicts)
 
@@ -314,3 +347,16 @@ def _check_input_options(columns, conflicts, caller: str) -> None:
 def _check_rel(rel) -> None:
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
         raise ValueError(f"rel must be an int, got {rel!r}")
+
+
+def _use_dask(run, engine, columns=None, conflicts="error") -> bool:
+    if engine not in ("auto", "memory", "dask"):
+        raise ValueError(f"evaluate: engine must be 'auto', 'memory' or 'dask', got {engine!r}")
+    if engine == "memory" and is_dask_frame(run):
+        raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
+    dask = engine == "dask" or is_dask_frame(run)
+    if dask and (columns or conflicts != "error"):
+        raise ValueError("evaluate: columns= and conflicts= are not yet supported on the Dask engine, got "
+                         f"columns={columns!r}, conflicts={conflicts!r}; rename the Dask frame's columns "
+                         "(query_id, doc_id, score, system) and resolve conflicting labels first")
+    return dask

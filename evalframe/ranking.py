@@ -52,7 +52,7 @@ in parts (chunk by chunk, or on a cluster).
 from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
-           "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
+           "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS"]
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -395,7 +395,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     if run.system is not None:
         groups.insert(0, "system", systems[g_sys].astype(str))
     if warn:
-        _warn(records, rel)
+        warn_diagnostics(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
                   records=tuple(records), subtopics=subtopics)
@@ -703,7 +703,9 @@ _WARNINGS = {
 }
 
 
-def _warn(records: Sequence[Diagnostic], rel: int) -> None:
+def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
+    """Issue the structured warnings of some records (those of one call, or of
+    partitions merged with :func:`merge_diagnostics`); ``rel`` as given to :func:`judge`."""
     for r in records:
         cat = _WARNINGS.get(r.check)
         if cat is None:

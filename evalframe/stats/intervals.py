@@ -27,6 +27,8 @@ from .validation import (
     check_resamples,
     check_seed,
     clean_table,
+    run_starts,
+    sorted_codes,
 )
 
 __all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS"]
@@ -97,15 +99,33 @@ def _group_table(df: pd.DataFrame, keys: list[str]):
     A group (system, by..., measure) is *binary* when each of its own values is 0 or 1:
     the decision never looks at other systems or segments.
     """
-    df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
-    groups = df.groupby(keys, sort=False, dropna=False)
-    g = groups["value"]
-    res = g.size().rename("n").to_frame()
-    res["mean"] = g.mean()
-    res["sd"] = g.std(ddof=1)
-    binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
-    res["binary"] = binary.reindex(res.index).to_numpy()
-    return df, list(groups.indices.values()), res.reset_index()
+    codes = sorted_codes(df, [*keys, "query_id"])
+    if codes is None:  # key columns of other kinds: pandas sorts and groups them
+        df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
+        groups = df.groupby(keys, sort=False, dropna=False)
+        g = groups["value"]
+        res = g.size().rename("n").to_frame()
+        res["mean"] = g.mean()
+        res["sd"] = g.std(ddof=1)
+        binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
+        res["binary"] = binary.reindex(res.index).to_numpy()
+        return df, list(groups.indices.values()), res.reset_index()
+    # The same order as sort_values (each key column's codes follow its sorted values), and
+    # the same per-group sums (pandas' groupby, rows in the same order), on integer codes.
+    order = np.lexsort(codes[::-1])
+    df = df.take(order).reset_index(drop=True)
+    new_group = run_starts([c[order] for c in codes[:-1]])
+    starts = np.flatnonzero(new_group)
+    gid = np.cumsum(new_group) - 1
+    g = df["value"].groupby(gid, sort=False)
+    res = df[keys].take(starts).reset_index(drop=True)
+    res["n"] = np.diff(np.r_[starts, len(df)]).astype(np.int64)
+    res["mean"] = g.mean().to_numpy()
+    res["sd"] = g.std(ddof=1).to_numpy()
+    res["binary"] = df["value"].isin([0.0, 1.0]).groupby(gid, sort=False).all().to_numpy()
+    positions = [np.arange(a, b) for a, b in zip(starts, np.r_[starts[1:], len(df)])]
+    return df, positions, res
+
 
 
 def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,
@@ -268,6 +288,13 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     - ``wilson``: ``(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``;
       ``clopper-pearson``: Beta quantiles (exact, conservative). Near 0 or 1 these keep
       their coverage where normal and bootstrap intervals collapse to a point.
+
+    Large n: the resampling draws ``n_resamples x n`` bootstrap counts chunk by chunk
+    (:mod:`evalframe.stats.resampling`), so memory stays bounded, but time grows as
+    ``n_resamples x n`` (minutes at a million questions with 10,000 resamples). There the
+    distribution of a mean is normal to within the Monte Carlo error of the bootstrap
+    (central limit theorem), and ``method="t"`` (or ``"auto"``) gives the interval in
+    seconds: the large-n method to use (``benchmarks/bench_stats_large.py`` times both).
 
     Examples
     --------

@@ -54,6 +54,8 @@ from .validation import (
     check_tie_threshold,
     clean_table,
     param_error,
+    run_starts,
+    sorted_codes,
 )
 
 __all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
@@ -439,6 +441,9 @@ def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
 
 def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | None):
     """(family x question) x system matrix, its query ids, clusters and family rows."""
+    codes = sorted_codes(df, [*fam_keys, "query_id"])
+    if codes is not None:
+        return _wide_from_codes(df, codes, systems, fam_keys, cluster)
     wide = df.set_index([*fam_keys, "query_id", "system"])["value"].unstack("system")
     wide = wide.reindex(columns=systems)
     qids = wide.index.get_level_values("query_id").to_numpy()
@@ -452,6 +457,33 @@ def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | N
         for key, rows in pd.Series(np.arange(len(wide))).groupby(
             [fam_index.get_level_values(k) for k in fam_keys], sort=False).indices.items()}
     return wide.to_numpy(dtype=np.float64), qids, clusters, fam_rows
+
+
+def _wide_from_codes(df: pd.DataFrame, codes: list[np.ndarray], systems: list, fam_keys: list[str],
+                     cluster: str | None):
+    """:func:`_wide` on integer codes: the rows sorted by (family, question) as ``unstack``
+    sorts them, one column per system (NaN where a system has no value)."""
+    order = np.lexsort(codes[::-1])
+    new_row = run_starts([c[order] for c in codes])
+    row_of = np.empty(len(df), dtype=np.int64)
+    row_of[order] = np.cumsum(new_row) - 1
+    first = order[new_row]  # a row of the table for each (family, question)
+    col = pd.Index(systems).get_indexer(df["system"])
+    W = np.full((len(first), len(systems)), np.nan)
+    W[row_of, col] = df["value"].to_numpy(dtype=np.float64)
+    qids = df["query_id"].to_numpy()[first]
+    clusters = None
+    if cluster:  # a question sits in one cluster (checked by clean_table)
+        of_q = df.drop_duplicates("query_id").set_index("query_id")[cluster]
+        clusters = pd.factorize(of_q.reindex(qids).to_numpy())[0]
+    fam_rows = {}
+    if len(first):
+        starts = np.flatnonzero(run_starts([c[first] for c in codes[:-1]]))
+        ends = np.r_[starts[1:], len(first)]
+        keys = df[fam_keys].take(first[starts])
+        for key, a, b in zip(keys.itertuples(index=False, name=None), starts, ends):
+            fam_rows[tuple(key)] = np.arange(a, b)
+    return W, qids, clusters, fam_rows
 
 
 def paired_data(df: pd.DataFrame, systems: list, pairs: list[tuple[int, int]],
@@ -658,6 +690,11 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       cluster every result equals the unclustered one up to float round-off: the same
       seeded draws of the same units (not just within Monte Carlo error), so the
       randomisation and bootstrap p-values are identical.
+
+    Large n: sign flips and bootstrap counts are drawn ``n_resamples x n`` chunk by chunk
+    (bounded memory), and their time grows as ``n_resamples x n``; at hundreds of
+    thousands of questions the t-test (the default) and its interval agree with them to
+    within their Monte Carlo error and take seconds: the large-n method to use.
 
     One-sided tests (``alternative``), with ``d = value_b - value_a`` (so
     ``"greater"`` is H1: system_b > system_a):

@@ -20,6 +20,7 @@ __all__ = [
     "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM",
     "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
+    "sorted_codes", "run_starts",
 ]
 
 SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
@@ -167,12 +168,23 @@ def _null_key_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]
     return problems
 
 
+def _duplicated(df: pd.DataFrame, key: list[str]) -> np.ndarray:
+    """Rows whose ``key`` repeats another row's (all copies), on integer codes when it can."""
+    codes = sorted_codes(df, key)
+    if codes is None or np.prod([float(c.max(initial=0)) + 1 for c in codes]) >= 2.0 ** 62:
+        return df.duplicated(key, keep=False).to_numpy()
+    combined = np.zeros(len(df), dtype=np.int64)
+    for c in codes:
+        combined = combined * (int(c.max(initial=0)) + 1) + c
+    return pd.Series(combined).duplicated(keep=False).to_numpy()
+
+
 def _key_problems(df: pd.DataFrame, out: pd.DataFrame, by: list[str],
                   cluster: str | None) -> list[InputProblem]:
     """Duplicate (system, by..., query_id, measure) rows; questions in several clusters."""
     problems = []
     key = ["system", *by, "query_id", "measure"]
-    dup = out.duplicated(key, keep=False).to_numpy()
+    dup = _duplicated(out, key)
     if dup.any():
         problems.append(InputProblem(
             f"{int(dup.sum())} rows share the same ({', '.join(key)})",
@@ -209,11 +221,11 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
                 *_null_key_problems(df, extra)]
     if problems:
         raise EvalframeInputError(table, problems)
-    out = pd.DataFrame({
-        "system": (df["system"].astype(str).to_numpy(dtype=object) if "system" in df.columns
+    out = pd.DataFrame({  # string columns keep their arrays (no Python object per row)
+        "system": (df["system"].astype(str).array if "system" in df.columns
                    else np.full(len(df), SINGLE_SYSTEM, dtype=object)),
-        "query_id": df["query_id"].astype(str).to_numpy(dtype=object),
-        "measure": df["measure"].astype(str).to_numpy(dtype=object),
+        "query_id": df["query_id"].astype(str).array,
+        "measure": df["measure"].astype(str).array,
         "value": pd.to_numeric(df["value"]).to_numpy(dtype=np.float64),
     })
     for col in extra:
@@ -222,3 +234,28 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
     if problems:
         raise EvalframeInputError(table, problems)
     return out
+
+
+def sorted_codes(df: pd.DataFrame, columns: list[str]) -> list[np.ndarray] | None:
+    """Integer codes of each column, ordered as the column's values sort (so sorting the
+    codes sorts the table as ``sort_values(columns)`` does), or None when a column is not
+    of strings or numbers or has missing values."""
+    out = []
+    for c in columns:
+        col = df[c]
+        if not (pd.api.types.is_string_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype)) \
+                or isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object and c not in (
+                    "system", "query_id", "measure") or bool(col.isna().any()):
+            return None
+        out.append(pd.factorize(col, sort=True)[0].astype(np.int64))
+    return out
+
+
+def run_starts(codes: list[np.ndarray]) -> np.ndarray:
+    """True at each row that starts a new run of equal keys (codes of rows already sorted)."""
+    n = len(codes[0]) if codes else 0
+    new = np.zeros(n, dtype=bool)
+    new[:1] = True
+    for c in codes:
+        new[1:] |= c[1:] != c[:-1]
+    return new

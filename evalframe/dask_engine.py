@@ -1,0 +1,382 @@
+"""The Dask engine: :func:`evalframe.evaluate` on a ``dask.dataframe`` run, on a cluster.
+
+A run given as a ``dask.dataframe.DataFrame`` (or, with ``engine="dask"``, a Parquet
+dataset path) is evaluated partition by partition with the in-memory engine
+(:func:`evalframe.engine.evaluate_partition`), on whatever scheduler Dask uses: the
+current ``dask.distributed`` client when there is one (``Client()``,
+``Client("tcp://scheduler:8786")``), else Dask's local threads.
+
+How the work is split
+---------------------
+1. Every row gets a *bucket*, the partition its question belongs to: a 64-bit fingerprint
+   of the question id (as a string, as everywhere in evalframe) modulo the number of
+   partitions, and the run is shuffled on it (``set_index`` on the bucket with the
+   divisions ``0, 1, ..., P``, so partition ``i`` holds bucket ``i``).  A run already
+   partitioned by question (a ``query_id`` index with known divisions) is not shuffled:
+   its partitions are the buckets, and a golden-set question goes to the partition whose
+   division range holds it.
+2. The golden set is read and checked once on the client.  A small one (a pandas table,
+   a path, or a one-partition Dask table) is sent once to every worker and each task
+   takes its bucket's rows; a Dask golden set of several partitions is shuffled on the
+   same buckets, partition ``i`` with partition ``i``.
+3. Each partition is judged and measured by :func:`~evalframe.engine.evaluate_partition`
+   (with ``warn=False``: a retried task warns nothing).  The rows keep the run's order
+   (a key of input partition and position travels with each row and the partition is
+   put back in that order), so ``duplicates="first"`` keeps the same row.  Every
+   partition is told every system of the run (a system with no row in a partition is
+   still scored there): a one-document placeholder question, answered by every system
+   and judged relevant, is added to each partition and removed from its results.
+4. The partitions' diagnostics are merged (:func:`evalframe.ranking.merge_diagnostics`,
+   with the run's systems in first-appearance order); ``system_without_golden_questions``
+   is decided over all partitions, and the warnings are issued once, on the client.  The
+   diagnostics and the warnings are those of the in-memory call.
+
+The call runs the computation (as ``persist()`` does): the per-question table stays on
+the workers as the partitions of the returned Dask DataFrame, and ``.compute()`` brings
+it back as the in-memory engine's table: the same rows and values, bit for bit, grouped
+by partition (sort both by ``system, query_id, measure`` to compare them row by row).
+Every task is a pure function of its inputs, so a task lost with its worker is recomputed
+with the same result.
+
+Nothing here is imported, nor is Dask, unless a Dask input or ``engine="dask"`` is used.
+"""
+from __future__ import annotations
+
+__all__ = ["is_dask_frame", "evaluate_dask", "aggregate_dask", "read_dataset"]
+
+import os
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .engine import Duplicates, per_question_table, prepare
+from .errors import EvalframeInputError, InputProblem
+from .io import read_qrels
+from .measures import Aggregation, Mean, Measure
+from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
+                      warn_diagnostics)
+from .schema import check_qrels, fingerprints, ids_to_str
+
+#: Question id of the placeholder question added to every partition (an integer, so the
+#: natural order of a partition's questions is what it would be without it).
+PLACEHOLDER_QUESTION = "-999999999999999999"
+#: Columns of a run the engine passes on (the others are left out of the shuffle).
+RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank")
+#: Rows of a partition are numbered ``input partition * ROW_STRIDE + position``.
+ROW_STRIDE = 2 ** 40
+
+
+def is_dask_frame(obj) -> bool:
+    """True for a ``dask.dataframe`` DataFrame (checked without importing dask)."""
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "npartitions")
+
+
+def read_dataset(path) -> "dd.DataFrame":  # noqa: F821 - dask is imported on use
+    """A Parquet dataset (a file, a directory of files or a glob) as a Dask DataFrame."""
+    import dask.dataframe as dd
+    return dd.read_parquet(os.fspath(path))
+
+
+# ---------------------------------------------------------------- buckets
+def question_buckets(query_id: pd.Series, n_buckets: int) -> np.ndarray:
+    """The bucket (0 .. n_buckets - 1) of each question id: its fingerprint modulo n.
+
+    Ids are compared as strings (:func:`evalframe.schema.ids_to_str`), so question ``1``
+    of one table and ``"1"`` of another fall in the same bucket."""
+    import pyarrow as pa
+    ids = pa.array(ids_to_str(query_id), type=pa.large_string())  # Arrow strings stay Arrow
+    fp = fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids]))
+    return (fp % np.uint64(n_buckets)).astype(np.int64)
+
+
+def division_buckets(query_id: pd.Series, divisions: Sequence) -> np.ndarray:
+    """The partition of each (golden-set) question id of a run partitioned by question
+    on an index with known ``divisions`` (string or integer ids)."""
+    n = len(divisions) - 1
+    bounds = np.asarray(divisions[1:-1])
+    ids = ids_to_str(query_id)
+    if bounds.dtype.kind in "iu":
+        vals = pd.to_numeric(ids, errors="coerce").to_numpy(dtype=np.float64)
+        out = np.searchsorted(bounds.astype(np.float64), np.nan_to_num(vals, nan=-np.inf), side="right")
+    else:
+        out = np.searchsorted(bounds.astype(object), ids.to_numpy(dtype=object), side="right")
+    return np.clip(out, 0, n - 1).astype(np.int64)
+
+
+def _by_question_divisions(run) -> Sequence | None:
+    """The divisions of a run partitioned by question (a ``query_id`` index), else None."""
+    if run.index.name != "query_id" or not run.known_divisions:
+        return None
+    kind = np.asarray(run.divisions[1:-1] or [0]).dtype.kind
+    return run.divisions if kind in "iuOU" else None
+
+
+def _keyed_part(df: pd.DataFrame, n_buckets: int, partition_info=None) -> pd.DataFrame:
+    """A run partition with each row's bucket and order key."""
+    j = partition_info["number"] if partition_info else 0
+    out = df[[c for c in RUN_COLUMNS if c in df.columns]].copy()
+    out["_bucket"] = question_buckets(df["query_id"], n_buckets)
+    out["_row"] = np.int64(j) * ROW_STRIDE + np.arange(len(df), dtype=np.int64)
+    return out
+
+
+def _ordered_part(df: pd.DataFrame, partition_info=None) -> pd.DataFrame:
+    """A run partition already holding whole questions, with its order key."""
+    j = partition_info["number"] if partition_info else 0
+    out = df.reset_index()[[c for c in RUN_COLUMNS if c in df.columns or c == df.index.name]].copy()
+    out["_row"] = np.int64(j) * ROW_STRIDE + np.arange(len(df), dtype=np.int64)
+    return out
+
+
+def _systems_in_part(system: pd.Series) -> list:
+    """The systems of a run partition in first-appearance order (ids as strings)."""
+    return list(pd.unique(ids_to_str(system).to_numpy(dtype=object)))
+
+
+def _systems_in_order(parts: list[list]) -> list:
+    """Systems of the whole run in first-appearance order, from its partitions' lists."""
+    return list(pd.unique(np.array([s for p in parts for s in p] or [None], dtype=object)))
+
+
+# ---------------------------------------------------------------- one partition
+def _placeholder_rows(run: pd.DataFrame, systems: list, rel: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per system of the placeholder question, and its one relevant judgment."""
+    rows = {"query_id": PLACEHOLDER_QUESTION, "doc_id": "d", "score": 0.0}
+    if "rank" in run.columns:
+        rows["rank"] = 1
+    if "system" in run.columns:
+        rows = {"system": systems, **rows}
+    return (pd.DataFrame(rows, index=range(len(systems))),
+            pd.DataFrame({"query_id": [PLACEHOLDER_QUESTION], "doc_id": ["d"], "relevance": [max(int(rel), 1)]}))
+
+
+def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
+                  rel: int, ties: Ties, missing: Missing, depth: int | None,
+                  duplicates: Duplicates) -> dict:
+    """Evaluate the questions of one partition, knowing every system of the run.
+
+    Returns a dict: ``table`` (the per-question table), ``records`` (diagnostics),
+    ``silent`` (the systems that answer none of the partition's golden questions)."""
+    if "_row" in run.columns:
+        run = run.iloc[np.argsort(run["_row"].to_numpy(), kind="stable")]
+    run = run.drop(columns=[c for c in ("_row", "_bucket") if c in run.columns]).reset_index(drop=True)
+    qrels = qrels.drop(columns=[c for c in ("_bucket",) if c in qrels.columns]).reset_index(drop=True)
+    for c in ("system", "query_id", "doc_id"):  # as check_run() reads them; the placeholder's dtype
+        if c in run.columns and not pd.api.types.is_string_dtype(run[c].dtype):
+            run[c] = ids_to_str(run[c])
+    extra_run, extra_qrels = _placeholder_rows(run, systems, rel)
+    run = pd.concat([run, extra_run.astype({c: run[c].dtype for c in extra_run.columns})], ignore_index=True)
+    qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
+    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
+                duplicates=duplicates, warn=False)
+    table = per_question_table(J, ms)
+    table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
+    n_golden = J.n_queries - 1
+    not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
+    silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
+    return {"table": table, "records": list(J.records), "silent": silent}
+
+
+def _qrels_piece(qrels: pd.DataFrame, starts: np.ndarray, i: int) -> pd.DataFrame:
+    return qrels.iloc[int(starts[i]):int(starts[i + 1])]
+
+
+def _task(run_part, qrels_part, systems, ms, opts) -> dict:
+    return evaluate_part(run_part, qrels_part, systems, ms, **opts)
+
+
+def _broadcast_task(run_part, qrels, starts, i, systems, ms, opts) -> dict:
+    return evaluate_part(run_part, _qrels_piece(qrels, starts, i), systems, ms, **opts)
+
+
+def _summary(part: dict) -> dict:
+    return {"records": part["records"], "silent": part["silent"], "meta": part["table"].iloc[:0]}
+
+
+def _table(part: dict) -> pd.DataFrame:
+    return part["table"]
+
+
+# ---------------------------------------------------------------- the whole run
+def _check_columns(run) -> None:
+    missing = [c for c in ("query_id", "doc_id", "score")
+               if c not in run.columns and not (c == "query_id" and run.index.name == "query_id")]
+    if missing:
+        raise EvalframeInputError("run", [InputProblem(
+            f"missing columns {missing} (found {list(run.columns)})",
+            "a Dask run needs the columns query_id, doc_id, score (and system, for several systems); "
+            "rename them first (ddf.rename(columns={...}))")])
+
+
+def _golden_set(qrels):
+    """The golden set checked on the client (pandas), or a Dask table of several partitions."""
+    if is_dask_frame(qrels):
+        if qrels.npartitions > 1:
+            return qrels
+        qrels = qrels.compute()
+    return check_qrels(qrels).frame if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
+
+
+def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions) -> pd.DataFrame:
+    out = df.copy()
+    out["_bucket"] = (question_buckets(df["query_id"], n_buckets) if divisions is None
+                      else division_buckets(df["query_id"], divisions))
+    return out
+
+
+def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
+                  missing: Missing = "zero", depth: int | None = None,
+                  duplicates: Duplicates = "error", warn: bool = True
+                  ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
+    """Per-question table (a Dask DataFrame, computed and kept on the workers) and
+    diagnostics table of a Dask run (see the module docstring).
+
+    Parameters
+    ----------
+    run : dask.dataframe.DataFrame, path of a Parquet dataset, or pandas DataFrame
+        Columns ``query_id, doc_id, score`` (``[system]``, ``[rank]``), or ``query_id``
+        as the index (with known divisions: the run is then not shuffled).
+    qrels : DataFrame, path, dict, or dask.dataframe.DataFrame
+        The golden set.
+    ms : list of Measure
+        Resolved measures.
+    rel, ties, missing, depth, duplicates
+        As :func:`evalframe.evaluate`.
+    warn : bool
+        Issue the warnings of the merged diagnostics.
+
+    Returns
+    -------
+    (dask.dataframe.DataFrame, DataFrame)
+        ``[system,] query_id, measure, value``, one partition per bucket; and
+        ``system, check, count, action, examples``.
+    """
+    import dask
+    import dask.dataframe as dd
+
+    if isinstance(run, pd.DataFrame):  # engine="dask" on a pandas run: partitions of 10^6 rows
+        run = dd.from_pandas(run, chunksize=1_000_000)
+    run = run if is_dask_frame(run) else read_dataset(run)
+    _check_columns(run)
+    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    divisions = _by_question_divisions(run)
+    if divisions is not None:
+        keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
+        P = run.npartitions
+    else:
+        if run.index.name == "query_id":  # an index without known divisions: a column again
+            run = run.reset_index()
+        P = run.npartitions
+        keyed = run.map_partitions(_keyed_part, P, meta=_keyed_part(run._meta, P))
+        keyed = keyed.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
+    systems = [None]
+    if "system" in keyed.columns:
+        systems = dask.delayed(_systems_in_order)(
+            [dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])
+
+    golden = _golden_set(qrels)
+    if is_dask_frame(golden):
+        gq = golden.map_partitions(_qrels_part, P, divisions, meta=_qrels_part(golden._meta, P, divisions))
+        gq = gq.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
+        tasks = [dask.delayed(_task)(r, q, systems, ms, opts)
+                 for r, q in zip(keyed.to_delayed(), gq.to_delayed())]
+    else:
+        buckets = (question_buckets(golden["query_id"], P) if divisions is None
+                   else division_buckets(golden["query_id"], divisions))
+        order = np.argsort(buckets, kind="stable")
+        starts = np.searchsorted(buckets[order], np.arange(P + 1))
+        shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=True)
+        tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, opts)
+                 for i, r in enumerate(keyed.to_delayed())]
+    parts = dask.persist(*tasks)
+    summaries, systems = dask.compute([dask.delayed(_summary)(p) for p in parts], systems)
+    records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
+                     systems, missing, rel)
+    if warn:
+        warn_diagnostics(records, rel)
+    meta = summaries[0]["meta"]
+    with dask.config.set({"dataframe.convert-string": False}):
+        table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)
+    return table, diagnostics_table(records)
+
+
+def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
+           missing: Missing, rel: int) -> list[Diagnostic]:
+    """Merge the partitions' diagnostics; a system that answers no golden question of any
+    partition is reported, and when no system answers any the run is refused."""
+    nowhere = [s for s in systems if all(s in part for part in silent)]
+    if len(nowhere) == len(systems):
+        raise EvalframeInputError("run", [InputProblem(
+            "the run and the golden set share no question id",
+            "check that both tables use the same question ids (ids are compared as strings)")])
+    action = "scored 0 on every question" if missing == "zero" else "dropped"  # as judge() says it
+    quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
+    return merge_diagnostics([list(r) + quiet for r in records], systems=systems)
+
+
+# ---------------------------------------------------------------- aggregate
+def _partial_aggregates(df: pd.DataFrame, keys: list[str], aggs: dict) -> pd.DataFrame:
+    """One row per group of a partition: its keys, n, and the partial states of its
+    mean and of its measure's own aggregation."""
+    values = df["value"].to_numpy(dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise EvalframeInputError("per-question table", [InputProblem(
+            f"{int((~np.isfinite(values)).sum())} values are NaN or infinite and cannot be aggregated",
+            "find where they come from and fix or drop those rows")])
+    g = df.groupby(keys, sort=False, observed=True, dropna=False)
+    codes = g.ngroup().to_numpy()
+    out = g.size().reset_index(name="n")
+    G = len(out)
+    total, count = _MEAN.partial(values, codes, G)
+    own_total, own_count = total.copy(), count.copy()
+    agg_of_group = out["measure"].map(aggs).to_numpy(dtype=object)
+    for how in {a for a in aggs.values() if a != _MEAN}:
+        rows = agg_of_group[codes] == how
+        sel = agg_of_group == how
+        t, c = how.partial(values[rows], codes[rows], G)
+        own_total[sel], own_count[sel] = t[sel], c[sel]
+    return out.assign(total=total, count=count, own_total=own_total, own_count=own_count)
+
+
+_MEAN = Mean()
+
+
+def aggregate_dask(per_question, by: list[str], aggs: dict[str, Aggregation]) -> pd.DataFrame:
+    """:func:`evalframe.aggregate` of a Dask per-question table: per-partition states
+    (``Aggregation.partial``) combined in partition order (``combine``) and finalised.
+
+    Equal to ``aggregate(per_question.compute())`` up to the order of the additions."""
+    import dask
+    keys = (["system"] if "system" in per_question.columns else []) + by + ["measure"]
+    parts = dask.compute(*[dask.delayed(_partial_aggregates)(p, keys, aggs)
+                           for p in per_question.to_delayed()])
+    allp = pd.concat(parts, ignore_index=True)
+    glob = allp.groupby(keys, sort=False, observed=True, dropna=False)
+    codes = glob.ngroup().to_numpy()
+    out = glob.size().reset_index(name="n")  # groups in order of first appearance
+    G = len(out)
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+
+    def states(total: str, count: str) -> list:
+        res = []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            t, c = np.zeros(G), np.zeros(G)
+            t[codes[a:b]], c[codes[a:b]] = allp[total].to_numpy()[a:b], allp[count].to_numpy()[a:b]
+            res.append((t, c))
+        return res
+
+    agg_of_group = out["measure"].map(aggs).to_numpy(dtype=object)
+    n = np.zeros(G, np.int64)
+    np.add.at(n, codes, allp["n"].to_numpy(dtype=np.int64))
+    mean = _MEAN.finalize(_MEAN.combine(states("total", "count")))
+    value = mean.copy()
+    own = states("own_total", "own_count")
+    for how in {a for a in aggs.values() if a != _MEAN}:
+        sel = agg_of_group == how
+        value[sel] = how.finalize(how.combine(own))[sel]
+    out["n"] = n
+    out["mean"] = mean
+    out["value"] = value
+    out["aggregation"] = [a.name for a in agg_of_group]
+    return out

@@ -1,0 +1,239 @@
+"""The Dask engine against the in-memory engine, on a LocalCluster of 2 worker processes.
+
+Oracle: evalframe's in-memory engine (itself tested against pytrec_eval and trec_eval):
+the same rows to the bit, the same diagnostics table and the same warnings.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+import evalframe as ef  # noqa: E402
+from evalframe import datasets  # noqa: E402
+from evalframe.dask_engine import division_buckets, question_buckets  # noqa: E402
+from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
+from evalframe.evaluate import evaluate_with_diagnostics  # noqa: E402
+
+MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Judged@10",
+            "NumRel", "NumRelRet", "GMAP", "ERR@10", "nDCG(gain='linear')"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in ("system", "query_id", "measure") if c in df.columns]
+    return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [(x.category, str(x.message)) for x in w if issubclass(x.category, ef.EvalframeWarning)]
+
+
+def assert_same(run, qrels, dask_run, dask_qrels=None, measures=MEASURES, **kw):
+    """The Dask engine's table (sorted), diagnostics and warnings are the in-memory call's."""
+    (expected, diag), w_mem = _caught(lambda: evaluate_with_diagnostics(run, qrels, measures, **kw))
+    (got, got_diag), w_dask = _caught(lambda: evaluate_with_diagnostics(
+        dask_run, qrels if dask_qrels is None else dask_qrels, measures, **kw))
+    assert is_dask(got)
+    pd.testing.assert_frame_equal(_sorted(got.compute()), _sorted(expected), check_exact=True)
+    assert w_dask == w_mem
+    pd.testing.assert_frame_equal(got_diag, diag)
+    return got, expected
+
+
+def _pieces(df: pd.DataFrame, n: int) -> list[pd.DataFrame]:
+    cuts = np.linspace(0, len(df), n + 1).astype(int)
+    return [df.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def is_dask(obj) -> bool:
+    return hasattr(obj, "npartitions") and hasattr(obj, "compute")
+
+
+def test_import_evalframe_does_not_import_dask():
+    code = ("import sys, evalframe; sso = evalframe.datasets.load_sso(); "
+            "evalframe.evaluate(sso.runs, sso.qrels); evalframe.report(sso.runs, sso.qrels); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["cranfield", "scifact"])
+def test_bundled_collections_identical(client, name):
+    c = getattr(datasets, f"load_{name}")()
+    got, expected = assert_same(c.runs, c.qrels, dd.from_pandas(c.runs, npartitions=4))
+    assert got.npartitions == 4 and len(expected) > 1000
+    agg, agg_mem = ef.aggregate(got), ef.aggregate(expected)
+    pd.testing.assert_frame_equal(agg.drop(columns=["mean", "value"]), agg_mem.drop(columns=["mean", "value"]))
+    np.testing.assert_allclose(agg[["mean", "value"]], agg_mem[["mean", "value"]], rtol=1e-13)
+
+
+def test_missing_drop_depth_and_dask_qrels_shuffled(client):
+    c = datasets.load_cranfield()
+    run = c.runs[c.runs["query_id"].astype(int) % 7 != 0]  # some golden questions unanswered
+    assert_same(run, c.qrels, dd.from_pandas(run, npartitions=3),
+                dd.from_pandas(c.qrels, npartitions=3), missing="drop", depth=20)
+    assert_same(run, c.qrels, dd.from_pandas(run, npartitions=3),
+                dd.from_pandas(c.qrels, npartitions=3), missing="zero")
+
+
+def test_run_partitioned_by_question_is_not_shuffled(client, monkeypatch):
+    c = datasets.load_cranfield()
+    by_q = c.runs.assign(query_id=c.runs["query_id"].astype(int)).set_index("query_id").sort_index(kind="stable")
+    d = dd.from_pandas(by_q, npartitions=4, sort=True)
+    assert d.known_divisions
+
+    def no_shuffle(*args, **kwargs):
+        raise AssertionError("shuffled a run already partitioned by question")
+
+    monkeypatch.setattr(type(d), "set_index", no_shuffle)
+    assert_same(c.runs, c.qrels, d, measures=["AP", "nDCG@10", "NumRel"])
+
+
+def test_division_buckets():
+    divs = (1, 50, 100, 225)
+    q = pd.Series(["1", "49", "50", "99", "100", "225", "x", "300"])
+    assert division_buckets(q, divs).tolist() == [0, 0, 1, 1, 2, 2, 0, 2]
+    sdivs = ("a", "m", "z")
+    assert division_buckets(pd.Series(["a", "l", "m", "zz"]), sdivs).tolist() == [0, 0, 1, 1]
+
+
+def test_buckets_compare_ids_as_strings():
+    a = question_buckets(pd.Series([1, 2, 30]), 7)
+    b = question_buckets(pd.Series(["1", "2", "30"]), 7)
+    c = question_buckets(pd.Series([1.0, 2.0, 30.0]), 7)
+    d = question_buckets(pd.Series([1, 2, 30], dtype=object), 7)
+    assert a.tolist() == b.tolist() == c.tolist() == d.tolist() and ((0 <= a) & (a < 7)).all()
+    assert len(set(question_buckets(pd.Series([f"q{i}" for i in range(1000)]), 4))) == 4
+
+
+def test_duplicates_first_keeps_the_run_order_and_systems_absent_from_partitions(client):
+    rng = np.random.default_rng(3)
+    rows = []
+    for q in range(40):
+        for s in (["a", "b"] if q % 5 else ["a", "b", "rare"]):
+            docs = rng.choice(30, size=12)  # repeated documents
+            for d in docs:
+                rows.append((s, str(q), f"d{d}", float(rng.integers(0, 4))))
+    run = pd.DataFrame(rows, columns=["system", "query_id", "doc_id", "score"])
+    qrels = pd.DataFrame({"query_id": [str(q) for q in range(45) for _ in range(3)],
+                          "doc_id": [f"d{d}" for _ in range(45) for d in (1, 2, 3)],
+                          "relevance": np.tile([2, 1, -1], 45)})
+    for how in ("first", "max"):
+        assert_same(run, qrels, dd.from_pandas(run, npartitions=5), duplicates=how)
+
+
+def test_system_without_golden_questions_and_no_shared_question(client):
+    c = datasets.load_sso()
+    run = pd.concat([c.runs, c.runs.assign(system="lost", query_id="nowhere")], ignore_index=True)
+    assert_same(run, c.qrels, dd.from_pandas(run, npartitions=2), measures=["RR"])
+    pd.testing.assert_frame_equal(ef.diagnostics(dd.from_pandas(run, npartitions=2), c.qrels),
+                                  ef.diagnostics(run, c.qrels))
+    lost = c.runs.assign(query_id="nowhere")
+    with pytest.raises(EvalframeInputError, match="share no question id"):
+        ef.evaluate(lost, c.qrels)
+    with pytest.raises(EvalframeInputError, match="share no question id"):
+        ef.evaluate(dd.from_pandas(lost, npartitions=1), c.qrels)
+
+
+def test_input_error_on_a_worker_arrives_as_evalframe_input_error(client):
+    c = datasets.load_cranfield()
+    run = c.runs.copy()
+    run.loc[run.index[-3:], "score"] = np.nan
+    with pytest.raises(EvalframeInputError, match="score"):
+        ef.evaluate(dd.from_pandas(run, npartitions=3), c.qrels).compute()
+
+
+def test_input_error_pickles():
+    err = EvalframeInputError("run", [InputProblem("3 scores are NaN", "fix them")])
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is EvalframeInputError and str(back) == str(err) and back.table == "run"
+
+
+def test_engine_dask_on_a_parquet_dataset(client, tmp_path):
+    c = datasets.load_cranfield()
+    path = tmp_path / "run"
+    path.mkdir()
+    for i, part in enumerate(_pieces(c.runs, 3)):
+        part.to_parquet(path / f"part-{i}.parquet", index=False)
+    got = ef.evaluate(str(path), c.qrels, ["AP", "nDCG@10"], engine="dask")
+    assert is_dask(got)
+    pd.testing.assert_frame_equal(_sorted(got.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP", "nDCG@10"])))
+    small = ef.evaluate(c.runs, c.qrels, ["AP"], engine="dask")
+    assert is_dask(small)
+    pd.testing.assert_frame_equal(_sorted(small.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP"])))
+    with pytest.raises(ValueError, match="engine must be"):
+        ef.evaluate(c.runs, c.qrels, engine="spark")
+
+
+def test_a_worker_killed_mid_computation(client, tmp_path):
+    c = datasets.load_cranfield()
+    pieces = _pieces(c.runs, 4)
+    marker = str(tmp_path / "killed")
+
+    def load(i):  # a local function: shipped to the workers by value
+        if i == 2 and not os.path.exists(marker):
+            open(marker, "w").close()
+            os.kill(os.getpid(), signal.SIGKILL)  # the worker process dies once, mid-computation
+        return pieces[i].reset_index(drop=True)
+
+    d = dd.from_map(load, range(4), meta=c.runs.iloc[:0])
+    got = ef.evaluate(d, c.qrels, ["AP", "nDCG@10", "R@10"])
+    assert os.path.exists(marker)
+    pd.testing.assert_frame_equal(_sorted(got.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP", "nDCG@10", "R@10"])))
+
+
+@st.composite
+def cases(draw):
+    numeric = draw(st.booleans())
+    nq = draw(st.integers(2, 14))
+    qid = (lambda i: str(i * 7 + 1)) if numeric else (lambda i: f"q{i:02d}")
+    systems = draw(st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=1, max_size=3, unique=True))
+    rows, judged = [], []
+    for i in range(nq):
+        if draw(st.integers(0, 3)) > 0:  # judged question
+            for d in draw(st.lists(st.integers(0, 9), max_size=6, unique=True)):
+                judged.append((qid(i), f"d{d}", draw(st.sampled_from([-1, 0, 1, 2, 3]))))
+        for s in systems:
+            if draw(st.integers(0, 3)) == 0:
+                continue  # a missing question for this system
+            for d in draw(st.lists(st.integers(0, 9), max_size=7, unique=True)):
+                rows.append((s, qid(i), f"d{d}", float(draw(st.sampled_from([0.5, 1.0, 2.0])))))  # ties
+    judged.append((qid(0), "d0", 1))
+    rows.append((systems[0], qid(0), "d0", 1.0))
+    qrels = pd.DataFrame(judged, columns=["query_id", "doc_id", "relevance"]).drop_duplicates(
+        ["query_id", "doc_id"])
+    run = pd.DataFrame(rows, columns=["system", "query_id", "doc_id", "score"]).drop_duplicates(
+        ["system", "query_id", "doc_id"])
+    options = {"missing": draw(st.sampled_from(["zero", "drop"])), "rel": draw(st.sampled_from([1, 2])),
+               "ties": draw(st.sampled_from(["doc_id_desc", "doc_id_asc"]))}
+    return run, qrels, draw(st.integers(1, 4)), options
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_hypothesis_cases_identical(client, case):
+    run, qrels, parts, options = case
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), **options,
+                measures=["P@3", "R@5", "RR", "nDCG@5", "AP", "bpref", "Judged@3", "NumRel"])
