@@ -59,6 +59,18 @@ class ParamSpec:
     choices : allowed values of a ``choice``, with their meaning.
     none_ok : whether None is allowed (``rel=None``: evaluate()'s convention).
     length : exact number of entries of ``floats``.
+
+    Examples
+    --------
+    >>> from evalframe.measures import FAMILIES
+    >>> spec = FAMILIES["RBP"].params["p"]
+    >>> spec.kind, spec.default, spec.low, spec.high
+    ('float', 0.9, 0, 1)
+    >>> import evalframe as ef
+    >>> ef.parse_measure("RBP(p=2)")
+    Traceback (most recent call last):
+    ...
+    ValueError: RBP: p must be a number in [0, 1], got 2
     """
 
     kind: Kind
@@ -186,6 +198,13 @@ class Family:
     aliases : other names (matched case-insensitively).
     trec_names : trec_eval's names for it, with trec_eval's meaning.
     doc : one line.
+
+    Examples
+    --------
+    >>> from evalframe.measures import FAMILIES
+    >>> fam = FAMILIES["P"]
+    >>> fam.name, fam.cutoff, fam.aggregation, fam.doc
+    ('P', 'required', 'mean', 'relevant in top k / k')
     """
 
     name: str
@@ -282,6 +301,15 @@ class Measure:
     Create with :func:`~evalframe.measures.parse_measure` (or directly,
     ``Measure("P", 5, (("rel", 2),))``); ``str(m)`` is the canonical name.
     The cutoff and every parameter are checked here.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> m = ef.parse_measure("nDCG@10")
+    >>> m.family, m.k, str(m)
+    ('nDCG', 10, 'nDCG@10')
+    >>> str(ef.Measure("P", 5, (("rel", 2),)))
+    'P(rel=2)@5'
     """
 
     family: str

@@ -43,6 +43,15 @@ def read_segments(source) -> pd.DataFrame:
     EvalframeInputError
         No ``query_id`` column, no segment column, or a question listed twice with
         different values.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> from evalframe.report import read_segments
+    >>> read_segments(ef.datasets.load_cranfield().segments).head(2)
+      query_id  length question_form
+    0        1  medium   wh_question
+    1        2  medium   wh_question
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
