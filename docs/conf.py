@@ -88,6 +88,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
+# pages without sub-pages: no empty "Section Navigation" column
+html_sidebars = {"index": [], "getting_started": [], "trec_eval": []}
 html_show_sourcelink = False
 html_copy_source = False
 
@@ -203,8 +205,6 @@ def _resolve_alias(app, env, node, contnode):
 
 
 # -- the measure families' tables --------------------------------------------
-from docutils import nodes  # noqa: E402
-from docutils.statemachine import StringList  # noqa: E402
 from sphinx.util.docutils import SphinxDirective  # noqa: E402
 
 
@@ -243,9 +243,13 @@ class MeasureFamilies(SphinxDirective):
         for r in rows:
             lines.append(f"   * - {r[0]}")
             lines.extend(f"     - {c}" for c in r[1:])
-        container = nodes.container()
-        self.state.nested_parse(StringList(lines), self.content_offset, container)
-        return container.children
+        # the table is reStructuredText whatever the page's own markup (MyST pages too)
+        from docutils.parsers.rst import Parser
+        from docutils.utils import new_document
+
+        doc = new_document("<measure-families>", self.state.document.settings)
+        Parser().parse("\n".join(lines), doc)
+        return doc.children
 
 
 def setup(app):
