@@ -1,7 +1,8 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-# One stamp per extra: `make demo` installs only what the demo needs, `make test` the test extra.
+# One stamp per extra: `make demo` installs only what the demo needs, `make test` the test
+# and docs extras (it builds the site after the suite), `make setup` the test extra.
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DOCS_STAMP := $(VENV)/.installed-docs

@@ -103,21 +103,28 @@ def copy_notebooks(*, src: Path = ROOT / "notebooks", executed: Path = ROOT / "b
                    dest: Path = DOCS / "tutorials") -> dict[str, str]:
     """Copy the tutorial notebooks into the docs, preferring fresh executed copies.
 
-    Returns ``{notebook name: "executed" | "source"}``: which copy each page uses.
+    An executed copy is used when it is newer than its notebook and than every
+    file of the package, and has the same code cells; it is marked
+    ``mystnb.execution_mode = "off"`` (myst-nb's ``auto`` mode would execute any
+    notebook with one code cell without output).  Returns
+    ``{notebook name: "executed" | "source"}``: which copy each page renders.
     """
     package_mtime = max(p.stat().st_mtime for p in (ROOT / "evalframe").rglob("*.py"))
     used = {}
     for nb_path in sorted(src.glob("[0-9][0-9]_*.ipynb")):
         source = json.loads(nb_path.read_text(encoding="utf-8"))
         ran = executed / nb_path.name
-        choice = nb_path
+        chosen = source
         if ran.exists() and ran.stat().st_mtime > max(nb_path.stat().st_mtime, package_mtime):
-            if _code_cells(json.loads(ran.read_text(encoding="utf-8"))) == _code_cells(source):
-                choice = ran
+            nb = json.loads(ran.read_text(encoding="utf-8"))
+            if _code_cells(nb) == _code_cells(source):
+                nb.setdefault("metadata", {})["mystnb"] = {"execution_mode": "off"}
+                chosen = nb
+        text = json.dumps(chosen, indent=1, ensure_ascii=False) + "\n"
         target = dest / nb_path.name
-        if not target.exists() or target.read_bytes() != choice.read_bytes():
-            shutil.copyfile(choice, target)
-        used[nb_path.name] = "executed" if choice is ran else "source"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        used[nb_path.name] = "source" if chosen is source else "executed"
     return used
 
 
@@ -253,6 +260,10 @@ class MeasureFamilies(SphinxDirective):
 
 
 def setup(app):
-    copy_notebooks()
+    from sphinx.util import logging
+
+    used = copy_notebooks()
+    logging.getLogger(__name__).info(
+        "tutorials: %s", ", ".join(f"{name} ({how})" for name, how in used.items()))
     app.connect("missing-reference", _resolve_alias)
     app.add_directive("measure-families", MeasureFamilies)

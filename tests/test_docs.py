@@ -131,3 +131,53 @@ def test_api_reference_lists_every_public_name():
                if not n.startswith("evalframe.Report.") and id(obj) not in listed_ids
                and n not in EXEMPT]
     assert not missing, f"add to docs/api/index.rst: {missing}"
+
+
+def _load_conf():
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_nb")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evalframe_docs_conf", ROOT / "docs" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_docs_render_fresh_executed_notebooks_only(tmp_path):
+    """The site renders the suite's executed copy of a notebook only when it is fresh
+    and has the notebook's code; otherwise the stored notebook, which myst-nb executes."""
+    import json
+    import os
+    import time
+
+    conf = _load_conf()
+    src, ran, dest = tmp_path / "src", tmp_path / "ran", tmp_path / "dest"
+    for d in (src, ran, dest):
+        d.mkdir()
+
+    def notebook(code, outputs):
+        cell = {"cell_type": "code", "source": code, "metadata": {}, "execution_count": None,
+                "outputs": outputs}
+        return {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+    (src / "01_x.ipynb").write_text(json.dumps(notebook("1 + 1", [])))
+    out = [{"output_type": "execute_result", "data": {"text/plain": "2"}, "metadata": {},
+            "execution_count": 1}]
+    (ran / "01_x.ipynb").write_text(json.dumps(notebook("1 + 1", out)))
+    future = time.time() + 3600            # newer than the notebook and every package file
+    os.utime(ran / "01_x.ipynb", (future, future))
+
+    assert conf.copy_notebooks(src=src, executed=ran, dest=dest) == {"01_x.ipynb": "executed"}
+    page = json.loads((dest / "01_x.ipynb").read_text())
+    assert page["cells"][0]["outputs"] == out
+    assert page["metadata"]["mystnb"] == {"execution_mode": "off"}
+
+    (src / "01_x.ipynb").write_text(json.dumps(notebook("1 + 2", [])))   # code changed
+    os.utime(src / "01_x.ipynb", (future - 10, future - 10))
+    assert conf.copy_notebooks(src=src, executed=ran, dest=dest) == {"01_x.ipynb": "source"}
+    assert json.loads((dest / "01_x.ipynb").read_text())["cells"][0]["outputs"] == []
+
+    (src / "01_x.ipynb").write_text(json.dumps(notebook("1 + 1", [])))   # same code, but newer
+    os.utime(src / "01_x.ipynb", (future + 10, future + 10))
+    assert conf.copy_notebooks(src=src, executed=ran, dest=dest) == {"01_x.ipynb": "source"}
