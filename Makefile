@@ -1,11 +1,13 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-# One stamp per extra: `make demo` installs only what the demo needs, `make test` the test extra.
+# One stamp per extra: `make demo` installs only what the demo needs, `make test` the test
+# and docs extras (it builds the site after the suite), `make setup` the test extra.
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test setup clean
+.PHONY: demo test docs setup clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -20,13 +22,24 @@ $(TEST_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP) $(TEST_STAMP)
 
+$(DOCS_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	touch $(STAMP) $(TEST_STAMP) $(DOCS_STAMP)
+
 setup: $(TEST_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/evalframe report data/cranfield/qrels.txt data/cranfield/runs.parquet --segments data/cranfield/segments.parquet --baseline bm25 --out out/demo
 
-test: $(TEST_STAMP)
+# The suite, then the site: the notebooks run once (the suite leaves executed copies in
+# build/notebooks/, which the docs build renders).
+test: $(TEST_STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m pytest -q
+	$(MAKE) docs
+
+# The documentation site in docs/_build/html: warnings are errors, nitpicky references.
+docs: $(DOCS_STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -n -q docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info docs/_build docs/api/generated docs/tutorials/*.ipynb

@@ -78,6 +78,15 @@ class Dataset:
     -----
     The dataclass is frozen, but pandas DataFrames are mutable; the loaders
     therefore return new copies on every call.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> sso
+    Dataset(name='sso', queries=1, qrels=3, runs=10, systems=['librarian'], segments=['segment'])
+    >>> sso.queries["text"].tolist()
+    ['Does the Pro plan include single sign-on?']
     """
 
     name: str

@@ -57,7 +57,19 @@ class InputProblem:
 
 
 class EvalframeInputError(ValueError):
-    """Raised once per input table, listing every problem found in it."""
+    """Raised once per input table, listing every problem found in it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [float("nan")]})
+    >>> try:
+    ...     ef.read_run(run)
+    ... except ef.EvalframeInputError as err:
+    ...     print(err.table, len(err.problems))
+    run 1
+    """
 
     def __init__(self, table: str, problems: list[InputProblem]):
         self.table = table
@@ -71,31 +83,132 @@ class EvalframeInputError(ValueError):
 
 
 class EvalframeWarning(UserWarning):
-    """Base category of every evalframe warning (filter it to silence them all)."""
+    """Base category of every evalframe warning (filter it to silence them all).
+
+    Examples
+    --------
+    Silence every evalframe warning for a block:
+
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", ef.EvalframeWarning)
+    ...     per_q = ef.evaluate(cran.runs, cran.qrels, "P@5")
+    >>> issubclass(ef.QuestionsScoredZeroWarning, ef.EvalframeWarning)
+    True
+    """
 
 
 class QuestionsDroppedWarning(EvalframeWarning):
-    """Run questions absent from the golden set were dropped."""
+    """Run questions absent from the golden set were dropped.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> extra = pd.DataFrame({"query_id": ["other"], "doc_id": ["d1"], "score": [1.0],
+    ...                       "system": ["librarian"]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(pd.concat([sso.runs, extra]), sso.qrels, "P@5")
+    >>> [w.category.__name__ for w in caught]
+    ['QuestionsDroppedWarning']
+    """
 
 
 class QuestionsScoredZeroWarning(EvalframeWarning):
-    """Golden-set questions the run does not answer were scored 0."""
+    """Golden-set questions the run does not answer were scored 0.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> qrels = pd.concat([sso.qrels, pd.DataFrame({"query_id": ["other"], "doc_id": ["d1"],
+    ...                                             "relevance": [1]})])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(sso.runs, qrels, "P@5")
+    >>> [w.category.__name__ for w in caught]
+    ['QuestionsScoredZeroWarning']
+    >>> per_q[["query_id", "value"]].values.tolist()
+    [['other', 0.0], ['sso', 0.4]]
+    """
 
 
 class NoRelevantWarning(EvalframeWarning):
-    """Some golden-set questions have no relevant document."""
+    """Some golden-set questions have no relevant document.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> qrels = sso.qrels.assign(relevance=0)        # judged, none relevant
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(sso.runs, qrels, "R@10")
+    >>> [w.category.__name__ for w in caught]
+    ['NoRelevantWarning']
+    """
 
 
 class UnpairedQuestionsWarning(EvalframeWarning):
-    """A paired comparison dropped questions that only one of the two systems answers."""
+    """A paired comparison dropped questions that only one of the two systems answers.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> from evalframe import stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, "P@5", missing="drop")
+    >>> per_q = per_q[~((per_q["system"] == "tfidf") & (per_q["query_id"] == "1"))]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     cmp = stats.compare(per_q[per_q["system"].isin(["bm25", "tfidf"])], baseline="bm25")
+    >>> [w.category.__name__ for w in caught], int(cmp["n_dropped"].iloc[0])
+    (['UnpairedQuestionsWarning'], 1)
+    """
 
 
 class UnjudgedDocumentsWarning(EvalframeWarning):
-    """Many of a system's top-k documents are not in the golden set (scores are lower bounds)."""
+    """Many of a system's top-k documents are not in the golden set (scores are lower bounds).
+
+    Examples
+    --------
+    Most of Cranfield's top 10 was never judged:
+
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> runs = cran.runs[cran.runs["system"] == "bm25"]
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     rep = ef.report(runs, cran.qrels, measures=["nDCG@10"], n_resamples=200)
+    >>> [w.category.__name__ for w in caught]
+    ['UnjudgedDocumentsWarning']
+    """
 
 
 class SmallGoldenSetWarning(EvalframeWarning):
-    """The golden set is too small for the intervals to be narrow (below 50 questions)."""
+    """The golden set is too small for the intervals to be narrow (below 50 questions).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()                  # one question
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     rep = ef.report(sso.runs, sso.qrels, measures=["R@5"], n_resamples=200)
+    >>> "SmallGoldenSetWarning" in [w.category.__name__ for w in caught]
+    True
+    """
 
 
 __all__ += ["UnpairedQuestionsWarning", "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]

@@ -129,6 +129,18 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         question and system, ordered by the ``ties`` convention; a rank-only
         run's repeated ranks), ``golden_set_conflicting_labels`` ((question,
         document) pairs whose labels ``conflicts`` resolved; system empty).
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> diag = ef.diagnostics(cran.runs, cran.qrels)
+    >>> diag[["system", "check", "count"]].head(2)
+            system       check  count
+    0         bm25  score_ties    103
+    1  dense_exact  score_ties      2
+    >>> ef.diagnostics(ef.datasets.load_sso().runs, ef.datasets.load_sso().qrels).empty
+    True
     """
     _check_rel(rel)
     _check_input_options(columns, conflicts, "diagnostics")
@@ -284,6 +296,20 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
     answer scores 0.  Questions only in the approximate run are dropped (with
     a :class:`~evalframe.errors.QuestionsDroppedWarning`).  Both lists are
     ranked with the ``ties`` convention.
+
+    Examples
+    --------
+    How much of the exact nearest neighbours' top 10 the HNSW index returned, per question:
+
+    >>> import evalframe as ef
+    >>> sci = ef.datasets.load_scifact()
+    >>> hnsw = sci.runs[sci.runs["system"] == "dense_hnsw"]
+    >>> exact = sci.runs[sci.runs["system"] == "dense_exact"]
+    >>> ef.index_recall(hnsw, exact, k=10).head(3)
+           system query_id         measure  value
+    0  dense_hnsw        1  IndexRecall@10    0.9
+    1  dense_hnsw        3  IndexRecall@10    1.0
+    2  dense_hnsw        5  IndexRecall@10    1.0
     """
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")

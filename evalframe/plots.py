@@ -38,7 +38,14 @@ def _need(df: pd.DataFrame, cols: Sequence[str], what: str) -> None:
 
 
 def system_styles(systems: Sequence[str]) -> dict[str, dict]:
-    """Colour and marker of each system, in order (the same in every plot)."""
+    """Colour and marker of each system, in order (the same in every plot).
+
+    Examples
+    --------
+    >>> from evalframe.plots import system_styles
+    >>> system_styles(["bm25", "dense"])
+    {'bm25': {'color': '#0072B2', 'marker': 'o'}, 'dense': {'color': '#D55E00', 'marker': 's'}}
+    """
     return {s: {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)]}
             for i, s in enumerate(systems)}
 
@@ -75,6 +82,20 @@ def plot_sample_size(planning: pd.DataFrame, *, measure: str | None = None, curr
         The golden set's size, marked with a vertical line and a point per curve.
     quantity : {"half_width", "se"}
         Which column to draw.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots, stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10", "R@10"])
+    >>> ax = plots.plot_sample_size(stats.planning_curve(per_q), measure="nDCG@10", current_n=225)
+    >>> ax.get_ylabel()
+    '95% interval half-width'
+    >>> plt.close(ax.figure)
     """
     _need(planning, ["measure", "n", quantity], "plot_sample_size")
     ax = _axes(ax)
@@ -119,6 +140,20 @@ def plot_power(planning: pd.DataFrame, *, measure: str | None = None, current_n:
         Default: the first measure of the table.
     current_n : int, optional
         The golden set's size, marked.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots, stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10", "R@10"])
+    >>> ax = plots.plot_power(stats.planning_curve(per_q), measure="nDCG@10")
+    >>> ax.get_ylabel()
+    'power of the paired t-test (α = 0.05)'
+    >>> plt.close(ax.figure)
     """
     _need(planning, ["measure", "n", "delta", "power"], "plot_power")
     ax = _axes(ax)
@@ -178,6 +213,20 @@ def plot_forest(summary: pd.DataFrame, *, measures: Sequence[str] | None = None,
         :func:`evalframe.stats.summarize` output).
     measures, systems : lists, optional
         Which and in what order (default: order of appearance).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots, stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10", "R@10"])
+    >>> ax = plots.plot_forest(stats.summarize(per_q))
+    >>> ax.get_xlabel()
+    'mean over questions with 95% interval'
+    >>> plt.close(ax.figure)
     """
     _need(summary, ["system", "measure", "mean", "ci_low", "ci_high"], "plot_forest")
     systems = _systems(summary, systems)
@@ -218,6 +267,22 @@ def plot_segment_forest(by_segment: pd.DataFrame, *, measure: str, systems: Sequ
         ci_low, ci_high``, optionally ``overall_mean`` and ``flag``).
     measure : str
         The measure to draw.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots
+    >>> cran = ef.datasets.load_cranfield()
+    >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+    >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+    ...                 baseline="bm25", n_resamples=200)
+    >>> ax = plots.plot_segment_forest(rep.by_segment, measure="nDCG@10")
+    >>> ax.get_xlabel().splitlines()[0]
+    'nDCG@10: mean with interval'
+    >>> plt.close(ax.figure)
     """
     _need(by_segment, ["system", "segment", "segment_value", "measure", "mean", "ci_low", "ci_high"],
           "plot_segment_forest")
@@ -278,6 +343,22 @@ def plot_curves(curves: pd.DataFrame, *, family: str | None = None, systems: Seq
         Measure family to draw when the table holds several (e.g. ``"R"``).
     bands : bool
         Shade the intervals.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots
+    >>> cran = ef.datasets.load_cranfield()
+    >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+    >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+    ...                 baseline="bm25", n_resamples=200)
+    >>> ax = plots.plot_curves(rep.curves)
+    >>> ax.get_xlabel()
+    'k (documents retrieved, log scale)'
+    >>> plt.close(ax.figure)
     """
     _need(curves, ["system", "k", "mean", "ci_low", "ci_high"], "plot_curves")
     t = curves
@@ -326,6 +407,21 @@ def plot_paired_differences(per_question: pd.DataFrame, *, system_a: str, system
     comparison : DataFrame, optional
         The pair's row of the comparisons table: its mean difference, interval and
         adjusted p-value are drawn and written on the plot.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots, stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10", "R@10"])
+    >>> ax = plots.plot_paired_differences(per_q, system_a="bm25", system_b="hybrid_rrf",
+    ...                                    measure="nDCG@10")
+    >>> ax.get_xlabel()
+    'questions, sorted by difference'
+    >>> plt.close(ax.figure)
     """
     _need(per_question, ["system", "query_id", "measure", "value"], "plot_paired_differences")
     t = per_question[(per_question["measure"] == measure) & per_question["system"].isin([system_a, system_b])]
@@ -375,6 +471,22 @@ def plot_segments(by_segment: pd.DataFrame, *, measure: str, segment: str | None
 
     Segments flagged too small are hatched; a dashed line per system is its overall mean
     when ``overall_mean`` is present and there is one system.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots
+    >>> cran = ef.datasets.load_cranfield()
+    >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+    >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+    ...                 baseline="bm25", n_resamples=200)
+    >>> ax = plots.plot_segments(rep.by_segment, measure="nDCG@10", segment="length")
+    >>> ax.get_xlabel()
+    'question segment (hatched: too few questions to say anything)'
+    >>> plt.close(ax.figure)
     """
     _need(by_segment, ["system", "segment", "segment_value", "measure", "mean", "ci_low", "ci_high"],
           "plot_segments")
@@ -446,6 +558,21 @@ def plot_asl_curve(curve: pd.DataFrame, *, measures: Sequence[str] | None = None
         Default: every measure of the table, in its order.
     alpha : float, optional
         A significance level to mark (None: no line).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> from evalframe import plots, stats
+    >>> cran = ef.datasets.load_cranfield()
+    >>> per_q = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10", "R@10"])
+    >>> asl = stats.asl_curve(per_q, n_resamples=200)
+    >>> ax = plots.plot_asl_curve(asl)
+    >>> ax.get_ylabel()
+    'achieved significance level (p-value)'
+    >>> plt.close(ax.figure)
     """
     _need(curve, ["measure", "pair_rank", "p_value"], "plot_asl_curve")
     ax = _axes(ax)

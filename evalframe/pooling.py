@@ -43,6 +43,16 @@ class Pool:
         (question, document) positions its top ``depth`` fills, and the share of them
         judged now and once the pool is judged.
     depth : int
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> p = ef.pool(cran.runs, depth=10, qrels=cran.qrels)
+    >>> p.depth, list(p.documents.columns)
+    (10, ['query_id', 'doc_id', 'best_rank', 'n_systems', 'systems'])
+    >>> list(p.coverage.columns)
+    ['system', 'depth', 'retrieved', 'judged_before', 'judged_after']
     """
 
     documents: pd.DataFrame

@@ -10,6 +10,10 @@ working in Jupyter::
     .venv/bin/python tests/test_notebooks.py --strip          # every notebook
     .venv/bin/python tests/test_notebooks.py --strip notebooks/03_how_many_questions.ipynb
 
+Each executed notebook is also written (without the test's probe cell) to
+``build/notebooks/``: the documentation build (``docs/conf.py``) renders those
+copies when they are fresh instead of executing the notebooks a second time.
+
 To run one notebook and keep the executed copy, or its plots as PNG files::
 
     .venv/bin/python tests/test_notebooks.py --run notebooks/01_quickstart.ipynb --out /tmp/01.ipynb
@@ -28,6 +32,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
+#: executed copies for the documentation build (docs/conf.py reads them)
+EXECUTED_DIR = ROOT / "build" / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 KERNEL_NAME = "evalframe-notebook-test"
 #: seconds for one notebook (all five together take well under a minute)
@@ -141,6 +147,17 @@ def test_notebook_runs(path, tmp_path):
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
               if o.get("output_type") == "error"]
     assert not errors
+    save_executed(nb, EXECUTED_DIR / path.name)
+
+
+def save_executed(nb, target: Path) -> None:
+    """Write an executed notebook without the probe cell (for the docs build)."""
+    import nbformat
+
+    nb = nbformat.from_dict(nb)
+    nb.cells = [c for c in nb.cells if c.get("id") != "test-probe"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
 
 
 def test_strip_outputs_round_trip(tmp_path):

@@ -1,7 +1,7 @@
 """Retrieval measures: names, parameters, and one vectorised function per family.
 
 Conventions (each one tested in ``tests/test_conventions.py``)
--------------------------------------------------------------
+--------------------------------------------------------------
 Ranking
     Documents are ranked by score descending, scores compared as float64. Ties
     are broken by ``doc_id`` descending (byte-wise), as trec_eval does; the run's
@@ -122,14 +122,33 @@ from .registry import REGISTRY
 
 
 def resolve(m: Measure, *, rel: int = 1) -> Measure:
-    """Apply evaluate()'s ``rel`` convention to a measure that does not pin its own."""
+    """Apply evaluate()'s ``rel`` convention to a measure that does not pin its own.
+
+    Examples
+    --------
+    >>> from evalframe.measures import parse_measure, resolve
+    >>> str(resolve(parse_measure("P@5"), rel=2))
+    'P(rel=2)@5'
+    >>> str(resolve(parse_measure("P(rel=3)@5"), rel=2))   # a measure's own rel is kept
+    'P(rel=3)@5'
+    """
     if rel != 1 and "rel" in FAMILIES[m.family].params and dict(m.params).get("rel") is None:
         return m.with_params(rel=rel)
     return m
 
 
 def compute(J: Judged, measures: list[Measure]) -> np.ndarray:
-    """Values of ``measures`` on every group of ``J``: array (n_groups, n_measures)."""
+    """Values of ``measures`` on every group of ``J``: array (n_groups, n_measures).
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> from evalframe.engine import prepare
+    >>> from evalframe.measures import compute, parse_measures
+    >>> sso = ef.datasets.load_sso()
+    >>> compute(prepare(sso.runs, sso.qrels), parse_measures(["P@5", "RR"])).tolist()
+    [[0.4, 0.5]]
+    """
     out = np.zeros((J.n_groups, len(measures)), dtype=np.float64)
     by_family: dict[str, list[int]] = {}
     for i, m in enumerate(measures):

@@ -51,6 +51,18 @@ class Aggregation:
 
     Subclasses set :attr:`name` and implement :meth:`transform` (applied to each
     value before summing) and :meth:`finish` (from the sum and count to the value).
+
+    Examples
+    --------
+    The same mean, computed at once or in two chunks:
+
+    >>> from evalframe.measures import Mean
+    >>> agg = Mean()
+    >>> float(agg.finalize(agg.partial([0.25, 0.5, 0.75])))
+    0.5
+    >>> a, b = agg.partial([0.25, 0.5]), agg.partial([0.75])
+    >>> float(agg.finalize(agg.combine([a, b])))
+    0.5
     """
 
     name: ClassVar[str] = ""
@@ -105,7 +117,14 @@ def _mean(total: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Mean(Aggregation):
-    """Arithmetic mean over questions (0 for no questions)."""
+    """Arithmetic mean over questions (0 for no questions).
+
+    Examples
+    --------
+    >>> from evalframe.measures import Mean
+    >>> float(Mean().finalize(Mean().partial([0.0, 0.5, 1.0])))
+    0.5
+    """
 
     name: ClassVar[str] = "mean"
 
@@ -115,7 +134,14 @@ class Mean(Aggregation):
 
 @dataclass(frozen=True)
 class Sum(Aggregation):
-    """Sum over questions (trec_eval's counts: num_ret, num_rel, num_rel_ret)."""
+    """Sum over questions (trec_eval's counts: num_ret, num_rel, num_rel_ret).
+
+    Examples
+    --------
+    >>> from evalframe.measures import Sum
+    >>> float(Sum().finalize(Sum().partial([3.0, 4.0, 5.0])))      # NumRelRet over three questions
+    12.0
+    """
 
     name: ClassVar[str] = "sum"
 
@@ -126,7 +152,16 @@ class Sum(Aggregation):
 @dataclass(frozen=True)
 class GeoMean(Aggregation):
     """Geometric mean over questions, each value floored at ``floor``:
-    ``exp(mean(log(max(value, floor))))`` (trec_eval's gm_map, gm_bpref)."""
+    ``exp(mean(log(max(value, floor))))`` (trec_eval's gm_map, gm_bpref).
+
+    Examples
+    --------
+    >>> from evalframe.measures import GeoMean
+    >>> float(GeoMean().finalize(GeoMean().partial([0.25, 1.0])))
+    0.5
+    >>> GeoMean(floor=0.01).floor
+    0.01
+    """
 
     name: ClassVar[str] = "gmean"
     floor: float = MIN_GEO_MEAN

@@ -61,6 +61,18 @@ class ParamSpec:
     length : exact number of entries of ``floats``.
     required : whether every name must give it (ir_measures' ``required=True``,
         e.g. ``INST(max_rel=3)``); its ``default`` is then None (``none_ok``).
+
+    Examples
+    --------
+    >>> from evalframe.measures import FAMILIES
+    >>> spec = FAMILIES["RBP"].params["p"]
+    >>> spec.kind, spec.default, spec.low, spec.high
+    ('float', 0.9, 0, 1)
+    >>> import evalframe as ef
+    >>> ef.parse_measure("RBP(p=2)")
+    Traceback (most recent call last):
+    ...
+    ValueError: RBP: p must be a number in [0, 1], got 2
     """
 
     kind: Kind
@@ -192,6 +204,13 @@ class Family:
     validate : ``validate(params) -> None`` or None: checks that involve several
         parameters (``params`` maps every parameter to its value), raising a
         ``ValueError`` from :func:`param_error` when a Measure is built.
+
+    Examples
+    --------
+    >>> from evalframe.measures import FAMILIES
+    >>> fam = FAMILIES["P"]
+    >>> fam.name, fam.cutoff, fam.aggregation, fam.doc
+    ('P', 'required', 'mean', 'relevant in top k / k')
     """
 
     name: str
@@ -289,6 +308,15 @@ class Measure:
     Create with :func:`~evalframe.measures.parse_measure` (or directly,
     ``Measure("P", 5, (("rel", 2),))``); ``str(m)`` is the canonical name.
     The cutoff and every parameter are checked here.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> m = ef.parse_measure("nDCG@10")
+    >>> m.family, m.k, str(m)
+    ('nDCG', 10, 'nDCG@10')
+    >>> str(ef.Measure("P", 5, (("rel", 2),)))
+    'P(rel=2)@5'
     """
 
     family: str

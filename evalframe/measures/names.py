@@ -43,6 +43,16 @@ def parse_measure(name: "str | Measure") -> Measure:
     ------
     ValueError
         For an unknown family, a bad cutoff or parameter, with the accepted forms.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> ef.parse_measure("nDCG@10")
+    Measure('nDCG@10')
+    >>> str(ef.parse_measure("ndcg_cut_10"))      # trec_eval's name, trec_eval's meaning
+    "nDCG(gain='linear')@10"
+    >>> str(ef.parse_measure("P(rel=2)@5"))
+    'P(rel=2)@5'
     """
     if isinstance(name, Measure):
         return name
@@ -116,7 +126,16 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -
 
     Names that denote the same measure (``ndcg_cut_10`` and
     ``nDCG(gain='linear')@10``) are computed and reported once, under the
-    canonical name, in the order of their first appearance."""
+    canonical name, in the order of their first appearance.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> ef.parse_measures(["P@5", "ndcg_cut_10"])
+    [Measure('P@5'), Measure("nDCG(gain='linear')@10")]
+    >>> [str(m) for m in ef.parse_measures("RR")]
+    ['RR']
+    """
     if measures is None:
         measures = DEFAULT_MEASURES
     if isinstance(measures, (str, Measure)):

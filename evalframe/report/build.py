@@ -43,7 +43,15 @@ CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """The arguments of :func:`report`, checked and normalised by :func:`report_options`."""
+    """The arguments of :func:`report`, checked and normalised by :func:`report_options`.
+
+    Examples
+    --------
+    >>> from evalframe.report import report_options
+    >>> opts = report_options(measures=["R@5"], seed=1)
+    >>> type(opts).__name__, opts.seed, opts.conventions["missing"]
+    ('ReportOptions', 1, 'zero')
+    """
 
     measures: tuple[Measure, ...]
     baseline: str | None
@@ -121,6 +129,17 @@ def report_options(*, measures=None, baseline: str | None = None,
     ValueError
         One message per bad argument, ``"report: <param> must be <what>, got <value>"``
         (:class:`EvalframeInputError` for bad stages, measure names by their parser).
+
+    Examples
+    --------
+    >>> from evalframe.report import report_options
+    >>> opts = report_options(measures=["nDCG@10"], baseline="bm25")
+    >>> opts.measures, opts.baseline, opts.test, opts.n_resamples
+    ((Measure('nDCG@10'),), 'bm25', 'randomization', 10000)
+    >>> report_options(confidence=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: report: confidence must be a float in (0, 1), got 2
     """
     unknown = sorted(set(conventions) - set(CONVENTIONS))
     if unknown:

@@ -66,6 +66,25 @@ class Report:
     metadata : dict
         evalframe version, measures, conventions, confidence, seed, n_resamples, test,
         correction, interval method, baseline, stages, systems, n_questions.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+    >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+    ...                 baseline="bm25", n_resamples=200)
+    >>> rep.systems, rep.measures, rep.reference
+    (['bm25', 'hybrid_rrf'], ['nDCG@10'], 'bm25')
+    >>> rep.summary[["system", "measure", "n", "mean"]].round(3)
+           system  measure    n   mean
+    0        bm25  nDCG@10  225  0.359
+    1  hybrid_rrf  nDCG@10  225  0.405
+    >>> sorted(rep.tables)[:4]
+    ['by_segment', 'changes', 'comparisons', 'curves']
     """
 
     _tables: Mapping[str, pd.DataFrame] = field(repr=False)
@@ -155,7 +174,18 @@ class Report:
         return report_warnings(self._tables["diagnostics"])
 
     def warning_lines(self) -> list[str]:
-        """The warnings in words, one line each (Judged@k warnings grouped over systems)."""
+        """The warnings in words, one line each (Judged@k warnings grouped over systems).
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> rep.warning_lines()[0][:40]
+        'unjudged documents in the top k (66%-69%'
+        """
         return render.warning_lines(self)
 
     def __repr__(self) -> str:
@@ -167,11 +197,36 @@ class Report:
     # ---- views and text (evalframe.report.render)
     def summary_wide(self, digits: int = 3) -> pd.DataFrame:
         """Systems x measures, cells ``mean [ci_low, ci_high]`` (+ ``▲``/``▼`` when
-        significantly above/below the reference system), the view the HTML and Markdown show."""
+        significantly above/below the reference system), the view the HTML and Markdown show.
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> wide = rep.summary_wide()
+        >>> wide.loc["hybrid_rrf", "nDCG@10"]
+        '0.405 [0.370, 0.440] ▲'
+        """
         return render.summary_wide(self, digits)
 
     def comparisons_view(self, digits: int = 3) -> pd.DataFrame:
-        """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted, significant``."""
+        """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted, significant``.
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> view = rep.comparisons_view()
+        >>> view[["measure", "system_a", "system_b", "significant"]]
+           measure system_a    system_b significant
+        0  nDCG@10     bm25  hybrid_rrf           *
+        """
         return render.comparisons_view(self, digits)
 
     def _repr_html_(self) -> str:
@@ -222,23 +277,73 @@ class Report:
         return p
 
     def to_markdown(self, digits: int = 3) -> str:
-        """The report as Markdown (pipe tables; no ``tabulate`` needed)."""
+        """The report as Markdown (pipe tables; no ``tabulate`` needed).
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> print(rep.to_markdown().splitlines()[0])
+        # evalframe report
+        """
         return render.to_markdown(self, digits)
 
     def to_latex(self, *, digits: int = 3, caption: str | None = None, label: str = "tab:evalframe",
                  intervals: bool = False) -> str:
         """The summary as a booktabs LaTeX table: systems x measures, best value bold,
-        significance markers (test and correction named in the caption); no jinja2."""
+        significance markers (test and correction named in the caption); no jinja2.
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> "begin{table}" in rep.to_latex()
+        True
+        """
         return render.to_latex(self, digits=digits, caption=caption, label=label, intervals=intervals)
 
     # ---- files (evalframe.report.persist)
     def to_csv(self, directory) -> Path:
-        """Write every table as ``<name>.csv`` plus ``metadata.json`` (with column dtypes)."""
+        """Write every table as ``<name>.csv`` plus ``metadata.json`` (with column dtypes).
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     names = sorted(p.name for p in rep.to_csv(tmp).iterdir())
+        >>> "summary.csv" in names, "comparisons.csv" in names
+        (True, True)
+        """
         return persist.write_csv(self._tables, self._metadata, directory)
 
     def to_parquet(self, directory) -> Path:
         """Write every table as ``<name>.parquet``; each file's schema metadata (key
-        ``evalframe``) holds the version, conventions, seed, measures... as JSON."""
+        ``evalframe``) holds the version, conventions, seed, measures... as JSON.
+
+        Examples
+        --------
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     back = ef.read_report(rep.to_parquet(tmp))
+        >>> back.comparisons.equals(rep.comparisons)
+        True
+        """
         return persist.write_parquet(self._tables, self._metadata, directory)
 
     @classmethod
@@ -253,42 +358,154 @@ class Report:
 
     # ---- plots (thin wrappers over evalframe.plots; matplotlib loads on the first plot)
     def plot_sample_size(self, measure: str | None = None, *, ax=None, quantity="half_width"):
-        """Interval half-width (or se) against the number of questions; this golden set marked."""
+        """Interval half-width (or se) against the number of questions; this golden set marked.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_sample_size()
+        >>> ax.get_ylabel()
+        '95% interval half-width'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_sample_size(self._tables["planning"], measure=measure,
                                       current_n=self._metadata["n_questions"], quantity=quantity, ax=ax)
 
     def plot_power(self, measure: str | None = None, *, ax=None):
-        """Power of the paired t-test against n for a few true differences."""
+        """Power of the paired t-test against n for a few true differences.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_power()
+        >>> ax.get_ylabel()
+        'power of the paired t-test (α = 0.05)'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_power(self._tables["planning"], measure=measure,
                                 current_n=self._metadata["n_questions"], ax=ax)
 
     def plot_forest(self, measures: Sequence[str] | None = None, *, ax=None):
-        """Means with intervals: systems x measures."""
+        """Means with intervals: systems x measures.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_forest()
+        >>> ax.get_xlabel()
+        'mean over questions with 95% interval'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_forest(self._tables["summary"], measures=measures, systems=self.systems, ax=ax)
 
     def plot_segment_forest(self, measure: str | None = None, *, ax=None):
-        """Means with intervals of every segment within one measure."""
+        """Means with intervals of every segment within one measure.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_segment_forest()
+        >>> ax.get_xlabel().splitlines()[0]
+        'nDCG@10: mean with interval'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_segment_forest(self._tables["by_segment"], measure=measure or self.measures[0],
                                          systems=self.systems, ax=ax)
 
     def plot_segments(self, measure: str | None = None, segment: str | None = None, *, ax=None):
-        """Bars of one measure per segment value and system, with intervals."""
+        """Bars of one measure per segment value and system, with intervals.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_segments("nDCG@10", "length")
+        >>> ax.get_ylabel()
+        'nDCG@10, mean with interval'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_segments(self._tables["by_segment"], measure=measure or self.measures[0],
                                    segment=segment, systems=self.systems, ax=ax)
 
     def plot_curves(self, family: str | None = None, *, ax=None):
-        """metric@k for every system, with interval bands."""
+        """metric@k for every system, with interval bands.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_curves()
+        >>> ax.get_ylabel()
+        'R@k (recall@k), mean'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         return plots.plot_curves(self._tables["curves"], family=family, systems=self.systems, ax=ax)
 
     def plot_differences(self, system_a: str | None = None, system_b: str | None = None,
                          measure: str | None = None, *, ax=None):
-        """Per-question paired differences (b - a), sorted; defaults: reference vs the best other system."""
+        """Per-question paired differences (b - a), sorted; defaults: reference vs the best other system.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> ax = rep.plot_differences("bm25", "hybrid_rrf", "nDCG@10")
+        >>> ax.get_ylabel()
+        'nDCG@10: hybrid_rrf − bm25'
+        >>> plt.close(ax.figure)
+        """
         from .. import plots
         measure = measure or self.measures[0]
         a, b = render.default_pair(self, measure, system_a, system_b)
@@ -299,7 +516,24 @@ class Report:
                                              measure=measure, comparison=row if len(row) else None, ax=ax)
 
     def save_plots(self, directory, *, dpi: int = 130) -> list[Path]:
-        """Render every plot to PNG in ``directory``; returns the files written."""
+        """Render every plot to PNG in ``directory``; returns the files written.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import matplotlib.pyplot as plt
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+        >>> rep = ef.report(runs, cran.qrels, segments=cran.segments, measures=["nDCG@10"],
+        ...                 baseline="bm25", n_resamples=200)
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     names = [p.name for p in rep.save_plots(tmp)]
+        >>> names[:3]
+        ['forest.png', 'sample_size.png', 'power.png']
+        """
         import matplotlib
         import matplotlib.pyplot as plt
 
@@ -334,6 +568,17 @@ def read_report(directory, *, format: Literal["auto", "parquet", "csv"] = "auto"
     -------
     Report
         Tables equal to the ones written, and the same metadata.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> rep = ef.report(sso.runs, sso.qrels, measures=["R@5"], n_resamples=200)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     back = ef.read_report(rep.to_parquet(tmp))
+    >>> back.summary.equals(rep.summary), back.systems
+    (True, ['librarian'])
     """
     if persist.detect_format(directory, format) == "parquet":
         return Report.read_parquet(directory)

@@ -744,7 +744,20 @@ def to_latex(rep: ReportView, *, digits: int = 3, caption: str | None = None, la
 
 # ------------------------------------------------------------------------ text
 def text_tables(rep: ReportView, digits: int = 3) -> str:
-    """Aligned plain-text summary, comparisons and warnings (the CLI's terminal output)."""
+    """Aligned plain-text summary, comparisons and warnings (the CLI's terminal output).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> from evalframe.report import text_tables
+    >>> sso = ef.datasets.load_sso()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rep = ef.report(sso.runs, sso.qrels, n_resamples=200, seed=0)
+    >>> text_tables(rep).splitlines()[0]
+    'Summary (mean [95% interval], bootstrap)'
+    """
     m = rep.metadata
     out = ["Summary (mean [%d%% interval], %s)" % (round(100 * m["confidence"]), m["interval"]),
            summary_wide(rep, digits).to_string()]
@@ -775,7 +788,18 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
 
 
 def pipe_table(df: pd.DataFrame) -> str:
-    """A GitHub pipe table written by hand (numbers right-aligned, ``|`` escaped)."""
+    """A GitHub pipe table written by hand (numbers right-aligned, ``|`` escaped).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from evalframe.report import pipe_table
+    >>> print(pipe_table(pd.DataFrame({"system": ["bm25", "a|b"], "mean": [0.25, 0.5]})))
+    | system | mean |
+    | ------ | ---: |
+    | bm25   | 0.25 |
+    | a\\|b   |  0.5 |
+    """
     cols = [str(c) for c in df.columns]
     num = [pd.api.types.is_numeric_dtype(df[c].dtype) and not pd.api.types.is_bool_dtype(df[c].dtype)
            for c in df.columns]

@@ -61,6 +61,15 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     EvalframeInputError
         No question id column, no segment column, a segment column named in
         ``segments`` that the table lacks, or a question listed twice with different values.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> from evalframe.report import read_segments
+    >>> read_segments(ef.datasets.load_cranfield().segments).head(2)
+      query_id  length question_form
+    0        1  medium   wh_question
+    1        2  medium   wh_question
     """
     df = _segment_frame(source)
     df = split_question_text(apply_columns(df, check_columns(columns, caller="read_segments")))
