@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
+import os
 import re
 from typing import Iterable, Sequence
 
@@ -21,18 +22,26 @@ from .engine import Duplicates, evaluate_partition, prepare
 from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
+from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .streaming import memory_budget as parse_memory_budget
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-             depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+             depth: int | None = None, duplicates: Duplicates = "error",
+             memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
     ----------
-    run : DataFrame, path, dict, or list/dict of those
-        One or many systems (see :func:`evalframe.read_run`).
+    run : DataFrame, path, dict, or list/dict of those; or a Parquet dataset
+        One or many systems (see :func:`evalframe.read_run`).  A Parquet file,
+        a directory of Parquet files, a glob (``"runs/*.parquet"``) or a
+        :class:`pyarrow.dataset.Dataset` larger than ``memory_budget`` is
+        evaluated in parts with bounded memory (:mod:`evalframe.streaming`),
+        with the same numbers, warnings and diagnostics.
     qrels : DataFrame, path or dict
-        The golden set (see :func:`evalframe.read_qrels`).
+        The golden set (see :func:`evalframe.read_qrels`; also a Parquet
+        dataset, partitioned like the run when larger than half the budget).
     measures : name, Measure or list of them, optional
         Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
         trec_eval names (``ndcg_cut_10``, ``P_5``, ``map``...) keep trec_eval's
@@ -50,6 +59,13 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     duplicates : {"error", "max", "first"}
         A document listed twice for one question: raise, keep the highest
         score, or keep the first row.
+    memory_budget : int or str, optional
+        Bytes a Parquet-dataset run may hold at once (``"2GiB"``, ``"500MB"``
+        or an int); default a quarter of the memory available.  A run that
+        fits is read whole.
+    progress : bool, optional
+        A progress bar while a run is streamed: default on when standard
+        error is a terminal (not in notebooks); True or False to choose.
 
     Returns
     -------
@@ -78,15 +94,18 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     1  librarian      sso  nDCG@10   0.62
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
-                                     depth=depth, duplicates=duplicates)[0]
+                                     depth=depth, duplicates=duplicates, memory_budget=memory_budget,
+                                     progress=progress)[0]
 
 
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+                depth: int | None = None, duplicates: Duplicates = "error",
+                memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
-    ``golden_questions_without_relevant``).
+    ``golden_questions_without_relevant``; a Parquet dataset larger than
+    ``memory_budget`` is streamed).
 
     Returns
     -------
@@ -101,8 +120,11 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         question and system, ordered by the ``ties`` convention).
     """
     _check_rel(rel)
-    return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                   duplicates=duplicates, warn=False).diagnostics
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, warn=False)
+    if streamed is not None:
+        return streamed[1]
+    return prepare(run, qrels, warn=False, **conv).diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -269,7 +291,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                              depth: int | None = None, duplicates: Duplicates = "error"
+                              depth: int | None = None, duplicates: Duplicates = "error",
+                              memory_budget: "int | str | None" = None, progress: bool | None = None
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -284,8 +307,28 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     """
     _check_rel(rel)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates)
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, warn=True)
+    if streamed is not None:
+        return streamed
+    return evaluate_partition(run, qrels, ms, **conv)
+
+
+def _streamed(run, qrels, ms, conv, budget, progress, *, warn: bool):
+    """The streaming engine's answer for a Parquet-dataset run too large for the
+    budget, else None and the inputs for the in-memory engine (a dataset that
+    fits is read whole)."""
+    budget = parse_memory_budget(budget)
+    if progress is not None and not isinstance(progress, bool):
+        raise ValueError(f"evaluate: progress must be True, False or None, got {progress!r}")
+    if not is_dataset_source(run):
+        return None, run, qrels
+    out = stream_evaluate(run, qrels, ms, warn=warn, options=StreamOptions(budget, progress), **conv)
+    if out is not None:
+        return out, run, qrels
+    whole = [x if isinstance(x, (str, os.PathLike)) and os.path.isfile(x) or not is_dataset_source(x)
+             else open_run_dataset(x).to_table().to_pandas() for x in (run, qrels)]
+    return None, whole[0], whole[1]
 
 
 def _check_rel(rel) -> None:

@@ -52,7 +52,7 @@ in parts (chunk by chunk, or on a cluster).
 from __future__ import annotations
 
 __all__ = ["Judged", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
-           "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
+           "merge_diagnostics", "DIAGNOSTIC_COLUMNS", "natural_order", "warn_diagnostics"]
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -100,6 +100,12 @@ def _natural_order(ids: np.ndarray) -> np.ndarray:
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
         return s.iloc[np.argsort(num.to_numpy(), kind="stable")].to_numpy(dtype=object)
     return np.sort(s.to_numpy(dtype=object))
+
+
+def natural_order(ids: np.ndarray) -> np.ndarray:
+    """The distinct ids in the order :func:`judge` lists questions: numerically when
+    every id is an integer, else byte-wise (engines that evaluate in parts sort by it)."""
+    return _natural_order(ids)
 
 
 # ---------------------------------------------------------------- diagnostics records
@@ -622,6 +628,12 @@ _WARNINGS = {
     Check.GOLDEN_QUESTIONS_NOT_IN_RUN: QuestionsScoredZeroWarning,
     Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: NoRelevantWarning,
 }
+
+
+def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
+    """Issue the structured warnings of some records, as :func:`judge` does with
+    ``warn=True`` (engines that evaluate in parts warn once, on the merged records)."""
+    _warn(records, rel)
 
 
 def _warn(records: Sequence[Diagnostic], rel: int) -> None:
