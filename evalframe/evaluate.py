@@ -326,9 +326,13 @@ def _streamed(run, qrels, ms, conv, budget, progress, *, warn: bool):
     out = stream_evaluate(run, qrels, ms, warn=warn, options=StreamOptions(budget, progress), **conv)
     if out is not None:
         return out, run, qrels
-    whole = [x if isinstance(x, (str, os.PathLike)) and os.path.isfile(x) or not is_dataset_source(x)
-             else open_run_dataset(x).to_table().to_pandas() for x in (run, qrels)]
-    return None, whole[0], whole[1]
+    def whole(x):
+        if isinstance(x, dict):
+            return {k: whole(v) for k, v in x.items()}
+        if not is_dataset_source(x) or isinstance(x, (str, os.PathLike)) and os.path.isfile(x):
+            return x
+        return open_run_dataset(x).to_table().to_pandas()
+    return None, whole(run), whole(qrels)
 
 
 def _check_rel(rel) -> None:

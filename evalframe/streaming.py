@@ -60,7 +60,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -142,7 +142,11 @@ def memory_budget(value: "int | str | None") -> int:
 
 def is_dataset_source(source) -> bool:
     """True for what the streaming engine reads: a :class:`pyarrow.dataset.Dataset`,
-    a directory, a glob pattern, or a path ending in ``.parquet`` / ``.pq``."""
+    a directory, a glob pattern, or a path ending in ``.parquet`` / ``.pq``; or a dict
+    ``{system name: one of those}`` (a system per dataset)."""
+    if isinstance(source, Mapping):
+        return bool(source) and all(is_dataset_source(v) and not isinstance(v, Mapping)
+                                    for v in source.values())
     if isinstance(source, pads.Dataset):
         return True
     if not isinstance(source, (str, os.PathLike)):
@@ -289,6 +293,7 @@ class _Assembler:
         table = None
         if self.ms is not None:
             table = pd.concat(self.tables, ignore_index=True) if self.tables else None
+            self.tables = []  # the parts are freed before the sort's copy is made
             if table is not None:
                 queries = np.concatenate(self.golden_ids).astype(object)
                 qpos = pd.Index(natural_order(queries)).get_indexer(
@@ -303,43 +308,59 @@ class _Assembler:
 
 # ---------------------------------------------------------------- reading the run
 class _Reader:
-    """Scanner batches of a run dataset as pandas frames with canonical columns."""
+    """Scanner batches of one or more run datasets as Arrow tables with canonical columns
+    (a named dataset gets a ``system`` column of its name)."""
 
-    def __init__(self, dataset: pads.Dataset):
-        self.dataset = dataset
-        names = dataset.schema.names
-        cmap = _column_map(names)
-        if cmap is None:  # missing or ambiguous columns: the engine's own check explains
-            from .schema import check_run
-            head = dataset.head(1).to_pandas()
-            check_run(head)
-            raise AssertionError("unreachable: check_run accepted columns _column_map refused")
-        self.cmap = cmap
-        self.has_system = "system" in cmap.values()
-        self.has_rank = "rank" in cmap.values()
+    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]"):
+        self.sources = []
+        for dataset, name in sources:
+            cmap = _column_map(dataset.schema.names)
+            if cmap is None:  # missing or ambiguous columns: the engine's own check explains
+                from .schema import check_run
+                check_run(dataset.head(1).to_pandas())
+                raise AssertionError("unreachable: check_run accepted columns _column_map refused")
+            if name is not None:
+                cmap = {c: v for c, v in cmap.items() if v != "system"}
+            self.sources.append((dataset, name, cmap))
+        self.has_system = any(n is not None or "system" in c.values() for _, n, c in self.sources)
+        self.has_rank = all("rank" in c.values() for _, _, c in self.sources)
 
     def count_rows(self) -> int:
-        return self.dataset.count_rows()
+        return sum(d.count_rows() for d, _, _ in self.sources)
 
     def batches(self, rows: int) -> Iterator[pa.Table]:
-        cols = list(self.cmap)
-        for b in self.dataset.to_batches(columns=cols, batch_size=max(rows, 1)):
-            if b.num_rows:
-                yield pa.Table.from_batches([b]).rename_columns([self.cmap[c] for c in cols])
+        for dataset, name, cmap in self.sources:
+            cols = [c for c, v in cmap.items() if v != "rank" or self.has_rank]
+            for b in dataset.to_batches(columns=cols, batch_size=max(rows, 1)):
+                if b.num_rows:
+                    t = pa.Table.from_batches([b]).rename_columns([cmap[c] for c in cols])
+                    if name is not None:
+                        t = t.append_column("system", pa.array([name] * t.num_rows, pa.large_string()))
+                    yield t
 
     def systems(self) -> list:
         """Every system in order of first appearance (one pass over the system column)."""
         if not self.has_system:
             return [None]
-        col = [c for c, v in self.cmap.items() if v == "system"][0]
         seen: dict = {}
-        for b in self.dataset.to_batches(columns=[col], batch_size=1 << 20):
-            arr = b.column(0)
-            if isinstance(arr.type, pa.DictionaryType):
-                arr = arr.dictionary.take(arr.indices.unique())  # first-appearance order of the codes
-            for s in ids_to_str(pd.Series(arr.unique().to_pylist(), dtype=object)):
-                seen.setdefault(s, None)
+        for dataset, name, cmap in self.sources:
+            if name is not None:
+                seen.setdefault(name, None)
+                continue
+            col = [c for c, v in cmap.items() if v == "system"][0]
+            for b in dataset.to_batches(columns=[col], batch_size=1 << 20):
+                arr = b.column(0)
+                if isinstance(arr.type, pa.DictionaryType):
+                    arr = arr.dictionary.take(arr.indices.unique())  # first-appearance order of the codes
+                for s in ids_to_str(pd.Series(arr.unique().to_pylist(), dtype=object)):
+                    seen.setdefault(s, None)
         return list(seen)
+
+
+def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
+    if isinstance(run, Mapping):
+        return [(open_run_dataset(v), str(k)) for k, v in run.items()]
+    return [(open_run_dataset(run), None)]
 
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:
@@ -490,7 +511,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         when ``ms`` is None) and the diagnostics table.
     """
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    reader = _Reader(open_run_dataset(run))
+    reader = _Reader(_run_sources(run))
     n_rows = reader.count_rows()
     qrels_dataset = None
     if is_dataset_source(qrels):

@@ -240,3 +240,15 @@ def in_system_order(table, run, first="query_id"):
     else:
         key = [table.system.map(pos).to_numpy()]
     return table.take(np.lexsort(key)).reset_index(drop=True)
+
+
+def test_a_dict_of_datasets_one_system_each(tmp_path):
+    ds = ef.datasets.load_cranfield()
+    runs = with_warnings(ds)
+    sources, frames = {}, {}
+    for s, part in runs.groupby("system", sort=False):
+        frames[s] = part.drop(columns="system").reset_index(drop=True)
+        sources[s] = write_parts(frames[s], tmp_path / s, 2)
+    a, b = both(frames, sources, ds.qrels, ["AP", "nDCG@10", "NumRel"],
+                memory_budget=budget_for(runs, ds.qrels, 6))
+    assert_same(a, b)
