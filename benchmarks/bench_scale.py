@@ -13,7 +13,7 @@ most of them retrieved), as Parquet datasets under ``--dir`` (default /tmp/strea
 - ``slice_grouped/``, ``slice_shuffled/``: the first ``--slice-rows`` rows' questions
   (20,000,000 rows at full size), both layouts; ``qrels.parquet``, ``qrels_slice.parquet``.
 
-Then, each in a child process (peak RSS from ``resource.getrusage`` there):
+Then, each in a child process (peak RSS: ``VmHWM`` of ``/proc/self/status`` there):
 
 1. the full run, both layouts, streamed with ``--budget`` (default 2 GiB): seconds,
    rows/s, peak RSS, and peak RSS minus the child's RSS after its imports (the fixed
@@ -122,17 +122,19 @@ def generate(base: Path, questions: int, docs: int, judged: int, slice_questions
 
 # ---------------------------------------------------------------- child processes
 CHILD_STREAM = r"""
-import json, resource, sys, time, warnings
+import json, re, sys, time, warnings
 import evalframe as ef
 from evalframe.evaluate import evaluate_with_diagnostics
+def status(key):  # VmHWM is this process's own peak (ru_maxrss keeps the parent's across exec)
+    with open("/proc/self/status") as f:
+        return int(re.search(key + r":\s+(\d+)", f.read()).group(1)) * 1024
 source, qrels, budget, measures = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+base_rss = status("VmRSS")
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 per_q, diag = evaluate_with_diagnostics(source, qrels, measures, memory_budget=budget, progress=False)
 t = time.perf_counter() - t
-print(json.dumps({"seconds": t, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "base_rss": base_rss, "rows_out": len(per_q)}))
+print(json.dumps({"seconds": t, "peak_rss": status("VmHWM"), "base_rss": base_rss, "rows_out": len(per_q)}))
 """
 
 CHILD_SLICE = r"""

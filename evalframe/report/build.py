@@ -204,7 +204,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
-           progress: Callable[[str], None] | None = None, **conventions) -> Report:
+           progress: Callable[[str], None] | None = None, memory_budget: "int | str | None" = None,
+           **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -244,6 +245,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         (:func:`top_changes` of the baseline, or the first system, against each other).
     progress : callable, optional
         Called with a short label before each step (the CLI draws a progress bar).
+    memory_budget : int or str, optional
+        A Parquet-dataset run larger than this is evaluated in parts (see
+        :func:`evalframe.evaluate`); the report's tables are then built from the
+        per-question table as always.
     **conventions
         ``rel, ties, missing, depth, duplicates`` as in :func:`evalframe.evaluate`.
 
@@ -282,7 +287,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
 
     step("ranking and judging")
-    per_all, raw = evaluate_with_diagnostics(run, qrels, opts.all_measures(), **conv)
+    per_all, raw = evaluate_with_diagnostics(run, qrels, opts.all_measures(), memory_budget=memory_budget, **conv)
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
     systems = list(pd.unique(per_all["system"]))
