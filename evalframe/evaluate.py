@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
+import os
 import re
 from typing import Iterable, Literal, Mapping, Sequence
 
@@ -21,9 +22,11 @@ from .dask_engine import is_dask_frame
 from .engine import Duplicates, evaluate_partition, prepare
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
-from .io import read_run
+from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge
+from .streaming import BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .streaming import memory_budget as parse_memory_budget
 
 Engine = Literal["auto", "memory", "dask"]
 
@@ -31,15 +34,21 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
              depth: int | None = None, duplicates: Duplicates = "error",
              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-             engine: Engine = "auto") -> pd.DataFrame:
+             engine: Engine = "auto",
+             memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
     ----------
-    run : DataFrame, path, dict, or list/dict of those
-        One or many systems (see :func:`evalframe.read_run`).
+    run : DataFrame, path, dict, or list/dict of those; or a Parquet dataset
+        One or many systems (see :func:`evalframe.read_run`).  A Parquet file,
+        a directory of Parquet files, a glob (``"runs/*.parquet"``) or a
+        :class:`pyarrow.dataset.Dataset` larger than ``memory_budget`` is
+        evaluated in parts with bounded memory (:mod:`evalframe.streaming`),
+        with the same numbers, warnings and diagnostics.
     qrels : DataFrame, path or dict
-        The golden set (see :func:`evalframe.read_qrels`).
+        The golden set (see :func:`evalframe.read_qrels`; also a Parquet
+        dataset, partitioned like the run when larger than half the budget).
     measures : name, Measure or list of them, optional
         Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
         trec_eval names (``ndcg_cut_10``, ``P_5``, ``map``...) keep trec_eval's
@@ -71,6 +80,13 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         path; the result is then a ``dask.dataframe.DataFrame`` (see
         :mod:`evalframe.dask_engine`).  ``"auto"`` (default) is ``"dask"`` for a
         Dask run, else ``"memory"``.
+    memory_budget : int or str, optional
+        Bytes a Parquet-dataset run may hold at once (``"2GiB"``, ``"500MB"``
+        or an int); default a quarter of the memory available.  A run that
+        fits is read whole.
+    progress : bool, optional
+        A progress bar while a run is streamed: default on when standard
+        error is a terminal (not in notebooks); True or False to choose.
 
     Returns
     -------
@@ -104,17 +120,20 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
-                                     conflicts=conflicts, engine=engine)[0]
+                                     conflicts=conflicts, engine=engine,
+                                     memory_budget=memory_budget, progress=progress)[0]
 
 
 def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error",
                 columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-                engine: Engine = "auto") -> pd.DataFrame:
+                engine: Engine = "auto",
+                memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
-    ``golden_questions_without_relevant``).
+    ``golden_questions_without_relevant``; a Parquet dataset larger than
+    ``memory_budget`` is streamed).
 
     Returns
     -------
@@ -148,8 +167,11 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False)[1]
-    return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                   duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts).diagnostics
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, warn=False)
+    if streamed is not None:
+        return streamed[1]
+    return prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, **conv).diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -341,7 +363,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                               depth: int | None = None, duplicates: Duplicates = "error",
                               columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-                              engine: Engine = "auto"
+                              engine: Engine = "auto",
+                              memory_budget: "int | str | None" = None, progress: bool | None = None
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -361,13 +384,45 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates)
-    return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates, columns=columns, conflicts=conflicts)
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, warn=True)
+    if streamed is not None:
+        return streamed
+    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, **conv)
 
 
 def _check_input_options(columns, conflicts, caller: str) -> None:
     check_columns(columns, caller=caller)
     check_conflicts(conflicts, caller=caller)
+
+
+def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, *, warn: bool):
+    """The streaming engine's answer for a Parquet-dataset run too large for the
+    budget, else None and the inputs for the in-memory engine (a dataset that
+    fits is read whole)."""
+    budget = parse_memory_budget(budget)
+    if progress is not None and not isinstance(progress, bool):
+        raise ValueError(f"evaluate: progress must be True, False or None, got {progress!r}")
+    if not is_dataset_source(run):
+        return None, run, qrels
+    if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
+            and open_run_dataset(run).count_rows() * BYTES_PER_ROW <= budget):
+        return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
+    if columns:
+        raise ValueError(f"evaluate: columns= is not yet supported on a streamed Parquet dataset, got {columns!r}; "
+                         "write the dataset with the canonical column names (query_id, doc_id, score, system)")
+    if conflicts != "error" and not is_dataset_source(qrels):
+        qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
+    out = stream_evaluate(run, qrels, ms, warn=warn, options=StreamOptions(budget, progress), **conv)
+    if out is not None:
+        return out, run, qrels
+    def whole(x):
+        if isinstance(x, dict):
+            return {k: whole(v) for k, v in x.items()}
+        if not is_dataset_source(x) or isinstance(x, (str, os.PathLike)) and os.path.isfile(x):
+            return x
+        return open_run_dataset(x).to_table().to_pandas()
+    return None, whole(run), whole(qrels)
 
 
 def _check_rel(rel) -> None:

@@ -52,7 +52,8 @@ in parts (chunk by chunk, or on a cluster).
 from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
-           "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS"]
+           "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
+           "natural_order"]
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -100,6 +101,12 @@ def _natural_order(ids: np.ndarray) -> np.ndarray:
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
         return s.iloc[np.argsort(num.to_numpy(), kind="stable")].to_numpy(dtype=object)
     return np.sort(s.to_numpy(dtype=object))
+
+
+def natural_order(ids: np.ndarray) -> np.ndarray:
+    """The distinct ids in the order :func:`judge` lists questions: numerically when
+    every id is an integer, else byte-wise (engines that evaluate in parts sort by it)."""
+    return _natural_order(ids)
 
 
 # ---------------------------------------------------------------- diagnostics records

@@ -42,6 +42,9 @@ __all__ = [
     "RUN_EXTENSIONS",
     "add_conventions",
     "add_inputs",
+    "add_memory_budget",
+    "memory_budget_arg",
+    "run_source",
     "check_out_dir",
     "check_out_file",
     "column_map",
@@ -253,27 +256,169 @@ def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first
             raise CommandError(f"{arg}: no such file (nor {path!r} for a system named {name!r})")
         if progress is not None:
             progress(f"reading run {i + 1}/{len(args)}: {Path(path).name}")
-        part = read_input(path, read_run, "run", duplicates=duplicates, columns=columns, ties=ties,
-                          encoding=encoding)
-        if name is not None and "system" in part and part["system"].nunique() > 1:
-            held = list(part["system"].unique())
-            raise CommandError(f"{arg}: NAME=PATH names one system, but {path} holds {len(held)} "
-                               f"({', '.join(map(str, held[:5]))}{', ...' if len(held) > 5 else ''}): "
-                               f"give the path alone to keep their names")
-        if name is not None or "system" not in part:
-            part = part.drop(columns="system", errors="ignore")
-            label = name or system_name(path)
-            part.insert(0, "system", pd.Series([label] * len(part), index=part.index, dtype=str))
-        for s in part["system"].unique():
-            if s in owner:
-                raise CommandError(
-                    f"{owner[s]} and {path} both hold a system named {s!r}, which would merge their "
-                    f"rankings: name them on the command line, e.g. {s}_1={owner[s]} {s}_2={path}")
-            owner[s] = path
+        part = _named(read_input(path, read_run, "run", duplicates=duplicates, columns=columns, ties=ties,
+                                 encoding=encoding), arg, name, path)
+        _own_systems(part["system"].unique(), path, owner, i)
         parts.append(part)
     if not parts:
         raise CommandError("no run given")
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+
+
+def _named(part: "pd.DataFrame", arg: str, name: str | None, path: str) -> "pd.DataFrame":
+    """A run table with its ``system`` column named by :data:`NAMING_RULE`."""
+    import pandas as pd
+    if name is not None and "system" in part and part["system"].nunique() > 1:
+        held = list(part["system"].unique())
+        raise CommandError(f"{arg}: NAME=PATH names one system, but {path} holds {len(held)} "
+                           f"({', '.join(map(str, held[:5]))}{', ...' if len(held) > 5 else ''}): "
+                           f"give the path alone to keep their names")
+    if name is not None or "system" not in part:
+        part = part.drop(columns="system", errors="ignore")
+        label = name or system_name(path)
+        part.insert(0, "system", pd.Series([label] * len(part), index=part.index, dtype=str))
+    return part
+
+
+def _own_systems(systems, path: str, owner: dict, arg: int) -> None:
+    """Refuse a system name already held by another run argument (their rankings would merge)."""
+    for s in systems:
+        if s in owner and owner[s][0] != arg:
+            first = owner[s][1]
+            raise CommandError(
+                f"{first} and {path} both hold a system named {s!r}, which would merge their "
+                f"rankings: name them on the command line, e.g. {s}_1={first} {s}_2={path}")
+        owner[s] = (arg, path)
+
+
+# ---------------------------------------------------------------------------
+# Runs larger than memory
+# ---------------------------------------------------------------------------
+
+#: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
+TEXT_BYTES_PER_ROW = 40
+
+#: Bytes of a TREC text run read at once when it is larger than the memory budget.
+TEXT_BLOCK_BYTES = 64 * 2 ** 20
+
+
+def add_memory_budget(parser: argparse.ArgumentParser) -> None:
+    """Add ``--memory-budget SIZE`` (runs larger than it are streamed)."""
+    parser.add_argument("--memory-budget", metavar="SIZE", default=None,
+                        help="memory a run may take at once, e.g. 2GiB or 500MB (default: a quarter "
+                             "of the memory available); larger runs are evaluated in parts")
+
+
+def memory_budget_arg(args: argparse.Namespace) -> int:
+    """The parsed ``--memory-budget`` in bytes (a bad value is a one-line user error)."""
+    from ..streaming import memory_budget
+    try:
+        return memory_budget(args.memory_budget)
+    except ValueError:
+        raise CommandError(f"--memory-budget must be a size such as 2GiB or 500MB, "
+                           f"got {args.memory_budget!r}") from None
+
+
+@contextlib.contextmanager
+def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "first"] = "error",
+               budget: int, progress: Callable[[str], None] | None = None,
+               columns: dict[str, str] | None = None, ties: str = "doc_id_desc",
+               encoding: str = "utf-8") -> Iterator[object]:
+    """The run arguments as what :func:`evalframe.evaluate` takes: one table (:func:`read_runs`)
+    when they fit ``budget``, else a Parquet dataset the streaming engine reads.
+
+    A single Parquet file, directory or glob is passed as it is (``{name: path}`` when
+    it is named by :data:`NAMING_RULE`); otherwise every run is copied in blocks, its
+    ``system`` column named by the rule, into Parquet files in a temporary directory
+    (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
+    whole), which is removed when the ``with`` block ends, on error and on Ctrl-C too.
+    """
+    from ..streaming import BYTES_PER_ROW, is_dataset_source, open_run_dataset
+
+    named = [split_run_arg(a) for a in args]
+    for arg, (name, path) in zip(args, named):
+        if name is not None and not os.path.exists(path):
+            raise CommandError(f"{arg}: no such file (nor {path!r} for a system named {name!r})")
+    datasets = [is_dataset_source(p) for _, p in named]
+    rows = 0
+    for (name, path), is_ds in zip(named, datasets):
+        if is_ds:
+            rows += open_run_dataset(path).count_rows()
+        elif os.path.exists(path) and not os.path.isdir(path):
+            rows += os.path.getsize(path) * (4 if path.endswith(".gz") else 1) // TEXT_BYTES_PER_ROW
+    if not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * BYTES_PER_ROW <= budget:
+        yield read_runs(args, duplicates=duplicates, progress=progress, columns=columns, ties=ties,
+                        encoding=encoding)
+        return
+    if columns or encoding.lower().replace("-", "") != "utf8":
+        raise CommandError("--columns and --encoding are not yet supported on runs larger than --memory-budget: "
+                           "write the run with the canonical column names in UTF-8, or raise --memory-budget")
+    if len(args) == 1 and datasets[0]:
+        (name, path), = named
+        own = "system" in {str(c).strip().lower() for c in open_run_dataset(path).schema.names}
+        yield path if own and name is None else {name or system_name(path.rstrip("/")): path}
+        return
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="evalframe-runs-")
+    try:
+        owner: dict = {}
+        for i, (arg, (name, path)) in enumerate(zip(args, named)):
+            if progress is not None:
+                progress(f"reading run {i + 1}/{len(args)}: {Path(path).name}")
+            for j, part in enumerate(_blocks(path, datasets[i], duplicates)):
+                part = _named(part, arg, name, path.rstrip("/"))
+                _own_systems(part["system"].unique(), path, owner, i)
+                part.to_parquet(os.path.join(tmp, f"run-{i:04d}-{j:06d}.parquet"), index=False)
+        yield tmp
+    finally:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]":
+    """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
+    import io as _io
+
+    from ..io import read_run
+    if is_dataset:
+        from ..streaming import open_run_dataset
+        for b in open_run_dataset(path).to_batches(batch_size=1 << 20):
+            yield read_run(b.to_pandas(), duplicates=duplicates)
+        return
+    if path.lower().endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")) or \
+            path.lower().endswith((".csv.gz", ".tsv.gz", ".jsonl.gz", ".ndjson.gz", ".json.gz")):
+        yield read_input(path, read_run, "run", duplicates=duplicates)
+        return
+    _check_readable(path, "run")
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        rest = b""
+        while True:
+            data = f.read(TEXT_BLOCK_BYTES)
+            block = rest + data
+            if not data:
+                if block.strip():
+                    yield _read_block(block, path, read_run, _io, duplicates)
+                return
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                rest = block
+                continue
+            block, rest = block[:cut], block[cut:]
+            if block.strip():
+                yield _read_block(block, path, read_run, _io, duplicates)
+
+
+def _read_block(block: bytes, path: str, read_run, _io, duplicates):
+    buf = _io.BytesIO(block)
+    buf.name = path[:-3] if path.endswith(".gz") else path
+    try:
+        return read_run(buf, duplicates=duplicates)
+    except BaseException as exc:
+        if not is_user_error(exc):
+            raise
+        raise CommandError(f"{path}: {error_line(exc, path)}") from exc
 
 
 def check_out_file(path: str) -> Path:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_conventions, add_inputs, check_out_file, conventions, parse_measure_args,
-                     read_input, read_runs, run_command)
+from .common import (add_conventions, add_inputs, add_memory_budget, check_out_file, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, run_command, run_source)
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.add_argument("--out", help="also write the table to this .csv or .parquet file")
     add_conventions(p)
+    add_memory_budget(p)
     return p
 
 
@@ -40,11 +41,12 @@ def run(args: argparse.Namespace) -> int:
 
     measures = parse_measure_args(args.measures)
     out = check_out_file(args.out) if args.out else None
+    budget = memory_budget_arg(args)
     qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns, conflicts=args.conflicts,
                        encoding=args.encoding)
-    runs = read_runs(args.runs, duplicates=args.duplicates, columns=args.columns, ties=args.ties,
-                     encoding=args.encoding)
-    per_q = evaluate(runs, qrels, measures, **conventions(args))
+    with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
+                    encoding=args.encoding) as runs:
+        per_q = evaluate(runs, qrels, measures, memory_budget=budget, **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:
         wide = table.pivot(index="system", columns="measure", values="value")

@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
-from .common import (add_conventions, add_inputs, check_out_dir, command_words, conventions,
-                     parse_measure_args, read_input, read_runs, run_command)
+from .common import (add_conventions, add_inputs, add_memory_budget, check_out_dir, command_words, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, run_command, run_source)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
 
@@ -23,27 +22,27 @@ PROG = "evalframe report"
 
 
 class Progress:
-    """A one-line progress bar on a terminal (nothing when stderr is not a tty)."""
+    """The report's progress bar (tqdm) on standard error when it is a terminal.
+
+    ``step(label)`` names the step starting now; nothing is drawn when the stream is not a
+    terminal (unless ``enabled=True``)."""
 
     def __init__(self, total: int, stream=None, enabled: bool | None = None, width: int = 24):
-        self.total, self.done, self.width = max(total, 1), 0, width
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.t0 = time.perf_counter()
+        from tqdm.auto import tqdm
+        stream = stream or sys.stderr
+        enabled = stream.isatty() if enabled is None else enabled
+        self._bar = tqdm(total=max(total, 1), file=stream, disable=not enabled, leave=False,
+                         ncols=width + 90, unit="step", bar_format="{desc:<40.40} [{bar}] {n}/{total} {elapsed}")
+        self._started = False
 
     def step(self, label: str) -> None:
-        if self.enabled:
-            frac = min(self.done / self.total, 1.0)
-            bar = "#" * round(frac * self.width)
-            self.stream.write(f"\r[{bar:<{self.width}}] {self.done}/{self.total} {label[:48]:<48} "
-                              f"{time.perf_counter() - self.t0:5.1f}s")
-            self.stream.flush()
-        self.done += 1
+        if self._started:
+            self._bar.update(1)
+        self._started = True
+        self._bar.set_description_str(label[:40], refresh=True)
 
     def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * (self.width + 70) + "\r")
-            self.stream.flush()
+        self._bar.close()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                    default="randomization")
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
     add_conventions(p)
+    add_memory_budget(p)
     return p
 
 
@@ -101,22 +101,23 @@ def run(args: argparse.Namespace) -> int:
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None
+    budget = memory_budget_arg(args)
     progress = Progress(total=len(args.runs) + 9 + (1 if args.out else 0))
     try:
         progress.step("reading the golden set")
         qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns,
                            conflicts=args.conflicts, encoding=args.encoding)
-        runs = read_runs(args.runs, duplicates=args.duplicates, progress=progress.step, columns=args.columns,
-                         ties=args.ties, encoding=args.encoding)
-        segments = None
-        if args.segments:
-            progress.step("reading segments")
-            segments = read_input(args.segments, read_segments, "segments", columns=args.columns,
-                                  segments=args.segment_columns)
-        rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
-                     stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
-                     seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
-                     progress=progress.step, **conventions(args))
+        with run_source(args.runs, duplicates=args.duplicates, budget=budget, progress=progress.step,
+                        columns=args.columns, ties=args.ties, encoding=args.encoding) as runs:
+            segments = None
+            if args.segments:
+                progress.step("reading segments")
+                segments = read_input(args.segments, read_segments, "segments", columns=args.columns,
+                                      segments=args.segment_columns)
+            rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
+                         stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
+                         seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
+                         progress=progress.step, memory_budget=budget, **conventions(args))
         written = []
         if out is not None:
             progress.step("writing tables and plots")

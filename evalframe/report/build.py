@@ -229,6 +229,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
+           memory_budget: "int | str | None" = None,
            **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
@@ -275,6 +276,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         segments (as in :func:`evalframe.evaluate`).
     progress : callable, optional
         Called with a short label before each step (the CLI draws a progress bar).
+    memory_budget : int or str, optional
+        A Parquet-dataset run larger than this is evaluated in parts (see
+        :func:`evalframe.evaluate`); the report's tables are then built from the
+        per-question table as always.
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -317,7 +322,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         queries = question_texts(golden)
 
     step("ranking and judging")
-    per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols, **conv)
+    per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
+                                               memory_budget=memory_budget, **conv)
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
     systems = list(pd.unique(per_all["system"]))

@@ -1,0 +1,557 @@
+"""The streaming engine: runs larger than memory, evaluated in parts with bounded memory.
+
+A run given as a Parquet file, a directory of Parquet files, a glob or a
+:class:`pyarrow.dataset.Dataset` is evaluated here when it does not fit the
+memory budget (an input that fits is read whole and goes through the in-memory
+engine, :mod:`evalframe.engine`, as any table does).  The run is cut into
+*partitions* that hold whole questions (the per-partition contract of
+:mod:`evalframe.ranking`), each is judged and measured by the in-memory engine
+(:func:`evalframe.engine.prepare`, :func:`~evalframe.engine.per_question_table`),
+and the parts are put back together:
+
+- **grouped runs** (every question's rows together, as run files are) stream
+  in scanner batches cut at question boundaries: the rows of a batch's last
+  question are carried over to the next batch, and no global sort happens;
+- a question that reappears after its batch was closed is detected (64-bit
+  fingerprints of the question ids of every closed batch; a collision only
+  costs the slower path), and then, as for a run that is not grouped, a
+  **partition pass** hashes ``query_id`` into buckets written as Parquet files
+  in a temporary directory, sized from the budget, and evaluates them bucket
+  by bucket.  The temporary directory is removed on success, on error and on
+  Ctrl-C.
+
+The golden set is read once and each partition gets its questions' rows; a
+golden set given as a Parquet dataset larger than half the budget is
+partitioned with the same hash instead.
+
+Everything a warning or diagnostic says is decided inside each partition, with
+``warn=False``; the partitions' records are merged by
+:func:`evalframe.ranking.merge_diagnostics` and warned about once, so warnings
+and the diagnostics table are exactly those of the in-memory call.  Three
+details keep every partition's answer equal to the whole input's:
+
+- each partition names every system of the run: a system without rows there
+  gets one placeholder row on a question id absent from the golden set, so its
+  unanswered questions are scored (or dropped) and counted as in the whole
+  input, and the placeholder's own "dropped question" record is discarded;
+- a partition that shares no question with the golden set (a bucket of run-only
+  questions, or of golden-only ones) is not evaluated alone: its rows join a
+  final partition, anchored by one ordinary question held back for it, together
+  with the golden-set questions no batch contained;
+- the per-question table is sorted as the in-memory engine orders it: systems
+  in order of first appearance in the run, questions in the golden set's
+  natural order, measures in the order asked.
+
+Input errors are found per partition: the first partition holding a bad row
+raises, and its message lists the problems of that partition (the in-memory
+call lists those of the whole input).
+"""
+from __future__ import annotations
+
+__all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
+           "StreamOptions", "stream_evaluate", "BYTES_PER_ROW"]
+
+import glob as _glob
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from .engine import Duplicates, per_question_table, prepare
+from .errors import EvalframeInputError, InputProblem
+from .io import read_qrels
+from .measures import Measure
+from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
+                      natural_order, warn_diagnostics)
+from .schema import ALIASES, fingerprints, ids_to_str
+
+#: Memory the in-memory engine holds per run row while it judges and measures a
+#: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
+#: sort keys and the per-row intermediates of the measures), measured on the
+#: benchmark's data (benchmarks/bench_scale.py): partitions are sized with it.
+BYTES_PER_ROW = 450
+
+#: Memory held per golden-set row (the cleaned table, its codes and its sorted copy).
+QRELS_BYTES_PER_ROW = 250
+
+#: Rows of a partition at least, whatever the budget (smaller parts cost more than they save).
+MIN_BATCH_ROWS = 1000
+
+#: Bucket files written at most (each is an open file during the partition pass).
+MAX_BUCKETS = 512
+
+_UNITS = {"": 1, "b": 1, "k": 10 ** 3, "kb": 10 ** 3, "m": 10 ** 6, "mb": 10 ** 6, "g": 10 ** 9,
+          "gb": 10 ** 9, "t": 10 ** 12, "tb": 10 ** 12, "kib": 2 ** 10, "mib": 2 ** 20,
+          "gib": 2 ** 30, "tib": 2 ** 40}
+
+
+def default_memory_budget() -> int:
+    """A quarter of the memory available now (``MemAvailable`` of ``/proc/meminfo``,
+    else of the physical memory), at least 256 MiB."""
+    avail = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            avail = 8 * 2 ** 30
+    return max(avail // 4, 256 * 2 ** 20)
+
+
+def memory_budget(value: "int | str | None") -> int:
+    """A memory budget in bytes: an int, a string with a unit (``"2GiB"``,
+    ``"500MB"``, ``"1.5G"``; K/M/G/T are powers of 10, KiB/MiB/GiB/TiB of 2) or
+    None (:func:`default_memory_budget`).
+
+    Examples
+    --------
+    >>> memory_budget("2GiB"), memory_budget("500MB"), memory_budget(4096)
+    (2147483648, 500000000, 4096)
+    """
+    if value is None:
+        return default_memory_budget()
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError(f"evaluate: memory_budget must be a number of bytes >= 1, got {value!r}")
+        return int(value)
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", value)
+        if m and m.group(2).lower() in _UNITS and float(m.group(1)) * _UNITS[m.group(2).lower()] >= 1:
+            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    raise ValueError(f"evaluate: memory_budget must be an int >= 1 (bytes) or a size such as '2GiB' "
+                     f"or '500MB', got {value!r}")
+
+
+def is_dataset_source(source) -> bool:
+    """True for what the streaming engine reads: a :class:`pyarrow.dataset.Dataset`,
+    a directory, a glob pattern, or a path ending in ``.parquet`` / ``.pq``; or a dict
+    ``{system name: one of those}`` (a system per dataset)."""
+    if isinstance(source, Mapping):
+        return bool(source) and all(is_dataset_source(v) and not isinstance(v, Mapping)
+                                    for v in source.values())
+    if isinstance(source, pads.Dataset):
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fsdecode(os.fspath(source))
+    if os.path.isdir(text):
+        return True
+    if not os.path.exists(text) and any(c in text for c in "*?["):
+        return True
+    return text.lower().endswith((".parquet", ".pq")) and os.path.isfile(text)
+
+
+def open_run_dataset(source, what: str = "run") -> pads.Dataset:
+    """The :class:`pyarrow.dataset.Dataset` of a Parquet file, directory or glob (files in
+    sorted order), or the dataset itself."""
+    if isinstance(source, pads.Dataset):
+        return source
+    text = os.fsdecode(os.fspath(source))
+    if os.path.isdir(text) or os.path.isfile(text):
+        return pads.dataset(text, format="parquet")
+    files = sorted(_glob.glob(text, recursive=True))
+    if not files:
+        raise EvalframeInputError(what, [InputProblem(f"no file matches {text!r}",
+                                                      "check the pattern (e.g. 'runs/*.parquet')")])
+    return pads.dataset(files, format="parquet")
+
+
+def _column_map(names: Sequence[str]) -> dict[str, str] | None:
+    """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
+    maps them (None when a column is missing or ambiguous: the engine's check says so)."""
+    lower = {str(c).strip().lower(): c for c in names}
+    out = {}
+    for canon in ("query_id", "doc_id", "score", "system", "rank"):
+        found = [canon] if canon in names else [lower[a] for a in ALIASES[canon] if a in lower]
+        if len(found) > 1 or (not found and canon in ("query_id", "doc_id", "score")):
+            return None
+        if found:
+            out[found[0]] = canon
+    return out
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    """How a run is streamed (resolved from :func:`evalframe.evaluate`'s arguments)."""
+
+    budget: int
+    progress: bool | None = None
+    temp_dir: str | None = None
+
+
+# ---------------------------------------------------------------- the golden set
+class _Golden:
+    """The golden set held once, its rows grouped by question for cheap slices."""
+
+    def __init__(self, qrels: pd.DataFrame):
+        codes, self.queries = pd.factorize(qrels["query_id"], sort=False)
+        order = np.argsort(codes, kind="stable")
+        self.frame = qrels.take(order).reset_index(drop=True)
+        counts = np.bincount(codes, minlength=len(self.queries))
+        self.starts = np.concatenate(([0], np.cumsum(counts)))
+        self.index = pd.Index(self.queries)
+        self.seen = np.zeros(len(self.queries), dtype=bool)
+
+    def lookup(self, qids: np.ndarray) -> np.ndarray:
+        """Golden-set question index of each id (-1: not in the golden set)."""
+        return self.index.get_indexer(qids)
+
+    def rows(self, questions: np.ndarray) -> pd.DataFrame:
+        questions = np.asarray(questions, dtype=np.int64)
+        self.seen[questions] = True
+        lengths = self.starts[questions + 1] - self.starts[questions]
+        first = np.repeat(self.starts[questions] - np.cumsum(lengths) + lengths, lengths)
+        return self.frame.iloc[first + np.arange(int(lengths.sum()))]
+
+    def unseen(self) -> pd.DataFrame:
+        return self.rows(np.flatnonzero(~self.seen))
+
+
+# ---------------------------------------------------------------- evaluating parts
+@dataclass
+class _Part:
+    run: pd.DataFrame  # canonical columns, query_id (and system) cleaned
+    qrels: pd.DataFrame
+
+
+class _Assembler:
+    """Evaluates partitions, holds their tables and records, and puts them together."""
+
+    def __init__(self, ms: list[Measure] | None, systems: list, placeholder: str, has_rank: bool,
+                 conventions: dict):
+        self.ms, self.systems, self.placeholder = ms, systems, placeholder
+        self.has_rank, self.conv = has_rank, conventions
+        self.tables: list[pd.DataFrame] = []
+        self.records: list[list[Diagnostic]] = []
+        self.anchor: _Part | None = None
+        self.deferred: list[_Part] = []
+        self.golden_ids: list[np.ndarray] = []
+
+    def add(self, part: _Part) -> None:
+        shared = np.intersect1d(pd.unique(part.run["query_id"]), pd.unique(part.qrels["query_id"]))
+        if len(shared) == 0:
+            self.deferred.append(part)  # joins the final partition
+            return
+        if self.anchor is None:
+            if len(shared) == 1:
+                self.anchor = part
+                return
+            q = shared[0]
+            at_q_run, at_q_qrels = part.run["query_id"] == q, part.qrels["query_id"] == q
+            self.anchor = _Part(part.run[at_q_run.to_numpy()], part.qrels[at_q_qrels.to_numpy()])
+            part = _Part(part.run[~at_q_run.to_numpy()], part.qrels[~at_q_qrels.to_numpy()])
+        self.evaluate(part)
+
+    def finish(self, leftover: pd.DataFrame | None) -> None:
+        parts = ([self.anchor] if self.anchor is not None else []) + self.deferred
+        qrels = [p.qrels for p in parts] + ([leftover] if leftover is not None else [])
+        if parts:
+            self.evaluate(_Part(pd.concat([p.run for p in parts], ignore_index=True),
+                                pd.concat(qrels, ignore_index=True)))
+        self.anchor, self.deferred = None, []
+
+    def evaluate(self, part: _Part) -> None:
+        run = part.run
+        absent = []
+        if self.systems != [None]:
+            absent = [s for s in self.systems if s not in set(pd.unique(run["system"]))]
+            if absent:
+                fill = {"system": absent, "query_id": [self.placeholder] * len(absent),
+                        "doc_id": [self.placeholder] * len(absent), "score": [0.0] * len(absent)}
+                if self.has_rank:
+                    fill["rank"] = [1] * len(absent)
+                run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
+        J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
+        self.golden_ids.append(pd.unique(part.qrels["query_id"]))
+        gone = set(absent)
+        self.records.append([r for r in J.records if not (
+            r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)])
+        if self.ms:
+            self.tables.append(per_question_table(J, self.ms))
+
+    def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
+        systems = None if self.systems == [None] else [str(s) for s in self.systems]
+        records = merge_diagnostics(self.records, systems=systems)
+        table = None
+        if self.ms is not None:
+            table = pd.concat(self.tables, ignore_index=True) if self.tables else None
+            self.tables = []  # the parts are freed before the sort's copy is made
+            if table is not None:
+                queries = np.concatenate(self.golden_ids).astype(object)
+                qpos = pd.Index(natural_order(queries)).get_indexer(
+                    table["query_id"].to_numpy(dtype=object))
+                keys = [qpos]
+                if "system" in table.columns:
+                    keys.append(pd.Index(systems).get_indexer(table["system"].to_numpy(dtype=object)))
+                order = np.lexsort(keys)  # stable: measures stay in the order asked
+                table = table.take(order).reset_index(drop=True)
+        return table, diagnostics_table(records), records
+
+
+# ---------------------------------------------------------------- reading the run
+class _Reader:
+    """Scanner batches of one or more run datasets as Arrow tables with canonical columns
+    (a named dataset gets a ``system`` column of its name)."""
+
+    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]"):
+        self.sources = []
+        for dataset, name in sources:
+            cmap = _column_map(dataset.schema.names)
+            if cmap is None:  # missing or ambiguous columns: the engine's own check explains
+                from .schema import check_run
+                check_run(dataset.head(1).to_pandas())
+                raise AssertionError("unreachable: check_run accepted columns _column_map refused")
+            if name is not None:
+                cmap = {c: v for c, v in cmap.items() if v != "system"}
+            self.sources.append((dataset, name, cmap))
+        self.has_system = any(n is not None or "system" in c.values() for _, n, c in self.sources)
+        self.has_rank = all("rank" in c.values() for _, _, c in self.sources)
+
+    def count_rows(self) -> int:
+        return sum(d.count_rows() for d, _, _ in self.sources)
+
+    def batches(self, rows: int) -> Iterator[pa.Table]:
+        for dataset, name, cmap in self.sources:
+            cols = [c for c, v in cmap.items() if v != "rank" or self.has_rank]
+            for b in dataset.to_batches(columns=cols, batch_size=max(rows, 1)):
+                if b.num_rows:
+                    t = pa.Table.from_batches([b]).rename_columns([cmap[c] for c in cols])
+                    if name is not None:
+                        t = t.append_column("system", pa.array([name] * t.num_rows, pa.large_string()))
+                    yield t
+
+    def systems(self) -> list:
+        """Every system in order of first appearance (one pass over the system column)."""
+        if not self.has_system:
+            return [None]
+        seen: dict = {}
+        for dataset, name, cmap in self.sources:
+            if name is not None:
+                seen.setdefault(name, None)
+                continue
+            col = [c for c, v in cmap.items() if v == "system"][0]
+            for b in dataset.to_batches(columns=[col], batch_size=1 << 20):
+                arr = b.column(0)
+                if isinstance(arr.type, pa.DictionaryType):
+                    arr = arr.dictionary.take(arr.indices.unique())  # first-appearance order of the codes
+                for s in ids_to_str(pd.Series(arr.unique().to_pylist(), dtype=object)):
+                    seen.setdefault(s, None)
+        return list(seen)
+
+
+def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
+    if isinstance(run, Mapping):
+        return [(open_run_dataset(v), str(k)) for k, v in run.items()]
+    return [(open_run_dataset(run), None)]
+
+
+def _to_frame(table: pa.Table) -> pd.DataFrame:
+    df = table.to_pandas()
+    df["query_id"] = ids_to_str(df["query_id"]).to_numpy()
+    if "system" in df:
+        df["system"] = ids_to_str(df["system"]).to_numpy()
+    return df
+
+
+def _query_fingerprints(qids: pd.Series) -> np.ndarray:
+    return fingerprints(pa.chunked_array([pa.array(qids.to_numpy(dtype=object), pa.large_string())]))
+
+
+class _NotGrouped(Exception):
+    """A question reappeared after its batch: the run is not grouped by question."""
+
+
+def _progress_bar(enabled: bool | None, total: int, desc: str):
+    from tqdm.auto import tqdm
+    if enabled is None:
+        enabled = sys.stderr.isatty() and "ipykernel" not in sys.modules
+    return tqdm(total=total, desc=desc, unit="rows", unit_scale=True, disable=not enabled,
+                file=sys.stderr, leave=False)
+
+
+def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_rows: int, bar) -> None:
+    done = np.zeros(0, dtype=np.uint64)
+    carry: pd.DataFrame | None = None
+    pending: list[pa.Table] = []
+    n_pending = 0 if carry is None else len(carry)
+    for table in reader.batches(min(batch_rows, 1 << 20)):
+        bar.update(table.num_rows)
+        pending.append(table)
+        n_pending += table.num_rows
+        if n_pending < batch_rows:
+            continue
+        df = _to_frame(pa.concat_tables(pending))
+        pending = []
+        df = df if carry is None else pd.concat([carry, df], ignore_index=True)
+        last = df["query_id"].iat[-1]
+        tail = (df["query_id"] == last).to_numpy()
+        carry, df = df[tail].reset_index(drop=True), df[~tail].reset_index(drop=True)
+        n_pending = len(carry)
+        if len(df):
+            done = _close_batch(df, golden, asm, done)
+    if pending:
+        df = _to_frame(pa.concat_tables(pending))
+        carry = df if carry is None else pd.concat([carry, df], ignore_index=True)
+    if carry is not None and len(carry):
+        _close_batch(carry, golden, asm, done)
+
+
+def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
+    qids = pd.unique(df["query_id"])
+    fp = np.unique(_query_fingerprints(pd.Series(qids, dtype=object)))
+    if len(done) and np.isin(fp, done, assume_unique=True).any():
+        raise _NotGrouped
+    g = golden.lookup(qids)
+    asm.add(_Part(df, golden.rows(g[g >= 0])))
+    return np.union1d(done, fp)
+
+
+def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads.Dataset | None,
+                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar) -> None:
+    n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
+    writers: dict[int, pq.ParquetWriter] = {}
+    try:
+        for table in reader.batches(min(batch_rows, 1 << 20)):
+            bar.update(table.num_rows)
+            qids = ids_to_str(pd.Series(table.column("query_id").to_pandas()))
+            table = table.set_column(table.schema.get_field_index("query_id"), "query_id",
+                                     pa.array(qids.to_numpy(dtype=object), pa.large_string()))
+            _write_buckets(table, _bucket_of(qids, n_buckets), n_buckets, writers,
+                           lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
+        if qrels_dataset is not None:
+            for table in qrels_dataset.to_batches(batch_size=1 << 20):
+                q = read_qrels(pa.Table.from_batches([table]).to_pandas())
+                t = pa.Table.from_pandas(q, preserve_index=False)
+                _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
+                               lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
+    finally:
+        for w in writers.values():
+            w.close()
+    g_bucket = None if golden is None else _bucket_of(pd.Series(golden.queries, dtype=object), n_buckets)
+    bar.reset(total=n_buckets)
+    bar.set_description("evaluating buckets")
+    bar.unit = "buckets"
+    for b in range(n_buckets):
+        path = os.path.join(tmp, f"run-{b:05d}.parquet")
+        run = pq.read_table(path).to_pandas() if os.path.exists(path) else None
+        if golden is not None:
+            qrels = golden.rows(np.flatnonzero(g_bucket == b))
+        else:
+            qpath = os.path.join(tmp, f"qrels-{b:05d}.parquet")
+            qrels = pq.read_table(qpath).to_pandas() if os.path.exists(qpath) else None
+        if run is not None or (qrels is not None and len(qrels)):
+            run = run if run is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in ("query_id",)})
+            qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
+            if "system" in run:
+                run["system"] = ids_to_str(run["system"]).to_numpy()
+            asm.add(_Part(run, qrels))
+        for p in (path,):
+            if os.path.exists(p):
+                os.remove(p)
+        bar.update(1)
+
+
+def _bucket_of(qids: pd.Series, n_buckets: int) -> np.ndarray:
+    return (_query_fingerprints(qids) % np.uint64(n_buckets)).astype(np.int64)
+
+
+def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers: dict, path_of,
+                   key: int = 0) -> None:
+    order = np.argsort(bucket, kind="stable")
+    counts = np.bincount(bucket, minlength=n_buckets)
+    table = table.take(pa.array(order))
+    start = 0
+    for b in np.flatnonzero(counts):
+        part = table.slice(start, int(counts[b]))
+        start += int(counts[b])
+        w = writers.get((key, b))
+        if w is None:
+            w = writers[(key, b)] = pq.ParquetWriter(path_of(b), part.schema)
+        w.write_table(part)
+
+
+# ---------------------------------------------------------------- the entry point
+def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
+                    missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
+                    warn: bool = True, options: StreamOptions
+                    ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
+    """Evaluate a run dataset in partitions; None when it fits the budget (then the
+    caller takes the in-memory path).
+
+    Parameters
+    ----------
+    run : Parquet path, directory, glob or pyarrow Dataset
+    qrels : golden set (anything :func:`evalframe.read_qrels` reads, or a Parquet dataset)
+    ms : list of Measure, or None for diagnostics only
+    options : StreamOptions
+        The memory budget (bytes), the progress bar and the temporary directory's parent.
+
+    Returns
+    -------
+    (DataFrame or None, DataFrame) or None
+        The per-question table (ordered as the in-memory engine orders it; None
+        when ``ms`` is None) and the diagnostics table.
+    """
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    reader = _Reader(_run_sources(run))
+    n_rows = reader.count_rows()
+    qrels_dataset = None
+    if is_dataset_source(qrels):
+        qd = open_run_dataset(qrels, "golden set (qrels)")
+        if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
+            qrels_dataset = qd
+        else:
+            qrels = qd.to_table().to_pandas()
+    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels))
+    golden_bytes = 0 if golden is None else len(golden.frame) * QRELS_BYTES_PER_ROW
+    room = options.budget - golden_bytes
+    if qrels_dataset is None and n_rows * BYTES_PER_ROW <= room:
+        return None
+    batch_rows = max(MIN_BATCH_ROWS, room // (2 * BYTES_PER_ROW))  # the output and the anchor take the rest
+    systems = reader.systems()
+    taken = set(golden.queries) if golden is not None else set()
+    placeholder = "evalframe:system-without-rows-here"
+    while placeholder in taken:
+        placeholder += "#"
+    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
+    with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
+        grouped = golden is not None
+        if grouped:
+            try:
+                _stream_grouped(reader, golden, asm, batch_rows, bar)
+                asm.finish(golden.unseen())
+            except _NotGrouped:
+                grouped = False
+                golden.seen[:] = False
+                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
+                bar.reset(total=n_rows)
+                bar.set_description("partitioning by question")
+        if not grouped:
+            tmp = tempfile.mkdtemp(prefix="evalframe-buckets-", dir=options.temp_dir)
+            try:
+                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar)
+                asm.finish(None)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    table, diag, records = asm.result()
+    if warn:
+        warn_diagnostics(records, rel)
+    return table, diag
