@@ -17,10 +17,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .io import read_qrels, read_run
+from .io import read_checked_qrels, read_checked_run
 from .measures import Measure, compute
-from .ranking import Judged, Missing, Ties, judge
-from .schema import check_qrels, check_run
+from .ranking import Judged, Missing, Ties, judge, str_column
 
 Duplicates = Literal["error", "max", "first"]
 
@@ -32,23 +31,37 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     A DataFrame is checked by :func:`~evalframe.schema.check_run` /
     :func:`~evalframe.schema.check_qrels` (what :func:`~evalframe.read_run` and
     :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses."""
-    run = check_run(run, duplicates=duplicates) if isinstance(run, pd.DataFrame) else read_run(run, duplicates=duplicates)
-    qrels = check_qrels(qrels) if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
+    run = read_checked_run(run, duplicates=duplicates)  # ids factorised once, kept for judge
+    qrels = read_checked_qrels(qrels)
     return judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
 
 
 def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
-    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``."""
+    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``.
+
+    The id columns are Arrow strings built by Arrow takes (pandas' ``str``
+    dtype), never Python objects, so the cost grows with rows, not questions."""
     import pyarrow as pa
     values = compute(J, ms)
     G, M = values.shape
     group_of_row = pa.array(np.repeat(np.arange(G), M))
-    cols = {c: pa.array(J.groups[c].to_numpy(dtype=object), pa.large_string()).take(group_of_row)
-            for c in J.groups.columns}  # one row per (group, measure), built by Arrow takes
+    cols = {c: _arrow_strings(J.groups[c]).take(group_of_row) for c in J.groups.columns}
     cols["measure"] = pa.array([str(m) for m in ms], pa.large_string()).take(pa.array(np.tile(np.arange(M), G)))
-    out = pd.DataFrame({c: _str_column(a) for c, a in cols.items()})
+    out = pd.DataFrame({c: str_column(a) for c, a in cols.items()})
     out["value"] = values.ravel()
     return out
+
+
+def _arrow_strings(s: pd.Series):
+    """A string column as one Arrow string array (zero-copy when Arrow-backed)."""
+    import pyarrow as pa
+    try:
+        arr = pa.array(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is None or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = pa.array(s.to_numpy(dtype=object), pa.large_string())
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
@@ -58,13 +71,3 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     """Per-question table and diagnostics table of one partition (measures already resolved)."""
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=warn)
     return per_question_table(J, ms), J.diagnostics.copy()
-
-
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
-def _str_column(a) -> pd.Series:
-    """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
-    if _PANDAS_3:
-        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
-    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)

@@ -24,7 +24,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines", "system_name",
+__all__ = ["read_qrels", "read_run", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data", "malformed_lines", "system_name",
            "RUN_EXTENSIONS"]
 
 import gzip
@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
-from .schema import ALIASES, clean_qrels, clean_run
+from .schema import ALIASES, CheckedQrels, CheckedRun, check_qrels, check_run, clean_qrels, clean_run, encode_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -491,3 +491,24 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         return pd.concat(parts, ignore_index=True)
     return clean_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
                      duplicates=duplicates)
+
+
+def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,
+                     duplicates: Literal["error", "max", "first"] = "error",
+                     filesystem: FileSystem | None = None, encoding: str = "utf-8") -> CheckedRun:
+    """:func:`read_run`, returning the checked run with its ids factorised once
+    (:class:`~evalframe.schema.CheckedRun`), which :func:`evalframe.ranking.judge`
+    uses as it is: a single source is factorised once, by its check."""
+    nested = isinstance(source, Mapping) and _is_nested_run_mapping(source)
+    listed = isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike))
+    if not nested and not listed:  # read_run's single-source case
+        return check_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
+                         duplicates=duplicates)
+    return encode_run(read_run(source, system=system, duplicates=duplicates, filesystem=filesystem,
+                               encoding=encoding))
+
+
+def read_checked_qrels(source: Source, *, filesystem: FileSystem | None = None,
+                       encoding: str = "utf-8") -> CheckedQrels:
+    """:func:`read_qrels`, returning the checked golden set with its ids factorised once."""
+    return check_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding))

@@ -418,11 +418,11 @@ def _read(qrels_path: str, run_path: str):
     from concurrent.futures import ThreadPoolExecutor
 
     from .errors import EvalframeInputError
-    from .io import read_qrels
+    from .io import read_checked_qrels
 
     def qrels_():
         try:
-            return read_qrels(qrels_path, encoding=_ENCODING)
+            return read_checked_qrels(qrels_path, encoding=_ENCODING)  # ids factorised once, for judge
         except EvalframeInputError:
             _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
             raise
@@ -566,7 +566,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     qrels, run, runid = _read(qrels_path, run_path)
     placeholders = ()
     if opts["c"]:
-        run, placeholders = _with_placeholders(run, qrels)
+        run, placeholders = _with_placeholders(run, qrels.frame)
     J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     measures = []
@@ -643,7 +643,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
         else:
             if opts["c"] and s.name == "num_rel":
                 # trec_eval -c (m_num_rel.c): every golden-set label > 0, whatever -l
-                v = float((qrels["relevance"].to_numpy() > 0).sum())
+                v = float((qrels.frame["relevance"].to_numpy() > 0).sum())
             else:  # trec_eval's order of summation: the questions'
                 agg = Mean() if isinstance(s.measure, Derived) else measures[s.column].aggregator
                 v = agg.finalize(agg.partial(table[id(s)]))
