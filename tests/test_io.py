@@ -398,3 +398,19 @@ def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
     run = ef.read_run([path, other])
     assert pd.unique(run["system"]).tolist() == ["bm25.v2", "dense"]
     assert cli_rule is evalframe_io.system_name
+
+
+def test_document_ids_are_fingerprinted_once_per_table(monkeypatch):
+    # the checked run hands its fingerprints to the ranking step: one pass over the
+    # run's doc ids and one over the golden set's, whatever reads the input
+    import evalframe.schema as schema
+    calls = []
+    real = schema.fingerprints
+    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    run = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"], "doc_id": ["a", "b", "c", "a"], "score": [3.0, 2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "a"], "relevance": [1, 1]})
+    ef.evaluate(run, qrels, ["RR"])
+    assert sorted(calls) == [2, 4]
+    calls.clear()
+    ef.evaluate({"q1": {"a": 1.0, "b": 0.5}}, {"q1": {"b": 1}}, ["RR"])
+    assert sorted(calls) == [1, 2]

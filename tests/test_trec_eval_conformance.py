@@ -531,3 +531,14 @@ def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
     code, out, err = _bytes_out(["-m", "11pt_avg", "-m", "num_rel"] + _files(tmp_path, qrels, run), capsysbinary)
     assert code == 0, err
     assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
+
+
+def test_per_question_numbers_are_printed_as_printf_does():
+    # -q prints every value with Arrow; the oracle is Python's own %6.4f
+    from evalframe.trec_eval import _fixed4
+    rng = np.random.default_rng(11)
+    halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
+    v = np.concatenate([rng.random(20000), rng.integers(0, 9, 2000) / 8, halves, np.nextafter(halves, 0),
+                        np.nextafter(halves, 1), [0.0, -0.0, 1.0, -1e-5, -0.3, 12345.678, 1e12, np.nan, np.inf,
+                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4]])
+    assert _fixed4(v).to_pylist() == [f"{x:6.4f}" for x in v.tolist()]
