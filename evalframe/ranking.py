@@ -598,16 +598,17 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
 
 
 def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """The permutation sorting each block of ``key`` (blocks are contiguous and
-    start at ``first``; keys are distinct within a block), blocks in place.
+    """The permutation sorting each block of ``key`` stably (blocks are
+    contiguous and start at ``first``; float keys are finite), blocks in place.
 
-    Blocks of ties are small: those of one power-of-two size class are the rows
-    of one padded matrix, sorted along its rows (no global sort, no lexsort)."""
+    Blocks (ties, or one question's ranking) are small: those of one
+    power-of-two size class are the rows of one padded matrix, sorted along its
+    rows (no global sort, no lexsort)."""
     m = len(key)
     sizes = np.diff(np.append(first, m))
     klass = np.ceil(np.log2(sizes)).astype(np.int64)
     sub = np.empty(m, dtype=np.int64)
-    pad = np.iinfo(key.dtype).max
+    pad = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
     block_of_row = np.repeat(np.arange(len(first)), sizes)
     within = np.arange(m) - first[block_of_row]
     for c in np.unique(klass):  # at most 64 classes, not one pass per block
