@@ -678,20 +678,38 @@ def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
     return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
 
 
+def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges holding whole groups, of about :data:`BLOCK_ROWS` rows each,
+    when every group's rows are contiguous (as in a run file); else one range."""
+    n = len(group)
+    if n <= BLOCK_ROWS:
+        return [(0, n)]
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    if len(starts) != len(np.unique(group[starts])):  # a group comes back: not grouped
+        return [(0, n)]
+    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
+    bounds = np.append(cuts, n).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 def _duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarray:
     """Rows whose (group, doc) repeats another row's, all copies marked.
 
-    One sort of 32-bit keys from (group, fingerprint of the doc's bytes) settles
-    the common case, no duplicates; rows sharing a key are then compared on the
+    Sorts of 32-bit keys from (group, fingerprint of the doc's bytes), block by
+    block of whole groups when the run is grouped, settle the common case, no duplicates; rows sharing a key are then compared on the
     strings themselves, so the answer is exact."""
     n = len(group)
     key = (pair_keys(group, fingerprint) >> np.uint64(32)).astype(np.uint32)
-    srt = np.sort(key)
-    same = srt[1:] == srt[:-1]
     dup = np.zeros(n, dtype=bool)
-    if not same.any():
+    shared = []
+    for lo, hi in _group_blocks(group):  # a key repeats inside a group, so inside a block
+        srt = np.sort(key[lo:hi])
+        same = srt[1:] == srt[:-1]
+        if same.any():
+            shared.append(srt[1:][same])
+    if not shared:
         return dup
-    shared = np.unique(srt[1:][same])  # few: 32-bit keys collide about n^2 / 2^33 times
+    shared = np.unique(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
     bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
     bitmap[shared & np.uint32(0xFFFFF)] = True
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
