@@ -630,6 +630,14 @@ class CheckedRun:
         """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
         return fingerprints(self.doc)
 
+    def without_system(self) -> "CheckedRun":
+        """The same run without its ``system`` column (one system), codes and
+        fingerprints kept."""
+        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc)
+        if "doc_fingerprint" in self.__dict__:  # computed already: not twice
+            out.__dict__["doc_fingerprint"] = self.__dict__["doc_fingerprint"]
+        return out
+
     def group_keys(self) -> np.ndarray:
         """One int64 per row: (system, question) as a single code."""
         key = self.query.codes.astype(np.int64)

@@ -437,14 +437,15 @@ def _read(qrels_path: str, run_path: str):
 
 
 def _read_run(run_path: str):
+    """The run checked, its ids factorised once for judge (a CheckedRun), and its tag."""
     from .errors import EvalframeInputError
-    from .io import read_run
+    from .io import read_checked_run
 
     if run_path == "-":
         run = _read_run_bytes(sys.stdin.buffer.read(), "standard input")
     else:
         try:
-            run = read_run(run_path, encoding=_ENCODING)
+            run = read_checked_run(run_path, encoding=_ENCODING)
         except EvalframeInputError:
             # trec_eval ignores anything after a run line's sixth field
             data = Path(run_path).read_bytes()
@@ -453,11 +454,12 @@ def _read_run(run_path: str):
                 raise
             run = _read_run_bytes(data, run_path)
     runid = ""
-    if "system" in run:
-        tags = run["system"]
+    if "system" in run.frame:
+        tags = run.frame["system"]
         runid = str(tags.iloc[len(tags) - 1]) if len(tags) else ""
-        run = run.drop(columns="system")
-        if tags.nunique() > 1 and run.duplicated(["query_id", "doc_id"]).any():
+        several = run.system is not None and len(run.system) > 1
+        run = run.without_system()
+        if several and run.frame.duplicated(["query_id", "doc_id"]).any():
             from .errors import EvalframeInputError, InputProblem
             raise EvalframeInputError("run", [InputProblem(
                 "a document is listed more than once for the same question", "remove the duplicate lines")])
@@ -484,7 +486,7 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> No
 def _read_run_bytes(data: bytes, path: str):
     """Read a TREC run given as bytes, ignoring fields after the sixth."""
     from .errors import EvalframeInputError
-    from .io import read_run
+    from .io import read_checked_run
 
     if data[:2] == b"\x1f\x8b":
         import gzip
@@ -495,7 +497,7 @@ def _read_run_bytes(data: bytes, path: str):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:
-            return read_run(tmp, encoding=_ENCODING)
+            return read_checked_run(tmp, encoding=_ENCODING)
         except EvalframeInputError:
             _raise_malformed(data, path, 6, None)
             raise
@@ -621,7 +623,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     qrels, run, runid = _read(qrels_path, run_path)
     placeholders = ()
     if opts["c"]:
-        run, placeholders = _with_placeholders(run, qrels.frame)
+        run, placeholders = _with_placeholders(run.frame, qrels.frame)
     J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     measures = []
