@@ -27,6 +27,7 @@ separate processes.
     python benchmarks/bench_core.py                 # the default cases, a few minutes
     python benchmarks/bench_core.py --xl            # also 100,000 x 100
     python benchmarks/bench_core.py --cases 10000x100 7000x1000 --memory
+    python benchmarks/bench_core.py --cases 1000000x5 50000x100   # per-question overhead
 """
 from __future__ import annotations
 
@@ -175,7 +176,7 @@ MEMORY_TOOLS = {"evalframe": run_evalframe, "pytrec_eval": run_pytrec_eval}
 
 def memory_worker(name: str, tool: str, seed: int) -> None:
     """In a fresh process: build the case, then print the peak MiB of one call."""
-    n_q, depth, ids, shuffled = {**CASES, **XL}[name]
+    n_q, depth, ids, shuffled = {**CASES, **XL, **PER_QUESTION}[name]
     run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=seed)
     gc.collect()
     try:  # hand the generator's freed memory back, or the call would reuse it unseen
@@ -244,11 +245,13 @@ CASES = {  # name -> (questions, depth, ids, shuffled)
     "7000x1000 shuffled": (7_000, 1_000, "str", True),
 }
 XL = {"100000x100": (100_000, 100, "str", False), "100000x100 shuffled": (100_000, 100, "str", True)}
+# cost grows with rows, not questions: the same 5M rows as many short or fewer long rankings
+PER_QUESTION = {"1000000x5": (1_000_000, 5, "str", False), "50000x100": (50_000, 100, "str", False)}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES) + list(XL))
+    ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES) + list(XL) + list(PER_QUESTION))
     ap.add_argument("--xl", action="store_true", help="also 100,000 x 100 (grouped and shuffled)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--memory", action="store_true", help="also peak memory, one fresh process per tool")
@@ -261,8 +264,8 @@ def main() -> None:
     print(f"evalframe {ef.__version__}, pandas {pd.__version__}, numpy {np.__version__}")
     summary = []
     for name in names:
-        n_q, depth, ids, shuffled = {**CASES, **XL}[name]
-        seed = list({**CASES, **XL}).index(name)  # the same data for a case in every run
+        n_q, depth, ids, shuffled = {**CASES, **XL, **PER_QUESTION}[name]
+        seed = list({**CASES, **XL, **PER_QUESTION}).index(name)  # the same data for a case in every run
         run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=seed)
         print(f"\n{name}: {len(run):,} run rows, {run['doc_id'].nunique():,} distinct doc ids, "
               f"{len(qrels):,} golden-set rows")

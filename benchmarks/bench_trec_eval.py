@@ -1,25 +1,31 @@
-"""Speed, file to printed output: ``evalframe trec-eval -m all_trec`` vs pytrec_eval.
+"""Speed, files to printed output: ``evalframe trec-eval`` vs pytrec_eval and trec_eval.
 
-Generates TREC run files (7,000 questions x 1,000 documents and 100,000
-questions x 100 documents) with matching qrels into /tmp (once; reused), then
-times, from the files to the printed summary:
+Writes TREC files once (reused) from ``bench_core.make_case``'s realistic data:
+document ids drawn from a pool of 8.8M (about as many distinct ids as rows),
+graded labels 0-3, score ties in a tenth of the questions, some questions
+without a relevant document, each question's lines in score order (as
+systems write them).  Then times, interleaved (every tool once, then again),
+medians of ``--repeat``, from the files to the printed output, both
+``-m all_trec`` (the summary) and ``-q -m all_trec`` (every question too):
 
-- ``evalframe trec-eval -m all_trec QRELS RUN`` in-process (``main()``, stdout
-  to /dev/null) and as a subprocess (``python -m evalframe.cli trec-eval ...``);
-- pytrec_eval: parse both files (``pytrec_eval.parse_qrel/parse_run``), evaluate
-  ``all_trec``, aggregate and print the same summary;
-- optionally trec_eval itself (``--trec-eval PATH``).
+- ``evalframe trec-eval`` in-process (``main()``, output to /dev/null) and as a
+  subprocess (``python -m evalframe.cli trec-eval ...``, start-up included);
+- pytrec_eval: parse both files (``parse_qrel`` / ``parse_run``), evaluate
+  ``all_trec``, print the same lines (per question with ``-q``) and the summary;
+- trec_eval itself (``--trec-eval PATH``, default ``/tmp/trec_eval_o2/trec_eval``
+  when it exists: trec_eval 10 built with ``-O2``).
 
 Usage::
 
-    python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 1]
-                                         [--trec-eval /path/to/trec_eval] [--tmp /tmp]
+    python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 3]
+                                         [--modes summary q] [--trec-eval PATH] [--tmp /tmp]
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -28,44 +34,22 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def generate(n_q: int, n_d: int, tmp: Path, seed: int = 0, order: str = "score") -> tuple[Path, Path]:
-    """A run of n_q questions x n_d documents and qrels judging ~n_d/5 of them
-    (plus some unretrieved documents) per question, labels 0..2.  Scores have
-    two decimals (many ties); ``order="score"`` writes each question's lines by
-    score, as retrieval systems do, ``"shuffled"`` in random score order."""
-    suffix = "" if order == "shuffled" else "_sorted"
-    run_path = tmp / f"evalframe_bench_run_{n_q}x{n_d}{suffix}.txt"
-    qrels_path = tmp / f"evalframe_bench_qrels_{n_q}x{n_d}.txt"
+def generate(n_q: int, n_d: int, tmp: Path, seed: int = 0) -> tuple[Path, Path]:
+    """TREC qrels and run files of ``bench_core.make_case(n_q, n_d)`` (written once)."""
+    run_path = tmp / f"evalframe_bench_real_run_{n_q}x{n_d}.txt"
+    qrels_path = tmp / f"evalframe_bench_real_qrels_{n_q}x{n_d}.txt"
     if run_path.exists() and qrels_path.exists():
         return qrels_path, run_path
-    rng = np.random.default_rng(seed)
-    n = n_q * n_d
-    q = np.repeat(np.arange(n_q), n_d)
-    # documents from a pool of 5 * n_d per question, no repeats within a question
-    pool = 5 * n_d
-    docs = np.concatenate([rng.choice(pool, n_d, replace=False) for _ in range(n_q)]) if n_q <= 10_000 else \
-        (np.argsort(rng.random((n_q, pool // 5 * 2)), axis=1)[:, :n_d]).ravel()
-    score = np.round(rng.random(n) * 100, 2)  # two decimals: many ties
-    if order == "score":
-        score = -np.sort(-score.reshape(n_q, n_d), axis=1).ravel()
-    rank = np.tile(np.arange(1, n_d + 1), n_q)
-    qs = np.char.add("q", q.astype(str))
-    ds = np.char.add("D", docs.astype(str))
-    lines = np.char.add(np.char.add(np.char.add(qs, " Q0 "), ds), " ")
-    tail = np.char.add(np.char.add(np.char.add(rank.astype(str), " "), np.char.mod("%.2f", score)), " bench\n")
-    run_path.write_text("".join(np.char.add(lines, tail).tolist()))
-    # qrels: every 5th retrieved doc, plus n_d // 10 unretrieved docs (ids >= pool)
-    judged = np.arange(n) % 5 == 0
-    jq, jd = q[judged], docs[judged]
-    extra = max(n_d // 10, 1)
-    eq = np.repeat(np.arange(n_q), extra)
-    ed = pool + np.tile(np.arange(extra), n_q)
-    allq, alld = np.concatenate([jq, eq]), np.concatenate([jd, ed])
-    lab = rng.choice(3, len(allq), p=[0.6, 0.3, 0.1])
-    qlines = np.char.add(np.char.add(np.char.add(np.char.add("q", allq.astype(str)), " 0 D"), alld.astype(str)),
-                         np.char.add(" ", np.char.add(lab.astype(str), "\n")))
+    from bench_core import make_case
+    run, qrels = make_case(n_q, n_d, seed=seed)
+    rank = run.groupby("query_id", sort=False).cumcount() + 1
+    lines = (run["query_id"] + " Q0 " + run["doc_id"] + " " + rank.astype(str) + " "
+             + run["score"].map("{:.6f}".format) + " bench\n")
+    run_path.write_text("".join(lines.tolist()))
+    qlines = qrels["query_id"] + " 0 " + qrels["doc_id"] + " " + qrels["relevance"].astype(str) + "\n"
     qrels_path.write_text("".join(qlines.tolist()))
     return qrels_path, run_path
 
@@ -79,21 +63,21 @@ def _best(fn, repeat: int) -> float:
     return min(times)
 
 
-def evalframe_inprocess(qrels: Path, run: Path) -> None:
+def evalframe_inprocess(qrels: Path, run: Path, flags: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     from evalframe.trec_eval import main
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-        code = main(["-m", "all_trec", str(qrels), str(run)])
+        code = main([*flags, "-m", "all_trec", str(qrels), str(run)])
     assert code == 0
 
 
-def evalframe_subprocess(qrels: Path, run: Path) -> None:
+def evalframe_subprocess(qrels: Path, run: Path, flags: list[str]) -> None:
     code = "import sys; from evalframe.cli import main; sys.exit(main())"
-    subprocess.run([sys.executable, "-c", code, "trec-eval", "-m", "all_trec", str(qrels), str(run)],
+    subprocess.run([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
                    check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
 
 
-def pytrec_eval_run(qrels: Path, run: Path) -> None:
+def pytrec_eval_run(qrels: Path, run: Path, flags: list[str]) -> None:
     import pytrec_eval
     with open(qrels) as fh:
         qd = pytrec_eval.parse_qrel(fh)
@@ -103,6 +87,10 @@ def pytrec_eval_run(qrels: Path, run: Path) -> None:
     res = ev.evaluate(rd)
     names = list(next(iter(res.values())).keys())
     out = []
+    if "-q" in flags:  # trec_eval -q: every question's lines, questions in strcmp order
+        for q in sorted(res):
+            vals = res[q]
+            out.extend(f"{name:<22}\t{q}\t{vals[name]:6.4f}\n" for name in names)
     for name in names:
         vals = [v[name] for v in res.values()]
         out.append(f"{name:<22}\tall\t{pytrec_eval.compute_aggregated_measure(name, vals):6.4f}\n")
@@ -111,46 +99,60 @@ def pytrec_eval_run(qrels: Path, run: Path) -> None:
 
 
 def trec_eval_binary(path: str):
-    def go(qrels: Path, run: Path) -> None:
-        subprocess.run([path, "-m", "all_trec", str(qrels), str(run)], check=True, stdout=subprocess.DEVNULL)
+    def go(qrels: Path, run: Path, flags: list[str]) -> None:
+        subprocess.run([path, *flags, "-m", "all_trec", str(qrels), str(run)], check=True,
+                       stdout=subprocess.DEVNULL)
     return go
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", default=["7000x1000", "100000x100"])
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--trec-eval", dest="trec_eval", default=None, help="path of a trec_eval binary")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--modes", nargs="+", choices=["summary", "q"], default=["summary", "q"])
+    default_bin = "/tmp/trec_eval_o2/trec_eval"
+    ap.add_argument("--trec-eval", dest="trec_eval", default=default_bin if os.path.exists(default_bin) else None,
+                    help="path of a trec_eval binary (default: the -O2 build in /tmp/trec_eval_o2, if any)")
     ap.add_argument("--tmp", default="/tmp")
     ap.add_argument("--skip-pytrec", action="store_true")
-    ap.add_argument("--order", choices=["score", "shuffled"], default="score",
-                    help="run lines in score order (as systems write them; default) or shuffled")
+    ap.add_argument("--skip-subprocess", action="store_true")
     args = ap.parse_args(argv)
     tmp = Path(args.tmp)
+    summary = []
     for size in args.sizes:
         n_q, n_d = map(int, size.lower().split("x"))
         t = time.perf_counter()
-        qrels, run = generate(n_q, n_d, tmp, order=args.order)
+        qrels, run = generate(n_q, n_d, tmp)
         print(f"\n== {n_q:,} questions x {n_d:,} documents = {n_q * n_d:,} run lines "
               f"({run.stat().st_size / 1e6:.0f} MB; qrels {qrels.stat().st_size / 1e6:.0f} MB; "
               f"ready in {time.perf_counter() - t:.1f} s)")
-        contenders = {
-            "evalframe trec-eval (in-process)": evalframe_inprocess,
-            "evalframe trec-eval (subprocess)": evalframe_subprocess,
-        }
+        contenders = {"evalframe trec-eval (in-process)": evalframe_inprocess}
+        if not args.skip_subprocess:
+            contenders["evalframe trec-eval (subprocess)"] = evalframe_subprocess
         if not args.skip_pytrec:
             contenders["pytrec_eval (parse+evaluate+print)"] = pytrec_eval_run
         if args.trec_eval:
-            contenders[f"trec_eval ({args.trec_eval})"] = trec_eval_binary(args.trec_eval)
-        times = {}
-        for name, fn in contenders.items():
-            times[name] = _best(lambda: fn(qrels, run), args.repeat)
-            print(f"  {name:<38} {times[name]:8.2f} s")
-        base = times["evalframe trec-eval (in-process)"]
-        sub = times["evalframe trec-eval (subprocess)"]
-        for name, sec in times.items():
-            if not name.startswith("evalframe"):
-                print(f"  {name} / evalframe: {sec / base:.2f}x (in-process), {sec / sub:.2f}x (subprocess)")
+            contenders["trec_eval"] = trec_eval_binary(args.trec_eval)
+        for mode in args.modes:
+            flags = ["-q"] if mode == "q" else []
+            times: dict[str, list[float]] = {name: [] for name in contenders}
+            for _ in range(args.repeat):  # interleaved: a load spike hits every tool alike
+                for name, fn in contenders.items():
+                    t = time.perf_counter()
+                    fn(qrels, run, flags)
+                    times[name].append(time.perf_counter() - t)
+            med = {name: statistics.median(v) for name, v in times.items()}
+            base = med["evalframe trec-eval (in-process)"]
+            print(f"  {' '.join(flags + ['-m', 'all_trec'])}:")
+            for name, sec in med.items():
+                print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe")
+            summary.append((size, mode, med))
+    print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'trec_eval / ef':>15s}")
+    for size, mode, med in summary:
+        base = med["evalframe trec-eval (in-process)"]
+        ratio = lambda k: f"{med[k] / base:.2f}" if k in med else "-"  # noqa: E731
+        print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('pytrec_eval (parse+evaluate+print)'):>17s} "
+              f"{ratio('trec_eval'):>15s}")
     return 0
 
 

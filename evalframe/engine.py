@@ -18,10 +18,10 @@ from typing import Literal, Mapping
 import numpy as np
 import pandas as pd
 
-from .io import read_qrels, read_run
+from .io import read_checked_qrels, read_checked_run
 from .measures import Measure, compute
-from .ranking import Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge
-from .schema import Conflicts, ResolvedConflicts, check_qrels, check_run
+from .ranking import Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge, str_column
+from .schema import Conflicts, ResolvedConflicts
 
 Duplicates = Literal["error", "max", "first"]
 
@@ -36,15 +36,10 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses.
     ``columns`` maps both tables' column names; ``conflicts`` resolves the golden set's
     conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``)."""
-    run = (check_run(run, duplicates=duplicates, columns=columns, ties=ties) if isinstance(run, pd.DataFrame)
-           else read_run(run, duplicates=duplicates, columns=columns, ties=ties))
-    if isinstance(qrels, pd.DataFrame):
-        qrels = check_qrels(qrels, columns=columns, conflicts=conflicts)
-        resolved = qrels.conflicts
-    else:
-        qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)
-        resolved = qrels.attrs.get("evalframe_conflicts")
-    return with_conflicts(judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn), resolved)
+    run = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties)  # ids factorised once, for judge
+    qrels = read_checked_qrels(qrels, columns=columns, conflicts=conflicts)
+    return with_conflicts(judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn),
+                          qrels.conflicts)
 
 
 def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:
@@ -59,17 +54,31 @@ def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:
 
 
 def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
-    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``."""
+    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``.
+
+    The id columns are Arrow strings built by Arrow takes (pandas' ``str``
+    dtype), never Python objects, so the cost grows with rows, not questions."""
     import pyarrow as pa
     values = compute(J, ms)
     G, M = values.shape
     group_of_row = pa.array(np.repeat(np.arange(G), M))
-    cols = {c: pa.array(J.groups[c].to_numpy(dtype=object), pa.large_string()).take(group_of_row)
-            for c in J.groups.columns}  # one row per (group, measure), built by Arrow takes
+    cols = {c: _arrow_strings(J.groups[c]).take(group_of_row) for c in J.groups.columns}
     cols["measure"] = pa.array([str(m) for m in ms], pa.large_string()).take(pa.array(np.tile(np.arange(M), G)))
-    out = pd.DataFrame({c: _str_column(a) for c, a in cols.items()})
+    out = pd.DataFrame({c: str_column(a) for c, a in cols.items()})
     out["value"] = values.ravel()
     return out
+
+
+def _arrow_strings(s: pd.Series):
+    """A string column as one Arrow string array (zero-copy when Arrow-backed)."""
+    import pyarrow as pa
+    try:
+        arr = pa.array(s)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        arr = None
+    if arr is None or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        arr = pa.array(s.to_numpy(dtype=object), pa.large_string())
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
 def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
@@ -81,13 +90,3 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=warn,
                 columns=columns, conflicts=conflicts)
     return per_question_table(J, ms), J.diagnostics.copy()
-
-
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
-def _str_column(a) -> pd.Series:
-    """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
-    if _PANDAS_3:
-        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
-    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)

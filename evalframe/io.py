@@ -32,8 +32,8 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "local_path", "could_be_data", "malformed_lines", "system_name",
-           "RUN_EXTENSIONS", "is_diversity_qrels"]
+__all__ = ["read_qrels", "read_run", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
+           "malformed_lines", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
 import io as _io
@@ -48,7 +48,8 @@ import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
 from .inputs import arrow_frame, check_columns
-from .schema import ALIASES, Conflicts, check_conflicts, clean_qrels, clean_run
+from .schema import (ALIASES, CheckedQrels, CheckedRun, Conflicts, check_conflicts, check_qrels, check_run,
+                     clean_qrels, clean_run, encode_run)
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -532,3 +533,30 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         return pd.concat(parts, ignore_index=True)
     return clean_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
                      duplicates=duplicates, columns=columns, ties=ties)
+
+
+def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,
+                     duplicates: Literal["error", "max", "first"] = "error", columns: Mapping[str, str] | None = None,
+                     ties: str = "doc_id_desc", filesystem: FileSystem | None = None,
+                     encoding: str = "utf-8") -> CheckedRun:
+    """:func:`read_run`, returning the checked run with its ids factorised once
+    (:class:`~evalframe.schema.CheckedRun`), which :func:`evalframe.ranking.judge`
+    uses as it is: a single source is factorised once, by its check."""
+    check_columns(columns, caller="read_run")
+    nested = isinstance(source, Mapping) and _is_nested_run_mapping(source)
+    listed = isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike))
+    if not nested and not listed:  # read_run's single-source case
+        return check_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
+                         duplicates=duplicates, columns=columns, ties=ties)
+    return encode_run(read_run(source, system=system, duplicates=duplicates, columns=columns, ties=ties,
+                               filesystem=filesystem, encoding=encoding))
+
+
+def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+                       filesystem: FileSystem | None = None, encoding: str = "utf-8") -> CheckedQrels:
+    """:func:`read_qrels`, returning the checked golden set with its ids factorised once
+    (and the conflicts ``conflicts`` resolved, :attr:`~evalframe.schema.CheckedQrels.conflicts`)."""
+    check_columns(columns, caller="read_qrels")
+    check_conflicts(conflicts, caller="read_qrels")
+    return check_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
+                       conflicts=conflicts)

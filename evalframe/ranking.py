@@ -53,7 +53,7 @@ from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order"]
+           "natural_order", "str_column"]
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -66,7 +66,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qrels, encode_run,
-                     pair_keys)
+                     pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning)
@@ -82,6 +82,54 @@ MAX_EXAMPLES = 5
 
 Ties = Literal["doc_id_desc", "doc_id_asc", "rank"]
 Missing = Literal["zero", "drop"]
+
+
+def _natural_permutation(arr: pa.Array) -> np.ndarray | None:
+    """The permutation putting distinct Arrow string ids in natural order
+    (numerically when every id is an int64 integer, else byte-wise), or None
+    when the general rule of :func:`_natural_order` is needed."""
+    try:
+        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+            return pc.sort_indices(arr).to_numpy()  # byte-wise = code point order
+        return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+class _Names:
+    """Distinct ids held as an Arrow array, indexed like a numpy array; Python
+    strings are made only for the few that are shown (examples, messages)."""
+
+    def __init__(self, arr: pa.Array):
+        self.arrow = arr
+
+    def __len__(self) -> int:
+        return len(self.arrow)
+
+    def __getitem__(self, idx) -> "_Names":
+        if isinstance(idx, slice):
+            return _Names(self.arrow[idx])
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        return _Names(self.arrow.take(pa.array(idx.astype(np.int64, copy=False))))
+
+    def __iter__(self):
+        return iter(self.arrow.to_pylist())
+
+    def series(self) -> pd.Series:
+        """The ids as a pandas ``str`` column (object before pandas 3), without Python objects."""
+        return str_column(self.arrow)
+
+
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+
+def str_column(a) -> pd.Series:
+    """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
+    if _PANDAS_3:
+        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
+    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def _natural_order(ids: np.ndarray) -> np.ndarray:
@@ -398,9 +446,9 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
 
     records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
-    groups = pd.DataFrame({"query_id": queries[g_q].astype(str)})
+    groups = pd.DataFrame({"query_id": queries[g_q].series()})
     if run.system is not None:
-        groups.insert(0, "system", systems[g_sys].astype(str))
+        groups.insert(0, "system", str_column(run.system.dictionary.take(pa.array(g_sys))))
     if warn:
         warn_diagnostics(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
@@ -413,7 +461,8 @@ def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray,
     """Join the ranked rows (their question, run row and largest label) with a diversity
     golden set's rows (``query_id, subtopic, doc_id, relevance``)."""
     import pyarrow as pa
-    q = pd.Index(queries).get_indexer(golden["query_id"].to_numpy(dtype=object))
+    names = queries.arrow.to_pylist() if isinstance(queries, _Names) else queries
+    q = pd.Index(names).get_indexer(golden["query_id"].to_numpy(dtype=object))
     frame = pd.DataFrame({"q": q, "subtopic": golden["subtopic"].to_numpy(dtype=object),
                           "doc_id": golden["doc_id"].to_numpy(dtype=object),
                           "label": golden["relevance"].to_numpy(dtype=np.int64)})
@@ -449,24 +498,32 @@ def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
 
 
-def _golden_set(qrels: CheckedQrels) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _golden_set(qrels: CheckedQrels) -> tuple[_Names, np.ndarray, np.ndarray, np.ndarray]:
     """The golden set's questions in natural order, and its rows sorted by
     (question, label descending): (queries, question index, label, row order)."""
-    queries = _natural_order(qrels.query.names)
-    qq = pd.Index(queries).get_indexer(qrels.query.names)[qrels.query.codes]
+    dictionary = qrels.query.dictionary
+    perm = _natural_permutation(dictionary)
+    if perm is None:  # the general rule, on Python objects (integers beyond int64)
+        names = _natural_order(qrels.query.names)
+        perm = pd.Index(qrels.query.names).get_indexer(names)
+    position = np.empty(len(perm), dtype=np.int64)
+    position[perm] = np.arange(len(perm))
+    queries = _Names(dictionary.take(pa.array(perm)))
+    qq = position[qrels.query.codes]
     ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     order = np.lexsort((-ql, qq))
     return queries, qq[order], ql[order], order
 
 
-def _run_ids(run: CheckedRun, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The run's systems (first appearance order), each row's system code and
     each row's question index in ``queries`` (-1: not in the golden set)."""
     if run.system is not None:
         systems, sys_codes = run.system.names, run.system.codes
     else:
         systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
-    to_golden = pd.Index(queries).get_indexer(run.query.names)
+    to_golden = pc.index_in(run.query.dictionary.cast(queries.arrow.type), value_set=queries.arrow)
+    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int64)
     if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
@@ -545,17 +602,15 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def tiebreak(rows: np.ndarray) -> list[np.ndarray]:
+    def tiebreak(rows: np.ndarray) -> np.ndarray:
         source = rows if kept is None else kept[rows]
         names = docs.take(pa.array(source))
-        keys = byte_order_keys(names)  # short ids: their bytes as numbers, no string sort
-        if keys is not None:
-            if ties != "doc_id_asc":  # every key reversed: the byte-wise order reversed
-                keys = [~k for k in keys[:-1]] + [-keys[-1]]
-            return keys[::-1]
+        keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
+        if keys is not None and not _has_nul(names):  # zero padding then orders like the bytes
+            return ~keys[0] if ties != "doc_id_asc" else keys[0]
         pos = np.empty(len(rows), dtype=np.int64)
         pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
-        return [pos if ties == "doc_id_asc" else -pos]
+        return pos if ties == "doc_id_asc" else -pos
 
     return _order_rows(grp, primary, tiebreak)
 
@@ -619,11 +674,46 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     if tied.any():
         idx = np.flatnonzero(_both_sides(tied))
         # a block of ties starts at a tied row not tied with the row before it
-        block = np.cumsum((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+        first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
         keys = tiebreak(order[idx])
-        sub = np.lexsort((*(keys if isinstance(keys, (list, tuple)) else [keys]), block))
+        if isinstance(keys, (list, tuple)):
+            sub = np.lexsort((*keys, np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))))
+        else:
+            sub = _sort_in_blocks(first, keys)
         order[idx] = order[idx][sub]
     return order
+
+
+def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The permutation sorting each block of ``key`` stably (blocks are
+    contiguous and start at ``first``; float keys are finite), blocks in place.
+
+    Blocks (ties, or one question's ranking) are small: those of one
+    power-of-two size class are the rows of one padded matrix, sorted along its
+    rows (no global sort, no lexsort)."""
+    m = len(key)
+    sizes = np.diff(np.append(first, m))
+    klass = np.ceil(np.log2(sizes)).astype(np.int64)
+    sub = np.empty(m, dtype=np.int64)
+    pad = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
+    block_of_row = np.repeat(np.arange(len(first)), sizes)
+    within = np.arange(m) - first[block_of_row]
+    for c in np.unique(klass):  # at most 64 classes, not one pass per block
+        blocks = np.flatnonzero(klass == c)
+        rows = np.flatnonzero(klass[block_of_row] == c)  # block-major, like the matrix
+        local = np.empty(len(first), dtype=np.int64)
+        local[blocks] = np.arange(len(blocks))
+        mat = np.full((len(blocks), 1 << int(c)), pad, dtype=key.dtype)
+        mat[local[block_of_row[rows]], within[rows]] = key[rows]
+        perm = np.argsort(mat, axis=1, kind="stable")  # padding sorts last
+        real = np.arange(mat.shape[1]) < sizes[blocks][:, None]
+        sub[rows] = (first[blocks][:, None] + perm)[real]
+    return sub
+
+
+def _has_nul(names) -> bool:
+    """Whether any of the strings holds a NUL byte."""
+    return any(bool((data[int(off[0]):int(off[-1])] == 0).any()) for off, data in raw_chunks(names))
 
 
 

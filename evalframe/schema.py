@@ -27,6 +27,7 @@ from __future__ import annotations
 
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
+           "raw_chunks", "BLOCK_ROWS",
            "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
 
 from collections.abc import Mapping
@@ -520,9 +521,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         coded = None
     if "rank" in out:
         out["rank"] = out["rank"].astype(np.int64) if (out["rank"] == np.round(out["rank"])).all() else out["rank"]
-    if coded is None:
-        return encode_run(out)
-    return CheckedRun(out, coded.system, coded.query, coded.doc)
+    # ``coded.frame`` is ``out`` itself: returning it keeps the fingerprints computed above
+    return encode_run(out) if coded is None else coded
 
 
 # ---------------------------------------------------------------- ids as codes
@@ -613,39 +613,65 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h
 
 
+#: Rows per block of the row-wise passes over id bytes: their temporaries stay
+#: in cache (and below the allocator's mmap threshold), whatever the run's size.
+BLOCK_ROWS = 1 << 16
+
+_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], dtype=np.uint64)
+
+
+def raw_chunks(arr):
+    """(offsets as stored (int32 or int64, n+1), bytes uint8) of each chunk, zero-copy."""
+    import pyarrow as pa
+    for ch in arr.chunks:
+        bufs = ch.buffers()
+        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
+        off = np.frombuffer(bufs[1], dtype=odt)[ch.offset: ch.offset + len(ch) + 1]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+        yield off, data
+
+
 def fingerprints(arr) -> np.ndarray:
     """64-bit fingerprint of each string from its bytes, read 8 bytes at a time
     straight from the Arrow buffers (only the last few ids of a chunk are read
-    from a padded copy)."""
-    masks = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], dtype=np.uint64)
-    parts = []
-    for _, off, data in _string_chunks(arr):
-        start, length = off[:-1], np.diff(off)
-        h = length.astype(np.uint64) * _MIX
-        end = int(off[-1])
+    from a padded copy), :data:`BLOCK_ROWS` rows at a time."""
+    out = np.empty(sum(len(ch) for ch in arr.chunks), dtype=np.uint64)
+    at = 0
+    for off_all, data in raw_chunks(arr):
+        end = int(off_all[-1]) if len(off_all) else 0
         tail0 = max(end - 8, 0)  # reads starting after tail0 would pass the buffer's end
         tail = np.concatenate([data[tail0:end], np.zeros(8, np.uint8)])
         words = np.ndarray((max(end - 7, 0),), dtype="<u8", buffer=data, strides=(1,))  # unaligned
         tail_words = np.ndarray((len(tail) - 7,), dtype="<u8", buffer=tail, strides=(1,))
-        rows = None  # all rows
-        for k in range(0, int(length.max(initial=0)), 8):
-            if k and (rows is not None or length.min() <= k):  # some ids end before byte k
-                rows = np.flatnonzero(length > k) if rows is None else rows[length[rows] > k]
-            pos = start + k if rows is None else start[rows] + k  # increasing
-            n_safe = int(np.searchsorted(pos, tail0, side="right")) if end >= 8 else 0
-            w = np.empty(len(pos), dtype=np.uint64)
-            w[:n_safe] = words[pos[:n_safe]]
-            w[n_safe:] = tail_words[pos[n_safe:] - tail0]
-            left = length - k if rows is None else length[rows] - k
-            short = np.flatnonzero(left < 8)
-            w[short] &= masks[left[short]]
-            if rows is None:
-                h ^= w
-                _mix(h)
-            else:
-                h[rows] = _mix(h[rows] ^ w)
-        parts.append(h)
-    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+        for b0 in range(0, len(off_all) - 1, BLOCK_ROWS):
+            o = off_all[b0: b0 + BLOCK_ROWS + 1].astype(np.int64)
+            start, length = o[:-1], np.diff(o)
+            h = length.astype(np.uint64)
+            h *= _MIX
+            shortest, longest = int(length.min()), int(length.max())
+            rows = None  # all rows
+            for k in range(0, longest, 8):
+                if k and (rows is not None or shortest <= k):  # some ids end before byte k
+                    rows = np.flatnonzero(length > k) if rows is None else rows[length[rows] > k]
+                pos = start + k if rows is None else start[rows] + k  # increasing
+                if end >= 8 and int(pos[-1]) <= tail0:
+                    w = words[pos]
+                else:
+                    n_safe = int(np.searchsorted(pos, tail0, side="right")) if end >= 8 else 0
+                    w = np.empty(len(pos), dtype=np.uint64)
+                    w[:n_safe] = words[pos[:n_safe]]
+                    w[n_safe:] = tail_words[pos[n_safe:] - tail0]
+                left = length - k if rows is None else length[rows] - k
+                if int(left.min()) < 8:
+                    w &= _WORD_MASKS[np.minimum(left, 8)]
+                if rows is None:
+                    h ^= w
+                    _mix(h)
+                else:
+                    h[rows] = _mix(h[rows] ^ w)
+            out[at + b0: at + b0 + len(h)] = h
+        at += len(off_all) - 1
+    return out
 
 
 def byte_order_keys(arr, max_bytes: int = 16) -> list[np.ndarray] | None:
@@ -734,6 +760,14 @@ class CheckedRun:
         """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
         return fingerprints(self.doc)
 
+    def without_system(self) -> "CheckedRun":
+        """The same run without its ``system`` column (one system), codes and
+        fingerprints kept."""
+        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc)
+        if "doc_fingerprint" in self.__dict__:  # computed already: not twice
+            out.__dict__["doc_fingerprint"] = self.__dict__["doc_fingerprint"]
+        return out
+
     def group_keys(self) -> np.ndarray:
         """One int64 per row: (system, question) as a single code."""
         key = self.query.codes.astype(np.int64)
@@ -798,20 +832,38 @@ def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
     return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
 
 
+def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges holding whole groups, of about :data:`BLOCK_ROWS` rows each,
+    when every group's rows are contiguous (as in a run file); else one range."""
+    n = len(group)
+    if n <= BLOCK_ROWS:
+        return [(0, n)]
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    if len(starts) != len(np.unique(group[starts])):  # a group comes back: not grouped
+        return [(0, n)]
+    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
+    bounds = np.append(cuts, n).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
 def _duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarray:
     """Rows whose (group, doc) repeats another row's, all copies marked.
 
-    One sort of 32-bit keys from (group, fingerprint of the doc's bytes) settles
-    the common case, no duplicates; rows sharing a key are then compared on the
+    Sorts of 32-bit keys from (group, fingerprint of the doc's bytes), block by
+    block of whole groups when the run is grouped, settle the common case, no duplicates; rows sharing a key are then compared on the
     strings themselves, so the answer is exact."""
     n = len(group)
     key = (pair_keys(group, fingerprint) >> np.uint64(32)).astype(np.uint32)
-    srt = np.sort(key)
-    same = srt[1:] == srt[:-1]
     dup = np.zeros(n, dtype=bool)
-    if not same.any():
+    shared = []
+    for lo, hi in _group_blocks(group):  # a key repeats inside a group, so inside a block
+        srt = np.sort(key[lo:hi])
+        same = srt[1:] == srt[:-1]
+        if same.any():
+            shared.append(srt[1:][same])
+    if not shared:
         return dup
-    shared = np.unique(srt[1:][same])  # few: 32-bit keys collide about n^2 / 2^33 times
+    shared = np.unique(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
     bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
     bitmap[shared & np.uint32(0xFFFFF)] = True
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])

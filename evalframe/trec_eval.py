@@ -418,14 +418,14 @@ def _read(qrels_path: str, run_path: str):
     from concurrent.futures import ThreadPoolExecutor
 
     from .errors import EvalframeInputError
-    from .io import read_qrels
-    from .schema import clean_qrels
+    from .io import read_checked_qrels
+    from .schema import check_qrels, clean_qrels
 
     def qrels_():
         try:
-            qrels = read_qrels(qrels_path, encoding=_ENCODING)
-            if "subtopic" in qrels:  # trec_eval has no subtopics: one label per (query, doc), as before
-                qrels = clean_qrels(qrels.drop(columns="subtopic"))
+            qrels = read_checked_qrels(qrels_path, encoding=_ENCODING)  # ids factorised once, for judge
+            if qrels.subtopics is not None:  # trec_eval has no subtopics: one label per (query, doc), as before
+                qrels = check_qrels(clean_qrels(qrels.subtopics.drop(columns="subtopic")))
             return qrels
         except EvalframeInputError:
             _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
@@ -441,14 +441,15 @@ def _read(qrels_path: str, run_path: str):
 
 
 def _read_run(run_path: str):
+    """The run checked, its ids factorised once for judge (a CheckedRun), and its tag."""
     from .errors import EvalframeInputError
-    from .io import read_run
+    from .io import read_checked_run
 
     if run_path == "-":
         run = _read_run_bytes(sys.stdin.buffer.read(), "standard input")
     else:
         try:
-            run = read_run(run_path, encoding=_ENCODING)
+            run = read_checked_run(run_path, encoding=_ENCODING)
         except EvalframeInputError:
             # trec_eval ignores anything after a run line's sixth field
             data = Path(run_path).read_bytes()
@@ -457,11 +458,12 @@ def _read_run(run_path: str):
                 raise
             run = _read_run_bytes(data, run_path)
     runid = ""
-    if "system" in run:
-        tags = run["system"]
+    if "system" in run.frame:
+        tags = run.frame["system"]
         runid = str(tags.iloc[len(tags) - 1]) if len(tags) else ""
-        run = run.drop(columns="system")
-        if tags.nunique() > 1 and run.duplicated(["query_id", "doc_id"]).any():
+        several = run.system is not None and len(run.system) > 1
+        run = run.without_system()
+        if several and run.frame.duplicated(["query_id", "doc_id"]).any():
             from .errors import EvalframeInputError, InputProblem
             names = list(dict.fromkeys(tags.astype(str)))
             shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
@@ -493,7 +495,7 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> No
 def _read_run_bytes(data: bytes, path: str):
     """Read a TREC run given as bytes, ignoring fields after the sixth."""
     from .errors import EvalframeInputError
-    from .io import read_run
+    from .io import read_checked_run
 
     if data[:2] == b"\x1f\x8b":
         import gzip
@@ -504,7 +506,7 @@ def _read_run_bytes(data: bytes, path: str):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:
-            return read_run(tmp, encoding=_ENCODING)
+            return read_checked_run(tmp, encoding=_ENCODING)
         except EvalframeInputError:
             _raise_malformed(data, path, 6, None)
             raise
@@ -522,6 +524,61 @@ def _relstrings(V, n: int) -> list[str]:
     bounds = np.searchsorted(grp, np.arange(V.n_groups + 1))
     joined = "".join(chars.tolist())
     return [joined[bounds[g]:bounds[g + 1]] for g in range(V.n_groups)]
+
+
+def _fixed4(v: np.ndarray):
+    """``f"{x:6.4f}"`` of every value, as an Arrow string array, without a
+    Python call per value: the value times 10^4 rounded to an integer and
+    written with Arrow (below 10^5 the product is off by less than 1.2e-7);
+    values within 1e-6 of a half (where that could round the other way),
+    negative, large or not finite are written by Python."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    v = np.asarray(v, dtype=np.float64)
+    scaled = v * 1e4
+    with np.errstate(invalid="ignore"):
+        frac = scaled - np.floor(scaled)
+        exact = np.isfinite(v) & ~np.signbit(v) & (v < 1e5) & (np.abs(frac - 0.5) > 1e-6)
+    k = np.floor(np.where(exact, scaled, 0.0) + 0.5).astype(np.int64)
+    whole = pc.cast(pa.array(k // 10000), pa.string())
+    part = pc.utf8_lpad(pc.cast(pa.array(k % 10000), pa.string()), 4, "0")
+    text = pc.binary_join_element_wise(whole, part, ".")
+    if not exact.all():
+        slow = np.flatnonzero(~exact)
+        fixed = pa.array([f"{x:6.4f}" for x in v[slow].tolist()], pa.string())  # the rare others
+        mask = np.zeros(len(v), dtype=bool)
+        mask[slow] = True
+        text = pc.replace_with_mask(text, pa.array(mask), fixed)
+    return text
+
+
+def _write_per_question(write, rows, table, rel_str, ids) -> None:
+    """trec_eval -q lines (measure, question, value), question by question, in
+    chunks of questions; numbers formatted by :func:`_fixed4` and Arrow casts."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    n_q, n_s = len(ids), len(rows)
+    heads = pa.array([f"{s.name:<22}" for s in rows], pa.string())
+    step = max(1, 200_000 // n_s)  # questions per chunk of output
+    for lo in range(0, n_q, step):
+        hi = min(lo + step, n_q)
+        cols = []
+        for s in rows:
+            if s.spec.kind == "relstring":
+                cols.append(pa.array(["'" + r + "'" for r in rel_str[lo:hi]], pa.string()))
+            elif s.spec.integer:
+                cols.append(pc.cast(pa.array(table[id(s)][lo:hi].astype(np.int64)), pa.string()))
+            else:
+                cols.append(_fixed4(table[id(s)][lo:hi]))
+        m = hi - lo
+        line = np.arange(m * n_s)
+        value = pa.concat_arrays(cols).take(pa.array((line % n_s) * m + line // n_s))  # question-major
+        text = pc.binary_join_element_wise(heads.take(pa.array(line % n_s)),
+                                           ids.slice(lo, m).take(pa.array(line // n_s)), value, "\t")
+        text = pc.binary_join_element_wise(text, "", "\n")
+        off = np.frombuffer(text.buffers()[1], dtype=np.int32)[text.offset: text.offset + len(text) + 1]
+        data = text.buffers()[2]
+        write(data.to_pybytes()[int(off[0]):int(off[-1])].decode("utf-8"))
 
 
 #: the document trec_eval -c ranks for a question the run does not answer
@@ -575,7 +632,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     qrels, run, runid = _read(qrels_path, run_path)
     placeholders = ()
     if opts["c"]:
-        run, placeholders = _with_placeholders(run, qrels)
+        run, placeholders = _with_placeholders(run.frame, qrels.frame)
     J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     measures = []
@@ -593,9 +650,13 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
             s.column = column(s.measure)
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
 
-    qids = J.groups["query_id"].to_numpy(dtype=object)
-    order = np.argsort(qids.astype(str), kind="stable")  # trec_eval: strcmp order of question ids
-    qids = qids[order]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    ids = pa.array(J.groups["query_id"], pa.string())
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    order = pc.sort_indices(ids).to_numpy()  # trec_eval: strcmp order of question ids (byte-wise)
+    ids = ids.take(pa.array(order))
+    qids = ids.to_numpy(zero_copy_only=False)
     values = values[order]
     n_q = len(qids)
     unanswered = None
@@ -622,22 +683,8 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
             if unanswered is not None and _cleared_on_placeholder(req.relstring_name):
                 rel_str = ["" if u else r for r, u in zip(rel_str, unanswered.tolist())]
         rows = [s for s in req.slots if s.spec.per_query and s.spec.kind not in ("runid", "num_q")]
-        heads = [f"{s.name:<22}" for s in rows]
-        step = 2000  # questions per chunk of output
-        for lo in range(0, n_q, step):
-            hi = min(lo + step, n_q)
-            cols = []
-            for s in rows:
-                if s.spec.kind == "relstring":
-                    cols.append(["'" + v + "'" for v in rel_str[lo:hi]])
-                    continue
-                col = table[id(s)][lo:hi].tolist()
-                cols.append([str(int(v)) for v in col] if s.spec.integer else [f"{v:6.4f}" for v in col])
-            buf = []
-            for qi in range(hi - lo):
-                tail = f"\t{qids[lo + qi]}\t"
-                buf.extend(h + tail + c[qi] + "\n" for h, c in zip(heads, cols))
-            write("".join(buf))
+        if rows:
+            _write_per_question(write, rows, table, rel_str, ids)
     if opts["n"]:
         return
     lines = []
@@ -652,7 +699,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
         else:
             if opts["c"] and s.name == "num_rel":
                 # trec_eval -c (m_num_rel.c): every golden-set label > 0, whatever -l
-                v = float((qrels["relevance"].to_numpy() > 0).sum())
+                v = float((qrels.frame["relevance"].to_numpy() > 0).sum())
             else:  # trec_eval's order of summation: the questions'
                 agg = Mean() if isinstance(s.measure, Derived) else measures[s.column].aggregator
                 v = agg.finalize(agg.partial(table[id(s)]))

@@ -79,6 +79,12 @@ def test_order_rows_matches_lexsort():
             expected = np.lexsort((tb, primary, grp))
             got = _order_rows(grp, primary, lambda rows: tb[rows])
             assert np.array_equal(got, expected)
+    # more groups than 16 bits hold (two radix passes), shuffled, with ties
+    n = 200_000
+    grp = rng.integers(0, 90_000, n)
+    primary = rng.integers(0, 3, n).astype(float)
+    tb = rng.permutation(n)
+    assert np.array_equal(_order_rows(grp, primary, lambda rows: tb[rows]), np.lexsort((tb, primary, grp)))
 
 
 # ---------------------------------------------------------------- which questions count

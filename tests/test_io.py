@@ -398,3 +398,36 @@ def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
     run = ef.read_run([path, other])
     assert pd.unique(run["system"]).tolist() == ["bm25.v2", "dense"]
     assert cli_rule is evalframe_io.system_name
+
+
+def test_document_ids_are_fingerprinted_once_per_table(monkeypatch):
+    # the checked run hands its fingerprints to the ranking step: one pass over the
+    # run's doc ids and one over the golden set's, whatever reads the input
+    import evalframe.schema as schema
+    calls = []
+    real = schema.fingerprints
+    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    run = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"], "doc_id": ["a", "b", "c", "a"], "score": [3.0, 2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "a"], "relevance": [1, 1]})
+    ef.evaluate(run, qrels, ["RR"])
+    assert sorted(calls) == [2, 4]
+    calls.clear()
+    ef.evaluate({"q1": {"a": 1.0, "b": 0.5}}, {"q1": {"b": 1}}, ["RR"])
+    assert sorted(calls) == [1, 2]
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuffled):
+    # the duplicate check sorts keys block by block of whole questions in a grouped run
+    import evalframe.schema as schema
+    monkeypatch.setattr(schema, "BLOCK_ROWS", 8)
+    q = np.repeat([f"q{i}" for i in range(9)], 5)
+    d = np.tile(list("abcde"), 9)
+    d[15] = d[19]  # a repeat in the fourth question, whose rows straddle row 16
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": np.arange(45.0)[::-1]})
+    if shuffled:
+        run = run.sample(frac=1, random_state=1)
+    with pytest.raises(ef.EvalframeInputError, match="1 documents are listed more than once"):
+        ef.read_run(run)
+    assert len(ef.read_run(run, duplicates="first")) == 44
+    assert len(ef.read_run(run.drop_duplicates(["query_id", "doc_id"]))) == 44

@@ -531,3 +531,28 @@ def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
     code, out, err = _bytes_out(["-m", "11pt_avg", "-m", "num_rel"] + _files(tmp_path, qrels, run), capsysbinary)
     assert code == 0, err
     assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
+
+
+def test_per_question_numbers_are_printed_as_printf_does():
+    # -q prints every value with Arrow; the oracle is Python's own %6.4f
+    from evalframe.trec_eval import _fixed4
+    rng = np.random.default_rng(11)
+    halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
+    v = np.concatenate([rng.random(20000), rng.integers(0, 9, 2000) / 8, halves, np.nextafter(halves, 0),
+                        np.nextafter(halves, 1), [0.0, -0.0, 1.0, -1e-5, -0.3, 12345.678, 1e12, np.nan, np.inf,
+                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4]])
+    assert _fixed4(v).to_pylist() == [f"{x:6.4f}" for x in v.tolist()]
+
+
+def test_trec_eval_fingerprints_each_file_once(tmp_path, monkeypatch, capsys):
+    # the checked run (its tag column dropped) goes to the ranking step as it is
+    import evalframe.schema as schema
+    from evalframe.trec_eval import main
+    calls = []
+    real = schema.fingerprints
+    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.0 t\nq2 Q0 c 1 1.0 t\nq2 Q0 y 2 0.5 t\n")
+    assert main(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0
+    assert sorted(calls) == [3, 4]
+    assert "map" in capsys.readouterr().out
