@@ -96,3 +96,10 @@ class SmallGoldenSetWarning(EvalframeWarning):
 
 
 __all__ += ["UnpairedQuestionsWarning", "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]
+
+
+class ShallowRankingWarning(EvalframeWarning):
+    """Some rankings hold fewer documents than a measure's cutoff (R@100 of a 20-deep run is R@20)."""
+
+
+__all__ += ["ShallowRankingWarning"]

@@ -17,14 +17,16 @@ import pandas as pd
 
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
-from .engine import Duplicates, evaluate_partition, prepare
+from .engine import Duplicates, evaluate_partition, prepare, with_records
 from .io import read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge
+from .ranking import Missing, Ties, judge, shallow_rankings
+from .rollup import Rollup
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-             depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+             depth: int | None = None, duplicates: Duplicates = "error",
+             rollup: "Rollup | None" = None) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -50,6 +52,14 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     duplicates : {"error", "max", "first"}
         A document listed twice for one question: raise, keep the highest
         score, or keep the first row.
+    rollup : DataFrame, dict or str, optional
+        A chunk -> page map (a two-column table, a dict, or the name of a run
+        column holding each chunk's page id): the run's chunks and the golden
+        set's chunks are rolled up to pages before ranking
+        (:mod:`evalframe.rollup`): each page ranks at its best chunk's position,
+        later chunks of the same page are removed before the cutoff, and a page
+        is as relevant as its most relevant chunk.  Ids the map does not name
+        are pages already.
 
     Returns
     -------
@@ -59,6 +69,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ========== ======= =============================================
         system     str     present when the run names its systems
         query_id   str
+        unit       str     ``"page"``: present only with ``rollup``
         measure    str     canonical measure name (``str(Measure)``)
         value      float64
         ========== ======= =============================================
@@ -78,15 +89,19 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     1  librarian      sso  nDCG@10   0.62
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
-                                     depth=depth, duplicates=duplicates)[0]
+                                     depth=depth, duplicates=duplicates, rollup=rollup)[0]
 
 
-def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                depth: int | None = None, duplicates: Duplicates = "error") -> pd.DataFrame:
+def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
+                rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+                depth: int | None = None, duplicates: Duplicates = "error",
+                rollup: "Rollup | None" = None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
-    ``golden_questions_without_relevant``).
+    ``golden_questions_without_relevant``; ``measures``, when given, sets the
+    deepest cutoff of ``shallow_rankings``, which :func:`evaluate_with_diagnostics`
+    always checks against the measures it computes).
 
     Returns
     -------
@@ -98,11 +113,19 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         ``missing="drop"``), ``golden_questions_without_relevant`` (no label
         >= ``rel``),
         ``score_ties`` (rows whose score equals another row's of the same
-        question and system, ordered by the ``ties`` convention).
+        question and system, ordered by the ``ties`` convention),
+        ``rollup_run_rows_collapsed`` (rows of later chunks of a page, removed
+        by ``rollup``), ``rollup_golden_rows_merged`` (golden-set chunks merged
+        into their page), ``shallow_rankings`` (questions whose ranking holds
+        fewer documents, but at least one, than the deepest cutoff of ``measures``).
     """
     _check_rel(rel)
-    return prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                   duplicates=duplicates, warn=False).diagnostics
+    ks = [m.k for m in parse_measures(measures) if m.k is not None] if measures is not None else []
+    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
+                duplicates=duplicates, warn=False, rollup=rollup)
+    if ks:
+        J = with_records(J, shallow_rankings(J, max(ks), warn=False))
+    return J.diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -118,7 +141,8 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     Returns
     -------
     DataFrame
-        ``system, [by...], measure, n, mean, value, aggregation``: ``n``
+        ``system, [by...], [unit,] measure, n, mean, value, aggregation`` (``unit``
+        when the table has one, see ``rollup``): ``n``
         questions, the arithmetic ``mean``, and ``value``, the measure's own
         aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
         NumRelRet, as trec_eval reports them; ``gmean`` for GMAP and GMbpref:
@@ -150,7 +174,8 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
         raise EvalframeInputError("per-question table", [InputProblem(
             f"missing columns {missing} (found {list(per_question.columns)})",
             "pass the output of evaluate(), with the segment columns joined")])
-    keys = (["system"] if "system" in per_question.columns else []) + by + ["measure"]
+    keys = (["system"] if "system" in per_question.columns else []) + by + (
+        ["unit"] if "unit" in per_question.columns and "unit" not in by else []) + ["measure"]
     dup = per_question.duplicated(keys[:-1] + ["query_id", "measure"], keep=False)
     if dup.any():
         raise EvalframeInputError("per-question table", [InputProblem(
@@ -269,8 +294,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-                              depth: int | None = None, duplicates: Duplicates = "error"
-                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              depth: int | None = None, duplicates: Duplicates = "error",
+                              rollup: "Rollup | None" = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
@@ -285,7 +310,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     return evaluate_partition(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates)
+                              duplicates=duplicates, rollup=rollup)
 
 
 def _check_rel(rel) -> None:

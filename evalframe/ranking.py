@@ -51,7 +51,7 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-__all__ = ["Judged", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
+__all__ = ["Judged", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table", "shallow_rankings",
            "merge_diagnostics", "DIAGNOSTIC_COLUMNS"]
 
 from dataclasses import dataclass, field
@@ -68,7 +68,7 @@ from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qr
                      pair_keys)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning)
+                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
 
 #: Label given to a retrieved document that the golden set does not judge.
 NOT_JUDGED = np.int64(-(2 ** 62))
@@ -116,6 +116,15 @@ class Check(str, Enum):
     SCORE_TIES = "score_ties"
     #: Golden-set questions without a label >= rel; count: questions.
     GOLDEN_QUESTIONS_WITHOUT_RELEVANT = "golden_questions_without_relevant"
+    #: Run rows removed by a roll-up: later chunks of a page already ranked at its best
+    #: chunk (see :mod:`evalframe.rollup`); count: rows.
+    ROLLUP_RUN_ROWS_COLLAPSED = "rollup_run_rows_collapsed"
+    #: Golden-set rows merged by a roll-up: chunks of one page, the page keeping its most
+    #: relevant chunk's label; count: rows.
+    ROLLUP_GOLDEN_ROWS_MERGED = "rollup_golden_rows_merged"
+    #: Rankings shorter than the deepest cutoff asked for (see
+    #: :func:`shallow_rankings`); count: questions.
+    SHALLOW_RANKINGS = "shallow_rankings"
 
     def __str__(self) -> str:
         return self.value
@@ -226,6 +235,9 @@ class Judged:
     records : tuple of Diagnostic
         The rows of ``diagnostics`` as records (merge them across partitions
         with :func:`merge_diagnostics`).
+    tokens : float64 array (N,) or None
+        Per retrieved document: its token count, when the run has a ``tokens``
+        column (measures at a token budget read it).
     """
 
     groups: pd.DataFrame
@@ -240,6 +252,7 @@ class Judged:
     source_row: np.ndarray | None = field(default=None, repr=False)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
     records: tuple[Diagnostic, ...] = field(default=(), repr=False)
+    tokens: np.ndarray | None = field(default=None, repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -279,7 +292,7 @@ class Judged:
         return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
                       self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
                       None if self.source_row is None else self.source_row[keep],
-                      records=self.records)
+                      records=self.records, tokens=None if self.tokens is None else self.tokens[keep])
 
 
 # ---------------------------------------------------------------- judge and its steps
@@ -325,6 +338,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     order = _ordering(grp, primary, run.doc, kept, ties)
     del primary
     grp, label = grp[order], label[order]
+    tokens = frame["tokens"].to_numpy(dtype=np.float64)[keep][order] if "tokens" in frame else None
     rank = _ranks(grp, len(g_q))
     tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
     del score
@@ -335,6 +349,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]
         source_row = None if source_row is None else source_row[cut]
+        tokens = None if tokens is None else tokens[cut]
 
     records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
@@ -345,7 +360,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         _warn(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
-                  records=tuple(records))
+                  records=tuple(records), tokens=tokens)
 
 
 def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:
@@ -664,3 +679,39 @@ def list_ranks(group: np.ndarray):
     sizes = np.diff(np.r_[starts, len(group)])
     rank = np.arange(len(group)) - np.repeat(starts, sizes) + 1
     return starts, sizes, rank.astype(np.float64)
+
+
+# --------------------------------------------------------- rankings shorter than a cutoff
+def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic]:
+    """Records of the rankings that hold fewer than ``k`` documents (but at least one).
+
+    A measure at cutoff k reads such a ranking whole: R@100 of a 20-deep ranking is its
+    R@20.  One :attr:`Check.SHALLOW_RANKINGS` record per system (count: questions;
+    examples: questions in natural order), and a
+    :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
+    """
+    n = np.bincount(J.grp, minlength=J.n_groups)
+    short = np.flatnonzero((n > 0) & (n < k))
+    if not len(short):
+        return []
+    if "system" in J.groups:
+        sys_idx, systems = pd.factorize(J.groups["system"].to_numpy(dtype=object))
+        systems = np.asarray(systems, dtype=object)
+    else:
+        systems, sys_idx = np.array([None], dtype=object), np.zeros(J.n_groups, np.int64)
+    names = J.groups["query_id"].to_numpy(dtype=object)
+    records = []
+    for s in np.unique(sys_idx[short]):  # one record per system
+        rows = short[sys_idx[short] == s]
+        deepest = int(n[rows].max())
+        action = (f"measured on what was returned (1 to {deepest} documents): a measure at k = {k} "
+                  f"equals its value at the ranking's length")
+        records.append(Diagnostic(systems[s], Check.SHALLOW_RANKINGS, len(rows), action,
+                                  tuple(str(x) for x in _natural_order(names[rows])[:MAX_EXAMPLES])))
+        if warn:
+            who = f"system {systems[s]!r}: " if systems[s] is not None else ""
+            _warn_user(f"{who}{len(rows)} questions have fewer than {k} retrieved documents (e.g. "
+                       f"{', '.join(records[-1].examples)}), so measures @{k} equal their value at the "
+                       f"ranking's length (R@{k} of a {deepest}-deep ranking is its R@{deepest})",
+                       ShallowRankingWarning)
+    return records

@@ -67,7 +67,10 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
     raw : DataFrame
         :func:`evalframe.diagnostics` (``system, check, count, action, examples``).
     judged : DataFrame
-        :func:`evalframe.aggregate` of ``Judged@k`` (``system, measure, n, mean``).
+        :func:`evalframe.aggregate` of ``Judged@k`` and ``Unjudged@k`` (``system, measure, n,
+        mean``): a ``judged_at_k`` row's value is the judged share of the top-k positions the
+        run filled, ``Judged@k / (Judged@k + Unjudged@k)`` (``Judged@k`` alone divides by k,
+        so a fully judged run of 3 documents would read 70% unjudged at k = 10).
     summary : DataFrame
         The report's summary (observed interval half-widths).
     conventions, measures : what the numbers mean (one row each).
@@ -94,16 +97,23 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
                                    level="warning" if r.check in WARNING_CHECKS else "info",
                                    detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})",
                                    action=r.action, examples=r.examples))
+    unjudged = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
+                for r in judged.itertuples(index=False) if str(r.measure).startswith("Unjudged@")}
     for r in judged.itertuples(index=False):
+        if not str(r.measure).startswith("Judged@"):
+            continue
         k = int(str(r.measure).split("@")[1])
-        unj = 1 - float(r.mean)
-        bad = float(r.mean) < MIN_JUDGED
+        filled = float(r.mean) + unjudged.get((str(r.system), str(k)), 1 - float(r.mean))
+        share = float(r.mean) / filled if filled > 0 else 1.0  # of the positions the run filled
+        unj = 1 - share
+        bad = share < MIN_JUDGED
+        shallow = "" if filled >= 1 - 1e-12 else f" ({filled:.0%} of the top-{k} positions filled)"
         rows.append(diagnostic_row(
             "judged_at_k", system=str(r.system), measure=str(r.measure), count=int(r.n),
-            value=float(r.mean), level="warning" if bad else "info",
-            detail=(f"{unj:.0%} of the top-{k} documents are unjudged and count as not "
+            value=share, level="warning" if bad else "info",
+            detail=(f"{unj:.0%} of the top-{k} documents retrieved are unjudged{shallow} and count as not "
                     "relevant, so scores are lower bounds; judge the pooled top documents "
-                    "of every system" if bad else f"{unj:.0%} of the top-{k} documents unjudged")))
+                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}")))
     hw = stats.half_width(p=0.5, n=max(n_questions, 1), confidence=confidence) if n_questions >= 1 else np.nan
     small = n_questions < MIN_QUESTIONS
     rows.append(diagnostic_row(
