@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from .errors import EvalframeInputError, InputProblem
 from .ranking import MAX_EXAMPLES, Check, Diagnostic, Ties
-from .schema import ALIASES, CheckedQrels, CheckedRun, encode_qrels, encode_run, ids_to_str
+from .schema import ALIASES, CheckedQrels, CheckedRun, Codes, ids_to_str
 
 #: What a rolled-up table's documents are (the ``unit`` column of evaluate()'s output).
 UNIT = "page"
@@ -137,26 +137,55 @@ def rollup_column(run: pd.DataFrame, column: str) -> tuple[pd.DataFrame, pd.Seri
     return rest, mapping
 
 
-def _pages(ids: pa.ChunkedArray | pa.Array, mapping: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Each id's page (itself when the map does not name it) and whether it was mapped."""
+def _arrow_map(mapping: pd.Series) -> tuple[pa.Array, np.ndarray, pa.Array]:
+    """The map as Arrow: chunk ids, each chunk's page code, the page names."""
+    chunks = pa.array(mapping.index.to_numpy(dtype=object), type=pa.large_string())
+    enc = pc.dictionary_encode(pa.array(mapping.to_numpy(dtype=object), type=pa.large_string()))
+    return chunks, enc.indices.to_numpy().astype(np.int64), enc.dictionary
+
+
+def _pages(ids: pa.ChunkedArray | pa.Array, mapping: pd.Series) -> tuple[np.ndarray, pa.Array, np.ndarray]:
+    """Each id's page as a code (ids the map does not name are their own page, coded
+    after the map's pages), the page ids as Arrow strings, and whether it was mapped."""
     values = pa.chunked_array([ids]) if isinstance(ids, pa.Array) else ids
-    at = pd.Index(mapping.index).get_indexer(pd.Index(values.to_numpy()))
-    mapped = at >= 0
-    out = values.to_numpy().astype(object)
-    out[mapped] = mapping.to_numpy()[at[mapped]]
-    return out, mapped
+    values = values.cast(pa.large_string())
+    chunks, page_code, page_names = _arrow_map(mapping)
+    at = pc.index_in(values, value_set=chunks)
+    mapped = at.is_valid().to_numpy(zero_copy_only=False)
+    code = np.empty(len(values), dtype=np.int64)
+    where = at.to_numpy(zero_copy_only=False)
+    code[mapped] = page_code[where[mapped].astype(np.int64)]
+    if mapped.all():
+        return code, page_names.cast(pa.large_string()).take(pa.array(code)), mapped
+    rest = np.flatnonzero(~mapped)
+    own = pc.dictionary_encode(values.take(pa.array(rest)).combine_chunks())
+    code[rest] = len(page_names) + own.indices.to_numpy().astype(np.int64)
+    names = pa.concat_arrays([page_names.cast(pa.large_string()), own.dictionary.cast(pa.large_string())])
+    return code, names.take(pa.array(code)), mapped
 
 
 def _order(run: CheckedRun, ties: Ties) -> np.ndarray:
-    """Row order by (system, question, the ``ties`` convention), as judge() ranks."""
+    """Row order by (system, question, the ``ties`` convention), as judge() ranks; the
+    doc ids are compared only inside blocks of tied rows."""
     frame = run.frame
     s = run.system.codes if run.system is not None else np.zeros(len(frame), np.int32)
-    doc_rank = pc.rank(run.doc, sort_keys="ascending", tiebreaker="dense").to_numpy()
     primary = frame["rank"].to_numpy(np.float64) if ties == "rank" else -frame["score"].to_numpy(np.float64)
-    t = pa.table({"s": s, "q": run.query.codes, "p": primary, "d": doc_rank})
-    direction = "ascending" if ties == "doc_id_asc" else "descending"
-    return pc.sort_indices(t, sort_keys=[("s", "ascending"), ("q", "ascending"), ("p", "ascending"),
-                                         ("d", direction)]).to_numpy()
+    q = run.query.codes
+    order = np.lexsort((primary, q, s))
+    ps, qs, ss = primary[order], q[order], s[order]
+    tied = (ps[1:] == ps[:-1]) & (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    if not tied.any():
+        return order
+    rows = np.zeros(len(order), dtype=bool)
+    rows[1:] |= tied
+    rows[:-1] |= tied
+    idx = np.flatnonzero(rows)
+    block = np.cumsum(np.r_[True, ~tied[idx[1:] - 1] | (np.diff(idx) > 1)])
+    doc_rank = pc.rank(run.doc.take(pa.array(order[idx])), sort_keys="ascending",
+                       tiebreaker="dense").to_numpy().astype(np.int64)
+    key = doc_rank if ties == "doc_id_asc" else -doc_rank
+    order[idx] = order[idx][np.lexsort((key, block))]
+    return order
 
 
 def rollup_run(run: CheckedRun, mapping: pd.Series, *, ties: Ties = "doc_id_desc"
@@ -172,37 +201,39 @@ def rollup_run(run: CheckedRun, mapping: pd.Series, *, ties: Ties = "doc_id_desc
         rows removed; examples: questions).
     """
     order = _order(run, ties)
-    frame = run.frame.iloc[order].reset_index(drop=True)
-    pages, _ = _pages(run.doc.take(pa.array(order)), mapping)
+    code, pages, _ = _pages(run.doc.take(pa.array(order)), mapping)
     s = (run.system.codes if run.system is not None else np.zeros(len(order), np.int32))[order].astype(np.int64)
     q = run.query.codes[order].astype(np.int64)
     group = s * max(len(run.query), 1) + q
-    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else np.zeros(0, np.int64)
-    position = np.arange(len(group)) - np.repeat(starts, np.diff(np.r_[starts, len(group)])) + 1
-    page_code = pd.factorize(pages)[0].astype(np.int64)
-    first = ~pd.DataFrame({"g": group, "p": page_code}).duplicated().to_numpy()
-    out = {}
-    if "system" in frame:
-        out["system"] = frame["system"][first].reset_index(drop=True)
-    out["query_id"] = frame["query_id"][first].reset_index(drop=True)
-    out["doc_id"] = pd.Series(pages[first], dtype=object)
-    kept_group = group[first]
-    head = np.flatnonzero(np.r_[True, kept_group[1:] != kept_group[:-1]]) if len(kept_group) else np.zeros(0, np.int64)
-    new_rank = np.arange(len(kept_group)) - np.repeat(head, np.diff(np.r_[head, len(kept_group)])) + 1
-    out["score"] = -position[first].astype(np.float64)
+    n = len(group)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if n else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[starts, n])
+    position = np.arange(n) - np.repeat(starts, sizes) + 1
+    first = np.zeros(n, dtype=bool)
+    first[np.unique(group * (int(code.max(initial=0)) + 1) + code, return_index=True)[1]] = True
+    kept = np.flatnonzero(first)
+    src = order[kept]  # rows of the checked run
+    kept_group = group[kept]
+    head = np.flatnonzero(np.r_[True, kept_group[1:] != kept_group[:-1]]) if len(kept) else np.zeros(0, np.int64)
+    new_rank = np.arange(len(kept)) - np.repeat(head, np.diff(np.r_[head, len(kept)])) + 1
+    frame = run.frame
+    out = {c: frame[c].iloc[src].reset_index(drop=True) for c in ("system", "query_id") if c in frame}
+    doc = pages.take(pa.array(kept))
+    out["doc_id"] = pd.Series(pd.arrays.ArrowStringArray(doc))
+    out["score"] = -position[kept].astype(np.float64)
     out["rank"] = new_rank.astype(np.int64)
     if "tokens" in frame:
-        tok = frame["tokens"].to_numpy(np.float64)
+        tok = frame["tokens"].to_numpy()[order]
         cum = np.cumsum(tok)
-        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
-        through = (cum - np.repeat(before, np.diff(np.r_[starts, len(group)])))[first]  # within the list
-        prev = np.r_[0.0, through[:-1]]
-        prev[head] = 0.0
-        inc = through - prev
-        out["tokens"] = inc.astype(np.int64) if frame["tokens"].dtype.kind in "iu" else inc
-    rolled = pd.DataFrame(out)
-    records = _collapsed(run, order, first)
-    return encode_run(rolled), records
+        before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0)
+        through = (cum - np.repeat(before, sizes))[kept]  # tokens read through each kept row
+        prev = np.r_[0, through[:-1]]
+        prev[head] = 0
+        out["tokens"] = through - prev
+    rolled = CheckedRun(pd.DataFrame(out),
+                        None if run.system is None else Codes(run.system.codes[src], run.system.dictionary),
+                        Codes(run.query.codes[src], run.query.dictionary), pa.chunked_array([doc]))
+    return rolled, _collapsed(run, order, first)
 
 
 def _collapsed(run: CheckedRun, order: np.ndarray, first: np.ndarray) -> list[Diagnostic]:
@@ -238,21 +269,27 @@ def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels,
         ``rollup_golden_rows_merged`` record when rows were merged (count: rows
         removed; examples: questions).
     """
-    frame = qrels.frame
-    pages, mapped = _pages(qrels.doc, mapping)
+    code, pages, mapped = _pages(qrels.doc, mapping)
     if not mapped.any():
         return qrels, []
-    t = pd.DataFrame({"query_id": frame["query_id"].to_numpy(dtype=object), "doc_id": pages,
-                      "relevance": frame["relevance"].to_numpy(np.int64)})
-    merged = t.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-    n_gone = len(t) - len(merged)
-    records = []
-    if n_gone:
-        dup = t.duplicated(["query_id", "doc_id"], keep=False).to_numpy()
-        qs = pd.unique(t.loc[dup, "query_id"].to_numpy(dtype=object))
-        records.append(Diagnostic(None, Check.ROLLUP_GOLDEN_ROWS_MERGED, int(n_gone),
-                                  "merged: a page takes its most relevant chunk's label",
-                                  tuple(str(x) for x in _sorted_ids(np.asarray(qs, dtype=object))[:MAX_EXAMPLES])))
-    merged["query_id"] = merged["query_id"].astype(str)
-    merged["doc_id"] = merged["doc_id"].astype(str)
-    return encode_qrels(merged), records
+    frame = qrels.frame
+    q = qrels.query.codes.astype(np.int64)
+    key = q * (int(code.max(initial=0)) + 1) + code
+    label = frame["relevance"].to_numpy(np.int64)
+    order = np.lexsort((-label, key))  # the most relevant row of each (question, page) first
+    first_of_key = np.r_[True, key[order][1:] != key[order][:-1]] if len(key) else np.zeros(0, bool)
+    kept = np.sort(order[first_of_key])  # the golden set's row order
+    n_gone = len(key) - len(kept)
+    if not n_gone:
+        return qrels, []
+    inverse = np.unique(key, return_inverse=True)[1]
+    merged = np.bincount(inverse)[inverse] > 1  # rows of a (question, page) with several chunks
+    qs = np.unique(q[merged])
+    records = [Diagnostic(None, Check.ROLLUP_GOLDEN_ROWS_MERGED, int(n_gone),
+                          "merged: a page takes its most relevant chunk's label",
+                          tuple(str(x) for x in _sorted_ids(qrels.query.names[qs])[:MAX_EXAMPLES]))]
+    doc = pages.take(pa.array(kept))
+    out = pd.DataFrame({"query_id": frame["query_id"].iloc[kept].reset_index(drop=True),
+                        "doc_id": pd.Series(pd.arrays.ArrowStringArray(doc)),
+                        "relevance": label[kept]})
+    return CheckedQrels(out, Codes(qrels.query.codes[kept], qrels.query.dictionary), pa.chunked_array([doc])), records

@@ -80,6 +80,10 @@ def test_report_shows_both_intervals_labelled():
     assert set(c["ci_adjustment"]) == {"bonferroni"} and set(c["correction"]) == {"holm"}
     excludes = (c["ci_low_adjusted"] > 0) | (c["ci_high_adjusted"] < 0)
     assert (c.loc[excludes, "p_adjusted"] < 0.05).all()
+    # the case: bm25 -> tfidf, unadjusted interval clear of 0, Holm p_adj not significant
+    tf = c.set_index("system_b").loc["tfidf"]
+    assert tf["ci_high"] < 0 and not tf["significant"]
+    assert tf["ci_low_adjusted"] < 0 < tf["ci_high_adjusted"]
     v = r.comparisons_view()
     assert v["diff [CI]"].str.contains("bonferroni-adj.").all()
     text = r.to_text() if hasattr(r, "to_text") else r.to_markdown()

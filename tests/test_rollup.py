@@ -272,3 +272,37 @@ def test_shallow_rankings_are_reported_and_warned():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ShallowRankingWarning)
         ef.evaluate(run, qrels, ["R@3"])  # deep enough: no warning
+
+
+# ---------------------------------------------------------------- the commands
+def test_rollup_and_budget_stages_on_the_commands(tmp_path, capsys):
+    import io
+    import json
+
+    from evalframe.cli import main
+    run, mapping, qrels, _ = chunk_case(21, n_q=60)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    pd.DataFrame({"chunk_id": list(mapping), "page_id": list(mapping.values())}).to_csv(
+        tmp_path / "map.tsv", sep="\t", index=False)
+    files = []
+    for s in ("a", "b"):
+        run[run.system == s].drop(columns="system").to_csv(tmp_path / f"{s}.csv", index=False)
+        files.append(str(tmp_path / f"{s}.csv"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["evaluate", str(tmp_path / "qrels.csv"), *files, "-m", "R@5", "R(tokens=200)",
+                     "--rollup", str(tmp_path / "map.tsv"), "--format", "csv"]) == 0
+        got = pd.read_csv(io.StringIO(capsys.readouterr().out))
+        want = ef.aggregate(ef.evaluate(run, qrels, ["R@5", "R(tokens=200)"], rollup=mapping))
+        assert main(["evaluate", str(tmp_path / "qrels.csv"), files[0], "-m", "R@5",
+                     "--rollup", str(tmp_path / "map.tsv")]) == 0
+        assert "documents are pages" in capsys.readouterr().out
+    assert set(got["unit"]) == {"page"}
+    assert got["mean"].tolist() == pytest.approx(want["mean"].tolist(), abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["report", str(tmp_path / "qrels.csv"), *files, "-m", "R@5", "--rollup",
+                     str(tmp_path / "map.tsv"), "--stages", "a:20", "b:tokens=300",
+                     "--n-resamples", "50", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["measure"] for s in out["stages"]] == ["R@20", "R(tokens=300)"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_conventions, add_inputs, check_out_file, conventions, parse_measure_args,
-                     read_input, read_runs, run_command)
+from .common import (add_conventions, add_inputs, add_rollup, check_out_file, conventions, parse_measure_args,
+                     read_input, read_rollup, read_runs, run_command)
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.add_argument("--out", help="also write the table to this .csv or .parquet file")
     add_conventions(p)
+    add_rollup(p)
     return p
 
 
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_out_file(args.out) if args.out else None
     qrels = read_input(args.qrels, read_qrels, "golden set")
     runs = read_runs(args.runs, duplicates=args.duplicates)
-    per_q = evaluate(runs, qrels, measures, **conventions(args))
+    per_q = evaluate(runs, qrels, measures, rollup=read_rollup(args.rollup), **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:
         wide = table.pivot(index="system", columns="measure", values="value")
@@ -56,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
     else:
+        if "unit" in table.columns:
+            sys.stdout.write("documents are pages (chunks rolled up with --rollup)\n")
         with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
             sys.stdout.write(wide.to_string(float_format=lambda v: f"{v:.4f}") + "\n")
     if out is not None:

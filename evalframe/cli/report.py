@@ -13,8 +13,8 @@ import json
 import sys
 import time
 
-from .common import (add_conventions, add_inputs, check_out_dir, conventions, parse_measure_args,
-                     read_input, read_runs, run_command)
+from .common import (add_conventions, add_inputs, add_rollup, check_out_dir, conventions, parse_measure_args,
+                     read_input, read_rollup, read_runs, run_command)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
 
@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one (default: all pairs)")
     p.add_argument("--stages", nargs="+", metavar="SYSTEM[:K]",
-                   help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5")
+                   help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5, or a token "
+                        "budget: reranked:tokens=2000")
     p.add_argument("--out", metavar="DIR", help="write CSV, Parquet, PNG plots and report.md here")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
     p.add_argument("--confidence", type=float, default=0.95)
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                    default="randomization")
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
     add_conventions(p)
+    add_rollup(p)
     return p
 
 
@@ -78,7 +80,7 @@ def _stages(items):
     pairs = [(it.rsplit(":", 1) + [""])[:2] if ":" in it else [it, ""] for it in items]
     if all(k for _, k in pairs):
         try:
-            return {name: int(k) for name, k in pairs}
+            return {name: (k if k.startswith("tokens=") else int(k)) for name, k in pairs}
         except ValueError:
             raise ValueError(f"--stages: k must be an int, got {items!r} (e.g. first_stage:100 reranked:5)") from None
     return [name for name, _ in pairs]
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
                      stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
                      seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
-                     progress=progress.step, **conventions(args))
+                     progress=progress.step, rollup=read_rollup(args.rollup), **conventions(args))
         written = []
         if out is not None:
             progress.step("writing tables and plots")
