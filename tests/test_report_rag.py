@@ -173,3 +173,17 @@ def test_stage_budgets_are_checked():
         report(run, qrels, stages={"first": 20, "reranked": "tokens=0"})
     from evalframe.report.stages import stage_spec
     assert stage_spec({"a": 100, "b": {"tokens": 2000}}) == [("a", 100), ("b", "tokens=2000")]
+
+
+def test_shallow_rankings_are_report_warnings():
+    qs = [str(q) for q in range(60)]
+    run = pd.DataFrame([(s, q, f"d{i}", 20.0 - i) for s in ("a", "b") for q in qs for i in range(20)],
+                       columns=["system", "query_id", "doc_id", "score"])
+    qrels = pd.DataFrame([(q, "d3", 1) for q in qs], columns=["query_id", "doc_id", "relevance"])
+    with pytest.warns(ef.ShallowRankingWarning):
+        r = report(run, qrels, measures=["R@100", "R@20"], n_resamples=B)
+    shown = [w for w in r.warnings if w.category is ef.ShallowRankingWarning]
+    assert [w.system for w in shown] == ["a", "b"]
+    assert "60 questions whose ranking is shorter than the deepest cutoff" in str(shown[0].message)
+    s = r.summary.set_index(["system", "measure"])["mean"]
+    assert s["a", "R@100"] == s["a", "R@20"]  # R@100 of a 20-deep run is its R@20

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .. import stats
 from ..errors import (EvalframeWarning, NoRelevantWarning, QuestionsDroppedWarning,
-                      QuestionsScoredZeroWarning, SmallGoldenSetWarning, UnjudgedDocumentsWarning, warn)
+                      QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
+                      UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
 from .tables import DIAGNOSTIC_COLUMNS
 
@@ -33,11 +34,14 @@ CONVENTION_DOCS = {
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
 WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_run",
-                  "golden_questions_without_relevant")
+                  "golden_questions_without_relevant", "shallow_rankings")
 _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set",
          "golden_questions_not_in_run": "golden-set questions the system did not answer",
          "golden_questions_without_relevant": "golden-set questions without a relevant document",
-         "score_ties": "rows tied on score with the row above"}
+         "score_ties": "rows tied on score with the row above",
+         "shallow_rankings": "questions whose ranking is shorter than the deepest cutoff",
+         "rollup_run_rows_collapsed": "chunk rows of a page already ranked",
+         "rollup_golden_rows_merged": "golden-set chunk rows merged into their page"}
 _DUPLICATES = {
     "error": "duplicates='error': a document listed twice for one question would have raised; none found",
     "max": "duplicates='max': a document listed twice keeps its highest score",
@@ -169,7 +173,8 @@ def issue_warnings(diagnostics: pd.DataFrame) -> None:
 _CATEGORY = {"judged_at_k": UnjudgedDocumentsWarning, "golden_set_size": SmallGoldenSetWarning,
              "run_questions_not_in_golden_set": QuestionsDroppedWarning,
              "golden_questions_not_in_run": QuestionsScoredZeroWarning,
-             "golden_questions_without_relevant": NoRelevantWarning}
+             "golden_questions_without_relevant": NoRelevantWarning,
+             "shallow_rankings": ShallowRankingWarning}
 
 
 class ReportWarning(_warnings.WarningMessage):
