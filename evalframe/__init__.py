@@ -10,8 +10,8 @@ from ._version import __version__
 from . import datasets, stats
 from .agreement import agreement
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, SmallGoldenSetWarning,
-                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
+                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning,
+                     SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
 from .evaluate import aggregate, diagnostics, evaluate, index_recall
 from .fusion import fuse
 from .io import read_qrels, read_run
@@ -26,5 +26,5 @@ __all__ = [
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
-    "UnjudgedDocumentsWarning", "SmallGoldenSetWarning",
+    "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
 ]

@@ -50,7 +50,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import Duplicates, per_question_table, prepare
+from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
@@ -170,6 +170,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                 duplicates=duplicates, warn=False)
+    J = with_shallow_rankings(J, ms, warn=False, ignore=PLACEHOLDER_QUESTION)
     table = per_question_table(J, ms)
     table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
     n_golden = J.n_queries - 1

@@ -9,6 +9,9 @@ repository, installed as ``evalframe._data``):
   5 systems; segment columns ``length`` and ``question_form``.
 - ``load_scifact()``: 300 claims, 339 judgments (binary), 5 systems; segment
   columns ``length`` and ``claim_label``.
+- ``load_scifact_chunks()``: the same claims and judgments (abstract level) with
+  two chunk-level runs (top 100 chunks of 48 words, with a ``tokens`` column) and
+  the chunk -> abstract map ``chunks``: a RAG retriever's view of SciFact.
 
 ``sso`` is the worked example of the spec "Measuring Retrieval Quality" (one
 question, ten returned pages; recall@5 = 0.67, nDCG@10 = 0.62). Cranfield and
@@ -35,7 +38,7 @@ tables, so changing a returned table never changes what the next call returns.
 """
 from __future__ import annotations
 
-__all__ = ["Dataset", "load_sso", "load_cranfield", "load_scifact"]
+__all__ = ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks"]
 
 import functools
 from dataclasses import dataclass
@@ -73,6 +76,9 @@ class Dataset:
     provenance : str
         Where the data comes from, its licence and how it was converted
         (the Markdown file shipped with it).
+    chunks : pandas.DataFrame or None
+        Only for chunk-level collections: ``chunk_id`` (str), ``doc_id`` (str, the
+        page the chunk belongs to), ``tokens`` (int64): the ``rollup=`` map.
 
     Notes
     -----
@@ -96,6 +102,7 @@ class Dataset:
     queries: pd.DataFrame
     description: str
     provenance: str
+    chunks: pd.DataFrame | None = None
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -215,6 +222,46 @@ def load_scifact() -> Dataset:
     return _copy(_load_parquet_collection("scifact"))
 
 
+def load_scifact_chunks() -> Dataset:
+    """Load SciFact as a RAG retriever sees it: chunks of abstracts, judged at abstract level.
+
+    Every abstract (title first) is cut into windows of 48 words, ``<doc_id>#<i>``
+    (25,799 chunks of 5,183 abstracts); the runs are made offline by
+    ``scripts/make_scifact_chunks.py`` (BM25 over the chunks, and a reranker mixing
+    in the bundled ``dense_exact`` abstract scores; see ``provenance``).
+
+    Returns
+    -------
+    Dataset
+        ``qrels``, ``segments`` and ``queries`` of :func:`load_scifact` (the golden
+        set is at abstract = page level); ``runs`` 60,000 rows, systems
+        ``bm25_chunks`` and ``reranked`` (top 100 chunks per claim), columns
+        ``query_id, doc_id`` (a chunk id), ``score, system, tokens``; ``chunks``
+        the chunk -> abstract map ``chunk_id, doc_id, tokens``.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_scifact_chunks
+    >>> rag = load_scifact_chunks()
+    >>> rag.runs.shape, rag.chunks.shape
+    ((60000, 5), (25799, 3))
+    >>> rag.systems
+    ('bm25_chunks', 'reranked')
+    """
+    return _copy(_load_chunks())
+
+
+@functools.cache
+def _load_chunks() -> Dataset:
+    base = _load_parquet_collection("scifact")
+    runs = _read_parquet("scifact", "chunk_runs.parquet")
+    runs = _canonical_runs(runs).assign(tokens=runs["tokens"].astype("int64").to_numpy())
+    chunks = _as_str(_read_parquet("scifact", "chunks.parquet"), ["chunk_id", "doc_id"])
+    return Dataset(name="scifact_chunks", qrels=base.qrels, runs=runs, segments=base.segments,
+                   queries=base.queries, description=_DESCRIPTIONS["scifact_chunks"],
+                   provenance=base.provenance, chunks=chunks.astype({"tokens": "int64"}))
+
+
 _DESCRIPTIONS = {
     "sso": (
         "Worked example of the spec 'Measuring Retrieval Quality': the question "
@@ -225,6 +272,11 @@ _DESCRIPTIONS = {
         "Cranfield II: 1,400 aeronautics abstracts, 225 questions, 1,837 graded "
         "judgments (0-4), top-100 runs of five systems (bm25, tfidf, dense_exact, "
         "dense_hnsw, hybrid_rrf). Research/teaching data with no explicit licence."
+    ),
+    "scifact_chunks": (
+        "SciFact cut into chunks of 48 words (25,799 chunks of 5,183 abstracts), 300 claims "
+        "judged at abstract level, top-100 chunk runs of bm25_chunks and reranked, with "
+        "token counts; the chunk -> abstract map is `chunks`."
     ),
     "scifact": (
         "SciFact (BEIR test split): 5,183 biomedical abstracts, 300 claims, 339 binary "
@@ -311,4 +363,5 @@ def _copy(ds: Dataset) -> Dataset:
         queries=ds.queries.copy(deep=True),
         description=ds.description,
         provenance=ds.provenance,
+        chunks=None if ds.chunks is None else ds.chunks.copy(deep=True),
     )

@@ -212,3 +212,22 @@ class SmallGoldenSetWarning(EvalframeWarning):
 
 
 __all__ += ["UnpairedQuestionsWarning", "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]
+
+
+class ShallowRankingWarning(EvalframeWarning):
+    """Some rankings hold fewer documents than a measure's cutoff (R@100 of a 20-deep run is R@20).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(sso.runs, sso.qrels, "R@1000")
+    >>> "ShallowRankingWarning" in [w.category.__name__ for w in caught]
+    True
+    """
+
+
+__all__ += ["ShallowRankingWarning"]

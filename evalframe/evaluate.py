@@ -19,12 +19,13 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
-from .engine import Duplicates, evaluate_partition, prepare
+from .engine import Duplicates, evaluate_partition, prepare, with_records
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
 from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge
+from .ranking import Missing, Ties, judge, shallow_rankings
+from .rollup import Rollup
 from .streaming import BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 from .streaming import memory_budget as parse_memory_budget
 
@@ -35,7 +36,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              depth: int | None = None, duplicates: Duplicates = "error",
              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
              engine: Engine = "auto",
-             memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
+             memory_budget: "int | str | None" = None, progress: bool | None = None,
+             rollup: "Rollup | None" = None) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -87,6 +89,14 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     progress : bool, optional
         A progress bar while a run is streamed: default on when standard
         error is a terminal (not in notebooks); True or False to choose.
+    rollup : DataFrame, dict or str, optional
+        A chunk -> page map (a two-column table, a dict, or the name of a run
+        column holding each chunk's page id): the run's chunks and the golden
+        set's chunks are rolled up to pages before ranking
+        (:mod:`evalframe.rollup`): each page ranks at its best chunk's position,
+        later chunks of the same page are removed before the cutoff, and a page
+        is as relevant as its most relevant chunk.  Ids the map does not name
+        are pages already.
 
     Returns
     -------
@@ -96,6 +106,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ========== ======= =============================================
         system     str     present when the run names its systems
         query_id   str
+        unit       str     ``"page"``: present only with ``rollup``
         measure    str     canonical measure name (``str(Measure)``)
         value      float64
         ========== ======= =============================================
@@ -121,19 +132,23 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
                                      conflicts=conflicts, engine=engine,
-                                     memory_budget=memory_budget, progress=progress)[0]
+                                     memory_budget=memory_budget, progress=progress, rollup=rollup)[0]
 
 
-def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
+def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
+                rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error",
                 columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                 engine: Engine = "auto",
-                memory_budget: "int | str | None" = None, progress: bool | None = None) -> pd.DataFrame:
+                memory_budget: "int | str | None" = None, progress: bool | None = None,
+                rollup: "Rollup | None" = None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
     ``golden_questions_without_relevant``; a Parquet dataset larger than
-    ``memory_budget`` is streamed).
+    ``memory_budget`` is streamed; ``measures``, when given, sets the
+    deepest cutoff of ``shallow_rankings``, which :func:`evaluate_with_diagnostics`
+    always checks against the measures it computes).
 
     Returns
     -------
@@ -147,7 +162,11 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
         ``score_ties`` (rows whose score equals another row's of the same
         question and system, ordered by the ``ties`` convention; a rank-only
         run's repeated ranks), ``golden_set_conflicting_labels`` ((question,
-        document) pairs whose labels ``conflicts`` resolved; system empty).
+        document) pairs whose labels ``conflicts`` resolved; system empty),
+        ``rollup_run_rows_collapsed`` (rows of later chunks of a page, removed
+        by ``rollup``), ``rollup_golden_rows_merged`` (golden-set chunks merged
+        into their page), ``shallow_rankings`` (questions whose ranking holds
+        fewer documents, but at least one, than the deepest cutoff of ``measures``).
 
     Examples
     --------
@@ -163,15 +182,20 @@ def diagnostics(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing
     """
     _check_rel(rel)
     _check_input_options(columns, conflicts, "diagnostics")
-    if _use_dask(run, engine, columns, conflicts):
+    ks = [m.k for m in parse_measures(measures) if m.k is not None] if measures is not None else []
+    if _use_dask(run, engine, columns, conflicts, rollup):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False)[1]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, warn=False)
+    streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, rollup,
+                                     warn=False)
     if streamed is not None:
         return streamed[1]
-    return prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, **conv).diagnostics
+    J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
+    if ks:
+        J = with_records(J, shallow_rankings(J, max(ks), warn=False))
+    return J.diagnostics
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -187,7 +211,8 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     Returns
     -------
     DataFrame
-        ``system, [by...], measure, n, mean, value, aggregation``: ``n``
+        ``system, [by...], [unit,] measure, n, mean, value, aggregation`` (``unit``
+        when the table has one, see ``rollup``): ``n``
         questions, the arithmetic ``mean``, and ``value``, the measure's own
         aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
         NumRelRet, as trec_eval reports them; ``gmean`` for GMAP and GMbpref:
@@ -228,7 +253,8 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
         raise EvalframeInputError("per-question table", [InputProblem(
             f"missing columns {missing} (found {list(per_question.columns)})",
             "pass the output of evaluate(), with the segment columns joined")])
-    keys = (["system"] if "system" in per_question.columns else []) + by + ["measure"]
+    keys = (["system"] if "system" in per_question.columns else []) + by + (
+        ["unit"] if "unit" in per_question.columns and "unit" not in by else []) + ["measure"]
     dup = per_question.duplicated(keys[:-1] + ["query_id", "measure"], keep=False)
     if dup.any():
         raise EvalframeInputError("per-question table", [InputProblem(
@@ -364,7 +390,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               depth: int | None = None, duplicates: Duplicates = "error",
                               columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                               engine: Engine = "auto",
-                              memory_budget: "int | str | None" = None, progress: bool | None = None
+                              memory_budget: "int | str | None" = None, progress: bool | None = None,
+                              rollup: "Rollup | None" = None
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -380,15 +407,16 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    if _use_dask(run, engine, columns, conflicts):
+    if _use_dask(run, engine, columns, conflicts, rollup):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates)
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, warn=True)
+    streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
+                                     warn=True)
     if streamed is not None:
         return streamed
-    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, **conv)
+    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
 
 
 def _check_input_options(columns, conflicts, caller: str) -> None:
@@ -396,7 +424,7 @@ def _check_input_options(columns, conflicts, caller: str) -> None:
     check_conflicts(conflicts, caller=caller)
 
 
-def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, *, warn: bool):
+def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup, *, warn: bool):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
@@ -408,6 +436,9 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, *, war
     if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
             and open_run_dataset(run).count_rows() * BYTES_PER_ROW <= budget):
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
+    if rollup is not None:
+        raise ValueError("evaluate: rollup= is not yet supported on a streamed Parquet dataset; "
+                         "evaluate it in memory (raise memory_budget) or roll the run up first")
     if columns:
         raise ValueError(f"evaluate: columns= is not yet supported on a streamed Parquet dataset, got {columns!r}; "
                          "write the dataset with the canonical column names (query_id, doc_id, score, system)")
@@ -430,14 +461,14 @@ def _check_rel(rel) -> None:
         raise ValueError(f"rel must be an int, got {rel!r}")
 
 
-def _use_dask(run, engine, columns=None, conflicts="error") -> bool:
+def _use_dask(run, engine, columns=None, conflicts="error", rollup=None) -> bool:
     if engine not in ("auto", "memory", "dask"):
         raise ValueError(f"evaluate: engine must be 'auto', 'memory' or 'dask', got {engine!r}")
     if engine == "memory" and is_dask_frame(run):
         raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
     dask = engine == "dask" or is_dask_frame(run)
-    if dask and (columns or conflicts != "error"):
-        raise ValueError("evaluate: columns= and conflicts= are not yet supported on the Dask engine, got "
-                         f"columns={columns!r}, conflicts={conflicts!r}; rename the Dask frame's columns "
+    if dask and (columns or conflicts != "error" or rollup is not None):
+        raise ValueError("evaluate: columns=, conflicts= and rollup= are not yet supported on the Dask engine, got "
+                         f"columns={columns!r}, conflicts={conflicts!r}, rollup given: {rollup is not None}; rename the Dask frame's columns "
                          "(query_id, doc_id, score, system) and resolve conflicting labels first")
     return dask

@@ -47,6 +47,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
     "rank": ("rank", "ranks"),
     "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id"),
+    "tokens": ("tokens", "n_tokens", "num_tokens", "token_count", "length_tokens"),
 }
 
 #: The column of a golden set holding the question text (kept by :func:`evalframe.read_qrels`).
@@ -57,7 +58,7 @@ TEXT_ALIASES = ("text", "question_text", "query_text", "question", "query")
 
 #: Canonical names a ``columns=`` mapping may give (other modules' optional columns
 #: belong here too).
-COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", TEXT_COLUMN)
+COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", "tokens", TEXT_COLUMN)
 
 
 def _norm(c) -> str:

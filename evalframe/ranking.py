@@ -53,7 +53,7 @@ from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order", "str_column"]
+           "natural_order", "str_column", "shallow_rankings"]
 
 from dataclasses import dataclass, field
 from enum import Enum
@@ -69,7 +69,7 @@ from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qr
                      pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning)
+                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
 
 #: Label given to a retrieved document that the golden set does not judge.
 NOT_JUDGED = np.int64(-(2 ** 62))
@@ -174,6 +174,15 @@ class Check(str, Enum):
     #: (question, document) pairs of the golden set whose conflicting labels were resolved
     #: (``conflicts=``); count: pairs.
     GOLDEN_SET_CONFLICTING_LABELS = "golden_set_conflicting_labels"
+    #: Run rows removed by a roll-up: later chunks of a page already ranked at its best
+    #: chunk (see :mod:`evalframe.rollup`); count: rows.
+    ROLLUP_RUN_ROWS_COLLAPSED = "rollup_run_rows_collapsed"
+    #: Golden-set rows merged by a roll-up: chunks of one page, the page keeping its most
+    #: relevant chunk's label; count: rows.
+    ROLLUP_GOLDEN_ROWS_MERGED = "rollup_golden_rows_merged"
+    #: Rankings shorter than the deepest cutoff asked for (see
+    #: :func:`shallow_rankings`); count: questions.
+    SHALLOW_RANKINGS = "shallow_rankings"
 
     def __str__(self) -> str:
         return self.value
@@ -328,6 +337,9 @@ class Judged:
     subtopics : Subtopics or None
         A diversity golden set's labels per subtopic (None without a
         ``subtopic`` column); ``label`` is then each document's largest.
+    tokens : float64 array (N,) or None
+        Per retrieved document: its token count, when the run has a ``tokens``
+        column (measures at a token budget read it).
     """
 
     groups: pd.DataFrame
@@ -343,6 +355,7 @@ class Judged:
     cache: dict = field(default_factory=dict, repr=False, compare=False)
     records: tuple[Diagnostic, ...] = field(default=(), repr=False)
     subtopics: Subtopics | None = field(default=None, repr=False)
+    tokens: np.ndarray | None = field(default=None, repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -383,7 +396,8 @@ class Judged:
                       self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
                       None if self.source_row is None else self.source_row[keep],
                       records=self.records,
-                      subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep))
+                      subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep),
+                      tokens=None if self.tokens is None else self.tokens[keep])
 
 
 # ---------------------------------------------------------------- judge and its steps
@@ -429,6 +443,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     order = _ordering(grp, primary, run.doc, kept, ties)
     del primary
     grp, label = grp[order], label[order]
+    tokens = frame["tokens"].to_numpy(dtype=np.float64)[keep][order] if "tokens" in frame else None
     rank = _ranks(grp, len(g_q))
     tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
     del score
@@ -439,6 +454,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]
         source_row = None if source_row is None else source_row[cut]
+        tokens = None if tokens is None else tokens[cut]
     subtopics = None
     if qrels.subtopics is not None:
         subtopics = _subtopics(qrels.subtopics, queries, g_q[grp], run.doc, source_row, label)
@@ -453,7 +469,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         warn_diagnostics(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
                   qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
-                  records=tuple(records), subtopics=subtopics)
+                  records=tuple(records), subtopics=subtopics, tokens=tokens)
 
 
 def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray, docs, source_row: np.ndarray,
@@ -797,6 +813,7 @@ _WARNINGS = {
     Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: QuestionsDroppedWarning,
     Check.GOLDEN_QUESTIONS_NOT_IN_RUN: QuestionsScoredZeroWarning,
     Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: NoRelevantWarning,
+    Check.SHALLOW_RANKINGS: ShallowRankingWarning,
 }
 
 
@@ -818,6 +835,7 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
         msg = {
             Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: f"{who}{r.count} run questions are not in the golden set and were dropped (e.g. {examples})",
             Check.GOLDEN_QUESTIONS_NOT_IN_RUN: f"{who}{r.count} golden-set questions have no retrieved documents and score 0 (e.g. {examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
+            Check.SHALLOW_RANKINGS: f"{who}{r.count} questions have {r.action} (e.g. {examples}; R@100 of a 20-deep ranking is its R@20)",
             Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}), so recall-type measures score 0 on them (e.g. {examples})",
         }[r.check]
         _warn_user(msg, cat)
@@ -842,3 +860,37 @@ def list_ranks(group: np.ndarray):
     sizes = np.diff(np.r_[starts, len(group)])
     rank = np.arange(len(group)) - np.repeat(starts, sizes) + 1
     return starts, sizes, rank.astype(np.float64)
+
+
+# --------------------------------------------------------- rankings shorter than a cutoff
+def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None = None) -> list[Diagnostic]:
+    """Records of the rankings that hold fewer than ``k`` documents (but at least one).
+
+    A measure at cutoff k reads such a ranking whole: R@100 of a 20-deep ranking is its
+    R@20.  One :attr:`Check.SHALLOW_RANKINGS` record per system (count: questions;
+    examples: questions in natural order), and a
+    :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
+    """
+    n = np.bincount(J.grp, minlength=J.n_groups)
+    counted = (n > 0) & (n < k)
+    if ignore is not None:  # an engine's own placeholder question
+        counted &= J.groups["query_id"].to_numpy(dtype=object) != ignore
+    short = np.flatnonzero(counted)
+    if not len(short):
+        return []
+    if "system" in J.groups:
+        sys_idx, systems = pd.factorize(J.groups["system"].to_numpy(dtype=object))
+        systems = np.asarray(systems, dtype=object)
+    else:
+        systems, sys_idx = np.array([None], dtype=object), np.zeros(J.n_groups, np.int64)
+    names = J.groups["query_id"].to_numpy(dtype=object)
+    records = []
+    for s in np.unique(sys_idx[short]):  # one record per system
+        rows = short[sys_idx[short] == s]
+        action = (f"fewer than {k} retrieved documents: measured on what was returned, so a measure at "
+                  f"k = {k} equals its value at the ranking's length")  # the same in every partition
+        records.append(Diagnostic(systems[s], Check.SHALLOW_RANKINGS, len(rows), action,
+                                  tuple(str(x) for x in _natural_order(names[rows])[:MAX_EXAMPLES])))
+    if warn:
+        warn_diagnostics(records, 1)
+    return records

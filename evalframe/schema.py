@@ -398,7 +398,8 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         and ``rank``.  A run with a ``rank`` column and no score is ordered by rank
         (``score = -rank``; repeated ranks are ties, see :mod:`evalframe.inputs`); a
         run whose document column holds lists (one row per question) is exploded, each
-        document ranked by its position in its list.
+        document ranked by its position in its list;
+        ``tokens`` (each row's token count, for measures at a token budget).
     system : str, optional
         Name for the system; overrides a ``system`` column.
     duplicates : {"error", "max", "first"}
@@ -414,7 +415,7 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
     Returns
     -------
     DataFrame
-        ``[system,] query_id, doc_id, score[, rank]`` with str ids, float64 score.
+        ``[system,] query_id, doc_id, score[, rank][, tokens]`` with str ids, float64 score.
 
     Raises
     ------
@@ -423,6 +424,23 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         infinite or non-numeric scores, duplicate documents, an empty table.
     """
     return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties).frame
+
+
+def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None:
+    """The ``tokens`` column (token count of each retrieved row, for measures at a
+    token budget) as int64 (float64 when not whole), or a problem when a value is
+    missing, negative or not a number."""
+    t = df["tokens"]
+    t = t if pd.api.types.is_numeric_dtype(t.dtype) and not pd.api.types.is_bool_dtype(t.dtype) \
+        else pd.to_numeric(t, errors="coerce")
+    v = t.to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = ~np.isfinite(v) | (v < 0)
+    if bad.any():
+        problems.append(InputProblem(f"{int(bad.sum())} rows have a missing, negative or non-numeric token count",
+                                     "give every retrieved row its number of tokens (an int >= 0), "
+                                     "or drop the tokens column", _examples(df, bad)))
+        return None
+    return v.astype(np.int64) if (v == np.round(v)).all() else v
 
 
 def check_run(run: pd.DataFrame, *, system: str | None = None,
@@ -447,7 +465,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
     problems: list[InputProblem] = []
     attrs = run.attrs
     run = run_table(run, problems, columns=check_columns(columns, caller="check_run"))
-    df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank"), problems)
+    df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank", "tokens"), problems)
     if problems:
         raise EvalframeInputError("run", problems)
     if len(df) == 0:
@@ -477,6 +495,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         r = r.to_numpy(dtype=float, na_value=np.nan)
         if np.isfinite(r).all():
             rank = r
+    tokens = _tokens(df, problems) if "tokens" in df else None
     trim = not attrs.get("evalframe_ids_trimmed", False)
     data = {}
     if system is not None:
@@ -492,6 +511,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
     data["score"] = sc
     if rank is not None:
         data["rank"] = rank
+    if tokens is not None:
+        data["tokens"] = tokens
     out = pd.DataFrame(data)
     keys = [c for c in ("system", "query_id", "doc_id") if c in out]
     coded = None

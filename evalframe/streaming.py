@@ -68,7 +68,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from .engine import Duplicates, per_question_table, prepare
+from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure
@@ -280,6 +280,7 @@ class _Assembler:
                     fill["rank"] = [1] * len(absent)
                 run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
         J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
+        J = with_shallow_rankings(J, self.ms or [], warn=False)
         self.golden_ids.append(pd.unique(part.qrels["query_id"]))
         gone = set(absent)
         self.records.append([r for r in J.records if not (

@@ -281,10 +281,28 @@ def test_description_and_provenance(ds):
 
 
 def test_public_surface():
-    assert datasets.__all__ == ["Dataset", "load_sso", "load_cranfield", "load_scifact"]
+    assert datasets.__all__ == ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks"]
 
 
 def test_docstring_examples_run():
     result = doctest.testmod(datasets, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 10
     assert result.failed == 0
+
+
+def test_scifact_chunks_are_consistent():
+    rag = datasets.load_scifact_chunks()
+    sci = datasets.load_scifact()
+    assert rag.runs.shape == (60_000, 5) and rag.systems == ("bm25_chunks", "reranked")
+    pd.testing.assert_frame_equal(rag.qrels, sci.qrels)
+    tokens = rag.chunks.set_index("chunk_id")["tokens"]
+    assert rag.chunks["chunk_id"].is_unique and rag.runs["doc_id"].isin(tokens.index).all()
+    assert (rag.runs["tokens"].to_numpy() == tokens.loc[rag.runs["doc_id"]].to_numpy()).all()
+    assert (rag.chunks["chunk_id"].str.split("#").str[0] == rag.chunks["doc_id"]).all()
+    assert set(sci.qrels["doc_id"]) <= set(rag.chunks["doc_id"]) and rag.chunks["doc_id"].nunique() == 5183
+    assert rag.chunks["tokens"].between(1, 48).all()
+    # the same 100 chunks per claim for both systems (the reranker reorders them)
+    a, b = (rag.runs[rag.runs.system == s].groupby("query_id")["doc_id"].apply(frozenset) for s in rag.systems)
+    assert a.equals(b) and rag.runs.groupby(["system", "query_id"]).size().eq(100).all()
+    rag.chunks.loc[0, "tokens"] = -1
+    assert datasets.load_scifact_chunks().chunks.loc[0, "tokens"] > 0  # fresh copies

@@ -59,7 +59,7 @@ def test_parameters_are_declared_on_the_family():
             assert spec.description, (fam.name, name)
             assert spec.check(fam.name, name, spec.default) == spec.default, (fam.name, name)
     # nDCG's gains and Rprec's mult are parameters of the one nDCG / Rprec family
-    assert list(FAMILIES["nDCG"].params) == ["gain", "judged_only", "gains"]
+    assert list(FAMILIES["nDCG"].params) == ["gain", "judged_only", "gains", "tokens"]
     assert list(FAMILIES["Rprec"].params) == ["rel", "judged_only", "mult"]
 
 

@@ -273,7 +273,8 @@ def test_plots_are_inline_svg_one_per_plot(written, rep):
 
 def test_warnings_come_first_and_print_styles(written, rep):
     text = written[2]
-    warn = text[text.index("class='ef-warnings'"):text.index("id='summary'")]
+    import html as _html
+    warn = _html.unescape(text[text.index("class='ef-warnings'"):text.index("id='summary'")])
     for line in rep.warning_lines():
         assert line.split(" (")[0] in warn
     assert "@media print" in text and "prefers-color-scheme: dark" in text

@@ -131,6 +131,27 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
                              "keep the max, the min or the majority label (a tie: the higher)")
 
 
+def add_rollup(parser: argparse.ArgumentParser) -> None:
+    """Add ``--rollup FILE``: a chunk -> page table that rolls chunks up to pages."""
+    parser.add_argument("--rollup", metavar="FILE",
+                        help="chunk -> page map (TSV/CSV/Parquet, two columns: chunk id, page id): "
+                             "evaluate chunk runs at page level, each page at its best chunk")
+
+
+def read_rollup(path: str | None):
+    """The ``--rollup`` table (None without the flag), read with pandas; errors name the file."""
+    if path is None:
+        return None
+    import pandas as pd
+
+    def read(p):
+        if p.endswith(".parquet"):
+            return pd.read_parquet(p)
+        return pd.read_csv(p, sep=None, engine="python", dtype=str)
+
+    return read_input(path, read, "rollup")
+
+
 def conventions(args: argparse.Namespace) -> dict:
     """The conventions flags of parsed arguments, as keyword arguments of evaluate/report."""
     return {"rel": args.rel, "ties": args.ties, "missing": args.missing, "depth": args.depth,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, check_out_file, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, run_command, run_source)
+from .common import (add_conventions, add_inputs, add_memory_budget, add_rollup, check_out_file, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, read_rollup, run_command,
+                     run_source)
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="also write the table to this .csv or .parquet file")
     add_conventions(p)
     add_memory_budget(p)
+    add_rollup(p)
     return p
 
 
@@ -46,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
                        encoding=args.encoding)
     with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
                     encoding=args.encoding) as runs:
-        per_q = evaluate(runs, qrels, measures, memory_budget=budget, **conventions(args))
+        per_q = evaluate(runs, qrels, measures, memory_budget=budget, rollup=read_rollup(args.rollup),
+                         **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:
         wide = table.pivot(index="system", columns="measure", values="value")
@@ -60,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
     else:
+        if "unit" in table.columns:
+            sys.stdout.write("documents are pages (chunks rolled up with --rollup)\n")
         with pd.option_context("display.width", 200, "display.max_columns", 50, "display.max_rows", 500):
             sys.stdout.write(wide.to_string(float_format=lambda v: f"{v:.4f}") + "\n")
     if out is not None:

@@ -13,8 +13,9 @@ import argparse
 import json
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, check_out_dir, command_words, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, run_command, run_source)
+from .common import (add_conventions, add_inputs, add_memory_budget, add_rollup, check_out_dir, command_words, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, read_rollup, run_command,
+                     run_source)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
 
@@ -60,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one (default: all pairs)")
     p.add_argument("--stages", nargs="+", metavar="SYSTEM[:K]",
-                   help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5")
+                   help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5, or a token "
+                        "budget: reranked:tokens=2000")
     p.add_argument("--out", metavar="DIR",
                    help="write CSV, Parquet, PNG plots, report.md, report.tex and report.html here")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
     add_conventions(p)
     add_memory_budget(p)
+    add_rollup(p)
     return p
 
 
@@ -83,7 +86,7 @@ def _stages(items):
     pairs = [(it.rsplit(":", 1) + [""])[:2] if ":" in it else [it, ""] for it in items]
     if all(k for _, k in pairs):
         try:
-            return {name: int(k) for name, k in pairs}
+            return {name: (k if k.startswith("tokens=") else int(k)) for name, k in pairs}
         except ValueError:
             raise ValueError(f"--stages: k must be an int, got {items!r} (e.g. first_stage:100 reranked:5)") from None
     return [name for name, _ in pairs]
@@ -117,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
             rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
                          stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
                          seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
-                         progress=progress.step, memory_budget=budget, **conventions(args))
+                         progress=progress.step, memory_budget=budget,
+                         rollup=read_rollup(args.rollup), **conventions(args))
         written = []
         if out is not None:
             progress.step("writing tables and plots")

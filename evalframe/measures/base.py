@@ -327,7 +327,8 @@ class Measure:
         fam = REGISTRY.get(self.family)
         if fam.cutoff == "none" and self.k is not None:
             raise ValueError(f"{self.family} takes no cutoff, got @{self.k}")
-        if fam.cutoff == "required" and self.k is None:
+        budget = any(key == "tokens" and val is not None for key, val in self.params)
+        if fam.cutoff == "required" and self.k is None and not budget:
             raise ValueError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
         if self.k is not None:
             if not _is_int(self.k) or self.k < 1:

@@ -1,7 +1,10 @@
 """Cutoff-based families: P, R, Success, Judged, RelP, Unjudged.
 
 Each counts documents in the top k (read from a running count at rank k, so
-every cutoff of a family costs O(groups)).
+every cutoff of a family costs O(groups)).  P, R and Success also take a token
+budget, ``R(tokens=2000)``: the documents read are the leading ones whose
+cumulative ``tokens`` (a run column) fit in 2000 (and at most k with ``@k``);
+precision divides by the documents that fit (0 when none does).
 """
 from __future__ import annotations
 
@@ -11,18 +14,31 @@ import numpy as np
 
 from ..ranking import Judged
 from .base import Family, Measure
-from .intermediates import COMMON, count_at, count_in_group, cumrel, nrelret, relevant, safe_div, view
+from .intermediates import (BUDGET, COMMON, budget_cutoff, count_at, count_in_group, cumrel, nrelret,
+                            relevant, safe_div, view)
+
+#: Parameters of P, R and Success: the common ones and a token budget.
+_BUDGETED = {**COMMON, "tokens": BUDGET}
+
+
+def _budget(m: Measure):
+    return dict(m.params).get("tokens")
 
 
 def _hits(J: Judged, m: Measure) -> np.ndarray:
-    """Relevant documents in the top k (all retrieved without a cutoff)."""
+    """Relevant documents in the top k (all retrieved without a cutoff), or among the
+    leading documents that fit the token budget."""
     V = view(J, m)
     rel = m.param("rel")
+    if _budget(m) is not None:
+        return count_at(V, cumrel(V, rel), budget_cutoff(V, m))
     return count_at(V, cumrel(V, rel), m.k) if m.k is not None else nrelret(V, rel).astype(np.float64)
 
 
 def _precision(J, ms):
-    return [_hits(J, m) / m.k for m in ms]
+    # at a token budget: divided by the documents that fit (0 when none fits)
+    return [safe_div(_hits(J, m), budget_cutoff(view(J, m), m).astype(np.float64)) if _budget(m) is not None
+            else _hits(J, m) / m.k for m in ms]
 
 
 def _recall(J, ms):
@@ -53,11 +69,11 @@ def _unjudged(J, ms):
     return [count_at(J, running, m.k) / m.k for m in ms]
 
 
-PRECISION = Family("P", "required", COMMON, _precision, aliases=("Precision",),
+PRECISION = Family("P", "required", _BUDGETED, _precision, aliases=("Precision",),
                    trec_names=((r"P_(\d+)", lambda m: f"P@{m[1]}"),), doc="relevant in top k / k")
-RECALL = Family("R", "optional", COMMON, _recall, aliases=("Recall",),
+RECALL = Family("R", "optional", _BUDGETED, _recall, aliases=("Recall",),
                 trec_names=((r"recall_(\d+)", lambda m: f"R@{m[1]}"),), doc="relevant in top k / relevant")
-SUCCESS = Family("Success", "required", COMMON, _success, aliases=("HitRate", "Hit", "S"),
+SUCCESS = Family("Success", "required", _BUDGETED, _success, aliases=("HitRate", "Hit", "S"),
                  trec_names=((r"success_(\d+)", lambda m: f"Success@{m[1]}"),), doc="1 if any relevant in top k")
 JUDGED = Family("Judged", "required", {}, _judged, doc="judged documents in top k / k")
 RELATIVE_P = Family("RelP", "required", COMMON, _relp, aliases=("relative_P", "RelativeP", "R_cap", "Rcap"),

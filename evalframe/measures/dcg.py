@@ -26,7 +26,7 @@ import numpy as np
 
 from ..ranking import Judged
 from .base import Family, ParamSpec
-from .intermediates import (BIG_RANK, COMMON, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
+from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
                             ideal_dcg, isrel, nret, relevant, safe_div, trec_label, view)
 
 _GAIN = ParamSpec("choice", "exp", "gain of a label", choices={"exp": "2**label - 1", "linear": "label"})
@@ -39,10 +39,26 @@ def _gains(m):
     return m.param("gain"), gain_map(m)
 
 
+def _ndcg_budget(J, m) -> np.ndarray:
+    """nDCG at a token budget: the DCG of the leading documents that fit (at most k),
+    over the ideal DCG through as many documents."""
+    V = view(J, m)
+    kind, gmap = _gains(m)
+    n = budget_cutoff(V, m)
+    got = np.where(n > 0, dcg(V, kind, gmap).running_at(np.maximum(group_first_row(V) + n - 1, 0)), 0.0)
+    return safe_div(got, ideal_dcg(V, kind, gmap).dcg_at(V.group_query, n))
+
+
 def _ndcg(J, ms):
     out = [None] * len(ms)
+    budgeted = [i for i, m in enumerate(ms) if dict(m.params).get("tokens") is not None]
+    for i in budgeted:
+        out[i] = _ndcg_budget(J, ms[i])
     key = lambda m: (m.param("judged_only"), m.param("gain"), m.param("gains") or ())  # noqa: E731
-    for _, idx in groups_by(ms, key).items():
+    rest = [m for i, m in enumerate(ms) if i not in budgeted]
+    at = [i for i in range(len(ms)) if i not in budgeted]
+    for _, sub in groups_by(rest, key).items():
+        idx = [at[j] for j in sub]
         m0 = ms[idx[0]]
         V = view(J, m0)
         kind, gmap = _gains(m0)
@@ -199,7 +215,8 @@ def _rbp_gain_range(V: Judged, kind: str, gmap: dict):
 
 
 NDCG = Family(
-    "nDCG", "optional", {"gain": _GAIN, "judged_only": COMMON["judged_only"], "gains": _GAINS}, _ndcg,
+    "nDCG", "optional", {"gain": _GAIN, "judged_only": COMMON["judged_only"], "gains": _GAINS, "tokens": BUDGET},
+    _ndcg,
     aliases=("NDCG",),
     trec_names=((r"ndcg_cut_(\d+)", lambda m: f"nDCG(gain='linear')@{m[1]}"), (r"ndcg", "nDCG(gain='linear')")),
     doc="DCG@k / ideal DCG@k")

@@ -21,7 +21,7 @@ from __future__ import annotations
 __all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "relevant",
            "running_sum", "count_in_group", "cumrel", "nrelret", "count_at", "disc", "sums_at_cutoffs",
            "groups_by", "by_view_rel", "trec_label", "gain_map", "gain_values", "DCG", "IdealDCG",
-           "dcg", "ideal_dcg", "BIG_RANK"]
+           "dcg", "ideal_dcg", "BIG_RANK", "BUDGET", "budget_cutoff"]
 
 from functools import cached_property
 from typing import Callable, Hashable, Sequence
@@ -39,6 +39,11 @@ COMMON = {
     "rel": ParamSpec("int", None, "a document is relevant when its label is >= rel", none_ok=True),
     "judged_only": ParamSpec("bool", False, "evaluate the condensed list (unjudged documents removed)"),
 }
+
+#: The token budget of the cutoff families (P, R, Success, nDCG): ``R(tokens=2000)``
+#: reads the leading documents whose cumulative ``tokens`` (a run column) fit in 2000.
+BUDGET = ParamSpec("int", None, "token budget: the leading documents whose cumulative tokens fit in it",
+                   low=1, none_ok=True)
 
 #: A rank beyond every ranking ("no cutoff" for ideal-DCG look-ups).
 BIG_RANK = np.iinfo(np.int64).max // 4
@@ -161,6 +166,34 @@ def count_at(V: Judged, running: np.ndarray, k) -> np.ndarray:
     if len(running) == 0:
         return np.zeros(V.n_groups)
     return np.where(n > 0, running[np.maximum(idx, 0)], 0).astype(np.float64)
+
+
+def budget_cutoff(V: Judged, m: Measure) -> np.ndarray:
+    """Per group, the documents a measure reads: with ``m``'s token budget, the
+    leading documents whose cumulative tokens fit in it (at most ``m.k``); else ``m.k``.
+
+    Raises
+    ------
+    EvalframeInputError
+        A budget on a run without a ``tokens`` column.
+    """
+    budget = m.param("tokens") if "tokens" in FAMILIES[m.family].params else None
+    if budget is None:
+        return np.full(V.n_groups, m.k, dtype=np.int64)
+    if V.tokens is None:
+        raise EvalframeInputError("run", [InputProblem(
+            f"{m} is measured at a token budget, and the run has no tokens column",
+            "add a column 'tokens' with each retrieved row's token count (or name it with "
+            "columns=), or use a cutoff in documents (e.g. R@5)")])
+
+    def fit() -> np.ndarray:
+        t = V.tokens
+        whole = bool((t == np.round(t)).all())
+        cum = running_sum(t.astype(np.int64) if whole else t, V.grp, group_first_row(V))
+        return np.bincount(V.grp, weights=cum <= budget, minlength=V.n_groups).astype(np.int64)
+
+    n = V.cached(("fit", budget), fit)  # tokens >= 0: the documents that fit are a prefix
+    return n if m.k is None else np.minimum(n, m.k)
 
 
 def disc(V: Judged) -> np.ndarray:

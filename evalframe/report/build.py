@@ -28,7 +28,7 @@ from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
-from .diagnostics import diagnostics_table, issue_warnings
+from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings
 from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
@@ -55,7 +55,7 @@ class ReportOptions:
 
     measures: tuple[Measure, ...]
     baseline: str | None
-    stages: tuple[tuple[str, int], ...]
+    stages: tuple[tuple[str, "int | str"], ...]
     confidence: float
     n_resamples: int
     seed: int
@@ -82,6 +82,11 @@ class ReportOptions:
         return [f"Judged@{k}" for k in self.judged_ks]
 
     @property
+    def unjudged_names(self) -> list[str]:
+        """The Unjudged@k measures of the diagnostics (with Judged@k: the positions filled)."""
+        return [f"Unjudged@{k}" for k in self.judged_ks]
+
+    @property
     def curve_names(self) -> list[str]:
         """The measures of the metric@k curve, in the order of k."""
         return [str(m) for m in curve_measures(self.curve, self.curve_ks, rel=self.conventions["rel"])]
@@ -100,7 +105,7 @@ class ReportOptions:
     def all_measures(self) -> list[Measure]:
         """Every measure one ranking pass computes: the measures, Judged@k, the curve, the stages."""
         rel = self.conventions["rel"]
-        extra = [resolve(m, rel=rel) for m in parse_measures(self.judged_names)]
+        extra = [resolve(m, rel=rel) for m in parse_measures(self.judged_names + self.unjudged_names)]
         return list(dict.fromkeys([*self.measures, *extra,
                                    *curve_measures(self.curve, self.curve_ks, rel=rel),
                                    *stage_measures(self.stages, rel=rel)]))
@@ -229,7 +234,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
-           memory_budget: "int | str | None" = None,
+           memory_budget: "int | str | None" = None, rollup=None,
            **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
@@ -249,7 +254,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         Compare every system with this one; without it, every pair.
     stages : list of system names or dict {system: k}, optional
         Pipeline stages, first stage first, e.g. ``{"first_stage": 100, "reranked": 5}``
-        (a list uses k = 100 for the first stage and 5 for the last).
+        (a list uses k = 100 for the first stage and 5 for the last); a stage may pass on
+        a token budget instead of k, ``{"first_stage": 100, "reranked": "tokens=2000"}``
+        (the run needs a ``tokens`` column).
     confidence : float
         Confidence level of every interval (and of the diagnostics' texts).
     n_resamples : int
@@ -280,6 +287,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         A Parquet-dataset run larger than this is evaluated in parts (see
         :func:`evalframe.evaluate`); the report's tables are then built from the
         per-question table as always.
+    rollup : DataFrame, dict or str, optional
+        A chunk -> page map (see :func:`evalframe.evaluate`): every table is then at page
+        level; the metadata's ``unit`` is ``"page"`` (``"document"`` without it) and the
+        diagnostics have a ``unit`` row and the roll-up's counts.
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -323,7 +334,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
 
     step("ranking and judging")
     per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
-                                               memory_budget=memory_budget, **conv)
+                                               memory_budget=memory_budget, rollup=rollup, **conv)
+    unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
     systems = list(pd.unique(per_all["system"]))
@@ -351,14 +363,19 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("sample-size planning")
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
-    judged = aggregate(rows.select(opts.judged_names))
+    judged = aggregate(rows.select(opts.judged_names + opts.unjudged_names))
+    unit_rows = [diagnostic_row("unit", detail=(
+        "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
+        "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
+        else "documents are the run's own ids (no roll-up)"))]
     diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
-                                    extra_rows=seg_diag)
+                                    extra_rows=[*seg_diag, *unit_rows])
     issue_warnings(diagnostics)
 
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
                                comparisons=comparisons)
+    metadata["unit"] = unit
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes}
     return Report.from_tables(tables, metadata)

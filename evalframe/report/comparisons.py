@@ -24,15 +24,19 @@ def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], meas
     Returns
     -------
     DataFrame
-        :func:`stats.compare`'s columns + ``significant`` (``p_adjusted < 1 - confidence``),
-        sorted by measure, system_a, system_b in the order given; with fewer than two
-        systems an empty table with the same columns.
+        :func:`stats.compare`'s columns with ``adjusted_ci=True`` + ``significant``
+        (``p_adjusted < 1 - confidence``), sorted by measure, system_a, system_b in the order
+        given; with fewer than two systems an empty table with the same columns.
+        ``ci_low, ci_high`` is each comparison's own (unadjusted) interval;
+        ``ci_low_adjusted, ci_high_adjusted`` the interval adjusted for the same family
+        as ``p_adjusted`` (``ci_adjustment``: Bonferroni-simultaneous for Holm), so the
+        adjusted interval and ``p_adjusted`` tell the same story.
     """
     if len(systems) < 2:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
     c = stats.compare(per_question[["system", "query_id", "measure", "value"]], baseline=baseline,
                       test=test, correction=correction, n_resamples=n_resamples, seed=seed,
-                      confidence=confidence)
+                      confidence=confidence, adjusted_ci=True)
     c["significant"] = c["p_adjusted"] < (1 - confidence)
     return order_by(c, ["measure", "system_a", "system_b"],
                     {"measure": measures, "system_a": systems, "system_b": systems})

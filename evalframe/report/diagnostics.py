@@ -16,7 +16,8 @@ import pandas as pd
 
 from .. import stats
 from ..errors import (EvalframeWarning, NoRelevantWarning, QuestionsDroppedWarning,
-                      QuestionsScoredZeroWarning, SmallGoldenSetWarning, UnjudgedDocumentsWarning, warn)
+                      QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
+                      UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
 from .tables import DIAGNOSTIC_COLUMNS
 
@@ -34,12 +35,16 @@ CONVENTION_DOCS = {
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
 WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_run",
-                  "golden_questions_without_relevant")
+                  "golden_questions_without_relevant", "shallow_rankings")
 _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set",
          "golden_questions_not_in_run": "golden-set questions the system did not answer",
          "golden_questions_without_relevant": "golden-set questions without a relevant document",
          "score_ties": "rows tied on score with the row above",
-         "golden_set_conflicting_labels": "golden-set (question, document) pairs with conflicting labels"}
+         "golden_set_conflicting_labels": "golden-set (question, document) pairs with conflicting labels",
+
+         "shallow_rankings": "questions whose ranking is shorter than the deepest cutoff",
+         "rollup_run_rows_collapsed": "chunk rows of a page already ranked",
+         "rollup_golden_rows_merged": "golden-set chunk rows merged into their page"}
 _DUPLICATES = {
     "error": "duplicates='error': a document listed twice for one question would have raised; none found",
     "max": "duplicates='max': a document listed twice keeps its highest score",
@@ -69,7 +74,10 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
     raw : DataFrame
         :func:`evalframe.diagnostics` (``system, check, count, action, examples``).
     judged : DataFrame
-        :func:`evalframe.aggregate` of ``Judged@k`` (``system, measure, n, mean``).
+        :func:`evalframe.aggregate` of ``Judged@k`` and ``Unjudged@k`` (``system, measure, n,
+        mean``): a ``judged_at_k`` row's value is the judged share of the top-k positions the
+        run filled, ``Judged@k / (Judged@k + Unjudged@k)`` (``Judged@k`` alone divides by k,
+        so a fully judged run of 3 documents would read 70% unjudged at k = 10).
     summary : DataFrame
         The report's summary (observed interval half-widths).
     conventions, measures : what the numbers mean (one row each).
@@ -96,16 +104,23 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
                                    level="warning" if r.check in WARNING_CHECKS else "info",
                                    detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})",
                                    action=r.action, examples=r.examples))
+    unjudged = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
+                for r in judged.itertuples(index=False) if str(r.measure).startswith("Unjudged@")}
     for r in judged.itertuples(index=False):
+        if not str(r.measure).startswith("Judged@"):
+            continue
         k = int(str(r.measure).split("@")[1])
-        unj = 1 - float(r.mean)
-        bad = float(r.mean) < MIN_JUDGED
+        filled = float(r.mean) + unjudged.get((str(r.system), str(k)), 1 - float(r.mean))
+        share = float(r.mean) / filled if filled > 0 else 1.0  # of the positions the run filled
+        unj = 1 - share
+        bad = share < MIN_JUDGED
+        shallow = "" if filled >= 1 - 1e-12 else f" ({filled:.0%} of the top-{k} positions filled)"
         rows.append(diagnostic_row(
             "judged_at_k", system=str(r.system), measure=str(r.measure), count=int(r.n),
-            value=float(r.mean), level="warning" if bad else "info",
-            detail=(f"{unj:.0%} of the top-{k} documents are unjudged and count as not "
+            value=share, level="warning" if bad else "info",
+            detail=(f"{unj:.0%} of the top-{k} documents retrieved are unjudged{shallow} and count as not "
                     "relevant, so scores are lower bounds; judge the pooled top documents "
-                    "of every system" if bad else f"{unj:.0%} of the top-{k} documents unjudged")))
+                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}")))
     hw = stats.half_width(p=0.5, n=max(n_questions, 1), confidence=confidence) if n_questions >= 1 else np.nan
     small = n_questions < MIN_QUESTIONS
     rows.append(diagnostic_row(
@@ -161,7 +176,8 @@ def issue_warnings(diagnostics: pd.DataFrame) -> None:
 _CATEGORY = {"judged_at_k": UnjudgedDocumentsWarning, "golden_set_size": SmallGoldenSetWarning,
              "run_questions_not_in_golden_set": QuestionsDroppedWarning,
              "golden_questions_not_in_run": QuestionsScoredZeroWarning,
-             "golden_questions_without_relevant": NoRelevantWarning}
+             "golden_questions_without_relevant": NoRelevantWarning,
+             "shallow_rankings": ShallowRankingWarning}
 
 
 class ReportWarning(_warnings.WarningMessage):

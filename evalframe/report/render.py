@@ -6,7 +6,7 @@ can be added without touching the model.
 """
 from __future__ import annotations
 
-__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "summary_wide", "comparisons_view",
+__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
@@ -115,7 +115,11 @@ def summary_wide(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
     """The comparisons in words: ``measure, system_a, system_b, diff [CI], interval`` (the
-    interval's method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``)."""
+    interval's method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``).
+
+    ``diff [CI]`` reads ``diff [unadjusted interval]; adjusted [interval adjusted as
+    p_adjusted is]`` (``bonferroni-adj.`` for Holm and Bonferroni, ``fcr-adj.`` for BH), so
+    the interval next to ``p_adjusted`` is adjusted for the same family."""
     cols = ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test", "significant"]
     c = rep.comparisons
     if c.empty:
@@ -123,12 +127,43 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
     alpha = rep.alpha
     return pd.DataFrame({
         "measure": c["measure"], "system_a": c["system_a"], "system_b": c["system_b"],
-        "diff [CI]": [_fmt_ci(d, lo, hi, digits, signed=True)
-                      for d, lo, hi in zip(c["diff"], c["ci_low"], c["ci_high"])],
+        "diff [CI]": [_fmt_ci(d, lo, hi, digits, signed=True) + _adjusted(alo, ahi, how, digits)
+                      for d, lo, hi, alo, ahi, how in zip(c["diff"], c["ci_low"], c["ci_high"],
+                                                          *_adjusted_columns(c))],
         "interval": c["ci_method"].astype(str), "p_adjusted": [format_p(p) for p in c["p_adjusted"]],
         "test": c["test"].astype(str) + ", " + c["correction"].astype(str),
         "significant": ["*" if p < alpha else "" for p in c["p_adjusted"].fillna(1.0)],
     }, columns=cols)
+
+
+def interval_note(rep: ReportView) -> str:
+    """What the two intervals of ``diff [CI]`` are (empty without comparisons)."""
+    c = rep.comparisons
+    if c.empty:
+        return ""
+    how = str(_adjusted_columns(c)[2].iloc[0])
+    conf = f"{float(c['confidence'].iloc[0]):.0%}"
+    words = {"bonferroni": "Bonferroni-simultaneous over each measure's comparisons, as the "
+                           "Holm/Bonferroni p_adjusted",
+             "fcr": "false-coverage-rate adjusted (Benjamini-Yekutieli), as the BH p_adjusted"}
+    if how not in words:
+        return f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted)."
+    return (f"diff [CI]: the {conf} interval of each comparison alone (unadjusted), then the "
+            f"{how}-adj. interval, {words[how]}: it excludes 0 when the difference is significant "
+            "after adjustment.")
+
+
+def _adjusted_columns(c: pd.DataFrame):
+    """The adjusted interval columns (NaN / "none" in a table written before they existed)."""
+    nan = pd.Series(np.nan, index=c.index)
+    return (c.get("ci_low_adjusted", nan), c.get("ci_high_adjusted", nan),
+            c.get("ci_adjustment", pd.Series("none", index=c.index)))
+
+
+def _adjusted(lo, hi, how, digits: int) -> str:
+    if str(how) in ("none", "nan") or lo is None or (isinstance(lo, float) and math.isnan(lo)):
+        return " (unadjusted)" if str(how) == "none" else ""
+    return f"; {how}-adj. [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def warning_lines(rep: ReportView) -> list[str]:
@@ -140,7 +175,7 @@ def warning_lines(rep: ReportView) -> list[str]:
 def _intervals_sentence(m: Mapping[str, object], escape=lambda x: x) -> str:
     return (f"means with {m['confidence']:.0%} intervals ({escape(str(m['interval']))}"
             + (f", {m['n_resamples']} resamples, seed {m['seed']}" if m['interval'] in ("bootstrap", "bca") else "")
-            + ").")
+            + ")." + (" Documents are pages (chunks rolled up to their page)." if m.get("unit") == "page" else ""))
 
 
 # ------------------------------------------------------------------------ HTML
@@ -671,7 +706,7 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
     ref = rep.reference
     if ref and not rep.comparisons.empty:
         lines += [f"▲ / ▼: significantly above / below `{ref}` ({test_description(rep)}).", "",
-                  "## Comparisons", "", pipe_table(comparisons_view(rep, digits)), ""]
+                  "## Comparisons", "", pipe_table(comparisons_view(rep, digits)), "", interval_note(rep), ""]
     st = rep.stages
     if not st.empty:
         lines += ["## Pipeline stages", "", pipe_table(_round(st, digits)), ""]
@@ -759,12 +794,13 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
     'Summary (mean [95% interval], bootstrap)'
     """
     m = rep.metadata
-    out = ["Summary (mean [%d%% interval], %s)" % (round(100 * m["confidence"]), m["interval"]),
+    out = ["Summary (mean [%d%% interval], %s%s)" % (round(100 * m["confidence"]), m["interval"],
+                                                     ", documents are pages" if m.get("unit") == "page" else ""),
            summary_wide(rep, digits).to_string()]
     ref = rep.reference
     if ref and not rep.comparisons.empty:
         out += ["", f"▲/▼ significantly above/below {ref} ({test_description(rep)})", "",
-                "Comparisons", comparisons_view(rep, digits).to_string(index=False)]
+                "Comparisons", comparisons_view(rep, digits).to_string(index=False), interval_note(rep)]
     st = rep.stages
     if not st.empty:
         out += ["", "Pipeline stages", _round(st, digits).to_string(index=False)]

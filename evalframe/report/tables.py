@@ -18,7 +18,7 @@ TABLES = ("summary", "per_question", "by_segment", "comparisons", "diagnostics",
 #: columns of the comparisons table (stats.compare's + ``significant``), also when it is empty
 COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "cluster", "n_clusters",
                       "mean_a", "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",
-                      "statistic", "p_value", "p_adjusted", "test", "alternative", "correction", "effect_size",
+                      "ci_low_adjusted", "ci_high_adjusted", "ci_adjustment", "statistic", "p_value", "p_adjusted", "test", "alternative", "correction", "effect_size",
                       "wins", "ties", "losses", "confidence", "n_resamples", "seed", "significant")
 BY_SEGMENT_COLUMNS = ("system", "segment", "segment_value", "measure", "n", "mean", "se", "ci_low",
                       "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag",

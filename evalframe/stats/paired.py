@@ -58,7 +58,8 @@ from .validation import (
     sorted_codes,
 )
 
-__all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS"]
+__all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS",
+           "adjusted_interval", "CI_ADJUSTMENTS"]
 
 
 @dataclass(frozen=True)
@@ -382,6 +383,53 @@ def correct(data: PairedData, p_value: np.ndarray, opts: CompareOptions,
     return padj, used
 
 
+# ------------------------------------------------- intervals adjusted for the family
+#: How the adjusted interval of each correction is made (``ci_adjustment``).
+CI_ADJUSTMENTS = {"holm": "bonferroni", "bonferroni": "bonferroni", "tukey": "bonferroni",
+                  "randomized-tukey": "bonferroni", "bh": "fcr", "none": "none"}
+
+
+def adjusted_interval(data: PairedData, opts: CompareOptions, test: PairedTest, padj: np.ndarray,
+                      used: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals of diff adjusted for the family of comparisons, as the p-values are.
+
+    For a family of m comparisons: Holm, Bonferroni and Tukey get Bonferroni's
+    simultaneous intervals, each at level ``1 - (1 - confidence) / m`` (all m cover
+    their true differences with probability >= confidence); BH gets the
+    false-coverage-rate intervals of Benjamini & Yekutieli (2005), at level
+    ``1 - R (1 - confidence) / m`` with R the comparisons BH rejects (1 when none);
+    ``"none"`` keeps the unadjusted interval.  With the t interval and Bonferroni's
+    correction the adjusted interval excludes 0 exactly when ``p_adjusted < 1 -
+    confidence``; with Holm a Bonferroni interval that excludes 0 implies
+    significance (Holm rejects at least what Bonferroni does).
+
+    Returns
+    -------
+    (ci_low, ci_high, adjustment) : arrays, one entry per comparison.
+    """
+    alpha = 1 - opts.confidence
+    level = np.full(data.k, opts.confidence)
+    how = np.array([CI_ADJUSTMENTS.get(str(u), "bonferroni") for u in used], dtype=object)
+    members: dict[tuple, list[int]] = {}
+    for i, f in enumerate(data.fam):
+        members.setdefault(f, []).append(i)
+    for idx in members.values():
+        idx = np.asarray(idx)
+        m = len(idx)
+        if how[idx[0]] == "bonferroni":
+            level[idx] = 1 - alpha / m
+        elif how[idx[0]] == "fcr":
+            rejected = int(np.sum(padj[idx] < alpha))
+            level[idx] = 1 - max(rejected, 1) * alpha / m
+    lo, hi = np.full(data.k, np.nan), np.full(data.k, np.nan)
+    for lv in np.unique(level):
+        at = level == lv
+        scratch = TestOutcome.empty(data.k)
+        l, h = diff_interval(data, dataclasses.replace(opts, confidence=float(lv)), test, scratch)
+        lo[at], hi[at] = l[at], h[at]
+    return lo, hi, how
+
+
 # ------------------------------------------------------------------ input and layout
 def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_threshold,
              cluster, alternative="two-sided", wilcoxon_method=None) -> CompareOptions:
@@ -564,7 +612,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
             exact: bool | None = None, tie_threshold: float = 0.0,
             cluster: str | None = None, alternative: Alternative = "two-sided",
-            wilcoxon_method: WilcoxonMethod | None = None) -> pd.DataFrame:
+            wilcoxon_method: WilcoxonMethod | None = None, adjusted_ci: bool = False) -> pd.DataFrame:
     """Paired comparison of systems on the questions they share.
 
     Parameters
@@ -616,6 +664,13 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         clusters, and ``t`` (test and interval) uses the cluster-robust standard error
         with G - 1 degrees of freedom (see Notes). ``wilcoxon``, ``sign``, ``tukey``
         and ``randomized-tukey`` assume independent questions and raise ValueError.
+    adjusted_ci : bool
+        Also give the interval adjusted for the family as the p-values are
+        (columns ``ci_low_adjusted, ci_high_adjusted, ci_adjustment`` after
+        ``ci_method``): Bonferroni-simultaneous for Holm, Bonferroni and Tukey,
+        Benjamini-Yekutieli's false-coverage-rate interval for BH, the unadjusted
+        one for ``"none"`` (see :func:`adjusted_interval`).  ``ci_low, ci_high``
+        stay the unadjusted (per-comparison) interval.
 
     Returns
     -------
@@ -733,6 +788,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     (0.125, 0.25, 16)
     """
     by = as_list(by)
+    if not isinstance(adjusted_ci, (bool, np.bool_)):
+        raise param_error("compare", "adjusted_ci", "True or False", adjusted_ci)
     opts = _options(test, correction, ci, confidence, n_resamples, seed, exact,
                     tie_threshold, cluster, alternative, wilcoxon_method)
     clashing = [c for c in by if c in ("cluster", "n_clusters")]
@@ -748,4 +805,11 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)
     interval = diff_interval(data, opts, spec, res)
     padj, used = correct(data, res.p_value, opts)
-    return _format_comparisons(data, by, opts, res, interval, padj, used)
+    out = _format_comparisons(data, by, opts, res, interval, padj, used)
+    if adjusted_ci:
+        lo, hi, how = adjusted_interval(data, opts, spec, padj, used)
+        at = out.columns.get_loc("ci_method") + 1
+        out.insert(at, "ci_adjustment", how.astype(str) if data.k else pd.Series([], dtype=str))
+        out.insert(at, "ci_high_adjusted", hi)
+        out.insert(at, "ci_low_adjusted", lo)
+    return out
