@@ -147,7 +147,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
     ``golden_questions_without_relevant``; a Parquet dataset larger than
     ``memory_budget`` is streamed; ``measures``, when given, sets the
-    deepest cutoff of ``shallow_rankings``, which :func:`evaluate_with_diagnostics`
+    deepest cutoff of ``shallow_rankings``, which ``evaluate_with_diagnostics``
     always checks against the measures it computes).
 
     Returns

@@ -337,7 +337,7 @@ CONFLICTS = ("error", "max", "min", "majority")
 
 
 def check_conflicts(conflicts, *, caller: str) -> None:
-    """Raise ``ValueError`` unless ``conflicts`` is one of :data:`CONFLICTS`."""
+    """Raise ``ValueError`` unless ``conflicts`` is one of ``CONFLICTS``."""
     if conflicts not in CONFLICTS:
         raise ValueError(f"{caller}: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
 
@@ -845,7 +845,7 @@ def encode_run(frame: pd.DataFrame) -> CheckedRun:
 
 def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
     """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
-    a ``subtopic`` column is kept aside (:attr:`CheckedQrels.subtopics`)."""
+    a ``subtopic`` column is kept aside (``CheckedQrels.subtopics``)."""
     if "subtopic" in frame:
         subtopics = frame
         frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()

@@ -77,11 +77,11 @@ Other evaluators' measures (ir_measures' names)
     capped recall: an alias of ``RelP@k``), ``Hole@k`` (an alias of
     ``Unjudged@k``); ir_measures' ``nDCG(dcg='exp-log2')@10`` is ``nDCG@10``
     and its ``nDCG@10`` (``dcg='log2'``) is ``nDCG(gain='linear')@10``.
-    The C/W/L measures of cwl_eval (:mod:`.cwl`: ``SDCG(max_rel=3)@10``,
+    The C/W/L measures of cwl_eval (``cwl.py``: ``SDCG(max_rel=3)@10``,
     ``INST(T=1,max_rel=3)``, ``INSQ``, ``BPM@k``, ``NERR8@k`` .. ``NERR11``;
     gains scaled to [0, 1] by ``min_rel``/``max_rel``, rankings read to 1000
-    ranks), ``Compat(p=0.95)`` (:mod:`.compat`) and ndeval's intent-aware
-    measures (:mod:`.diversity`: ``alpha_nDCG@20``, ``alpha_DCG@20``,
+    ranks), ``Compat(p=0.95)`` (``compat.py``) and ndeval's intent-aware
+    measures (``diversity.py``: ``alpha_nDCG@20``, ``alpha_DCG@20``,
     ``ERR_IA@20``, ``nERR_IA@20``, ``NRBP``, ``nNRBP``, ``AP_IA``,
     ``P_IA@10``, ``StRecall@10``) keep ir_measures' names and parameters.
 Diversity golden sets

@@ -203,7 +203,7 @@ class Family:
     doc : one line.
     validate : ``validate(params) -> None`` or None: checks that involve several
         parameters (``params`` maps every parameter to its value), raising a
-        ``ValueError`` from :func:`param_error` when a Measure is built.
+        ``ValueError`` from ``param_error`` when a Measure is built.
 
     Examples
     --------

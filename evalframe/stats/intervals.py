@@ -290,7 +290,7 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
       their coverage where normal and bootstrap intervals collapse to a point.
 
     Large n: the resampling draws ``n_resamples x n`` bootstrap counts chunk by chunk
-    (:mod:`evalframe.stats.resampling`), so memory stays bounded, but time grows as
+    (``evalframe.stats.resampling``), so memory stays bounded, but time grows as
     ``n_resamples x n`` (minutes at a million questions with 10,000 resamples). There the
     distribution of a mean is normal to within the Monte Carlo error of the bootstrap
     (central limit theorem), and ``method="t"`` (or ``"auto"``) gives the interval in

@@ -669,7 +669,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         (columns ``ci_low_adjusted, ci_high_adjusted, ci_adjustment`` after
         ``ci_method``): Bonferroni-simultaneous for Holm, Bonferroni and Tukey,
         Benjamini-Yekutieli's false-coverage-rate interval for BH, the unadjusted
-        one for ``"none"`` (see :func:`adjusted_interval`).  ``ci_low, ci_high``
+        one for ``"none"`` (see ``adjusted_interval``).  ``ci_low, ci_high``
         stay the unadjusted (per-comparison) interval.
 
     Returns
