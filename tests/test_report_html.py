@@ -206,14 +206,16 @@ def test_summary_cells_equal_the_summary_table(page, rep):
 
 def test_comparison_rows_equal_the_comparisons_table(page, rep):
     t = page.tables["comparisons"]
-    assert t["head"] == ["measure", "system_a", "system_b", "n", "difference", "95% interval", "p adjusted",
-                         "significant", "effect size d_z", "wins / ties / losses"]
+    assert t["head"] == ["measure", "system_a", "system_b", "n", "difference", "95% interval", "adjusted interval",
+                         "p adjusted", "significant", "effect size d_z", "wins / ties / losses"]
     c = rep.comparisons
+    assert (c["ci_adjustment"] != "none").all()  # adjusted as the p-values are (Holm: Bonferroni-simultaneous)
     assert len(t["rows"]) == len(c) == 4 * len(MEASURES)
     for row, r in zip(t["rows"], c.itertuples()):
         p = "<0.001" if r.p_adjusted < 0.001 else f3(r.p_adjusted)
         assert row == [r.measure, r.system_a, r.system_b, str(r.n), f"{r.diff:+.3f}",
-                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", p, "yes" if r.p_adjusted < 0.05 else "no",
+                       f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", f"[{r.ci_low_adjusted:+.3f}, {r.ci_high_adjusted:+.3f}]",
+                       p, "yes" if r.p_adjusted < 0.05 else "no",
                        f"{r.effect_size:+.2f}", f"{r.wins} / {r.ties} / {r.losses}"]
 
 

@@ -456,25 +456,33 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
     conf = f"{rep.metadata['confidence']:.0%}"
     cols = [H.Column("measure"), H.Column("system_a"), H.Column("system_b"), H.Column("n", numeric=True),
             H.Column("difference", numeric=True, title="mean of system_b - system_a over the paired questions"),
-            H.Column(f"{conf} interval", numeric=True), H.Column("p adjusted", numeric=True),
-            H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences"),
+            H.Column(f"{conf} interval", numeric=True),
+            H.Column("adjusted interval", numeric=True,
+                     title="the interval adjusted for the same family of comparisons as p (see the caption)"),
+            H.Column("p adjusted", numeric=True), H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences"),
             H.Column("wins / ties / losses", numeric=True, title="questions where system_b is higher / equal / lower")]
     rows, classes, prev = [], [], None
-    for r in c.itertuples(index=False):
+    adj_lo, adj_hi, adj_how = (list(x) for x in _adjusted_columns(c))
+    for i, r in enumerate(c.itertuples(index=False)):
         sig = bool(r.significant)
         diff = f"{r.diff:+.{digits}f}"
+        adjusted = ("" if pd.isna(adj_lo[i]) or str(adj_how[i]) == "none"
+                    else f"[{adj_lo[i]:+.{digits}f}, {adj_hi[i]:+.{digits}f}]")
         if sig:
             diff = f"<span class='ef-{'up' if r.diff > 0 else 'down'}'>{diff}</span>"
         p = format_p(r.p_adjusted)
         rows.append([H.escape(r.measure), H.escape(r.system_a), H.escape(r.system_b), str(int(r.n)), diff,
                      "" if pd.isna(r.ci_low) else f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]",
-                     f"<span class='ef-sig'>{p}</span>" if sig else p, "yes" if sig else "no",
+                     adjusted, f"<span class='ef-sig'>{p}</span>" if sig else p, "yes" if sig else "no",
                      "" if pd.isna(r.effect_size) else f"{r.effect_size:+.2f}",
                      f"{int(r.wins)} / {int(r.ties)} / {int(r.losses)}"])
         classes.append("ef-group" if prev is not None and r.measure != prev else "")
         prev = r.measure
     cap = (f"difference = mean of system_b minus system_a over the questions both answered; {conf} "
-           f"interval of it ({H.escape(', '.join(map(str, pd.unique(c['ci_method']))))}); "
+           f"interval of it ({H.escape(', '.join(map(str, pd.unique(c['ci_method']))))}), unadjusted; "
+           f"adjusted interval: {H.escape(', '.join(map(str, pd.unique(pd.Series(adj_how, dtype=object)))))}-adjusted "
+           "for the same family of comparisons as p adjusted (read the two together: an unadjusted interval "
+           "clear of 0 next to a non-significant adjusted p is not a finding); "
            f"p adjusted: {H.escape(test_description(rep))}; wins / ties / losses count the questions "
            "where system_b is higher / equal / lower.")
     if more:
