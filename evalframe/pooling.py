@@ -144,9 +144,11 @@ def _judged(top: pd.DataFrame, qrels: pd.DataFrame | None) -> np.ndarray:
 def _documents(pooled: pd.DataFrame, contributors: list[str]) -> pd.DataFrame:
     """One row per (question, document), systems listed by rank, then by their order given."""
     order = {name: i for i, name in enumerate(contributors)}
-    t = pa.table({"q": pooled["q"].to_numpy(), "query_id": pooled["query_id"].astype(str).to_numpy(),
-                  "doc_id": pooled["doc_id"].astype(str).to_numpy(), "rank": pooled["rank"].to_numpy(),
-                  "o": pooled["system"].map(order).to_numpy(), "system": pooled["system"].astype(str).to_numpy()})
+    def strings(col: str) -> pa.Array:  # typed, so an empty pool (all judged already) is an empty table
+        return pa.array(pooled[col].astype(str).to_numpy(dtype=object), pa.string())
+    t = pa.table({"q": pa.array(pooled["q"].to_numpy(), pa.int64()), "query_id": strings("query_id"),
+                  "doc_id": strings("doc_id"), "rank": pa.array(pooled["rank"].to_numpy(), pa.int64()),
+                  "o": pa.array(pooled["system"].map(order).to_numpy(), pa.int64()), "system": strings("system")})
     t = t.sort_by([("q", "ascending"), ("rank", "ascending"), ("o", "ascending")])
     g = t.group_by(["q", "query_id", "doc_id"], use_threads=False).aggregate(
         [("rank", "min"), ("system", "count"), ("system", "list")])

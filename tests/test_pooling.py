@@ -71,6 +71,15 @@ def test_only_chosen_systems_contribute_and_coverage_shows_the_rest():
     assert cov.loc["s0", "judged_after"] == pytest.approx(coverage["s0"][2])
 
 
+def test_a_pool_whose_documents_are_all_judged_is_empty():
+    runs = random_runs(6)
+    qrels = runs[["query_id", "doc_id"]].drop_duplicates().assign(relevance=0)  # every retrieved document judged
+    p = ef.pool(runs, depth=10, qrels=qrels)
+    assert p.documents.empty
+    assert list(p.documents.columns) == ["query_id", "doc_id", "best_rank", "n_systems", "systems"]
+    assert (p.coverage["judged_before"] == 1.0).all() and (p.coverage["judged_after"] == 1.0).all()
+
+
 def test_files_for_judging_tools(tmp_path):
     runs, qrels = random_runs(2), random_qrels(2)
     p = ef.pool(runs, depth=5, qrels=qrels)
