@@ -419,13 +419,13 @@ def _read(qrels_path: str, run_path: str):
 
     from .errors import EvalframeInputError
     from .io import read_checked_qrels
-    from .schema import check_qrels, clean_qrels
+    from .schema import check_qrels
 
     def qrels_():
         try:
             qrels = read_checked_qrels(qrels_path, encoding=_ENCODING)  # ids factorised once, for judge
             if qrels.subtopics is not None:  # trec_eval has no subtopics: one label per (query, doc), as before
-                qrels = check_qrels(clean_qrels(qrels.subtopics.drop(columns="subtopic")))
+                qrels = check_qrels(qrels.subtopics.drop(columns="subtopic"))  # one check: merges repeats, refuses conflicts
             return qrels
         except EvalframeInputError:
             _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
