@@ -748,9 +748,15 @@ def main(argv: list[str] | None = None) -> int:
             err.write(f"trec_eval: cannot read file '{path}'\ntrec_eval: Quit in file '{path}'\n")
             return 2
     import warnings
+
+    import pyarrow as pa
+
+    from .io import parse_pool
+    pool = pa.default_memory_pool()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            pa.set_memory_pool(parse_pool())  # one cold pass over large arrays: see parse_pool
             _evaluate(opts, req, qrels_path, run_path, sys.stdout)
     except EvalframeInputError as exc:
         text = f"trec_eval: {exc}\n"
@@ -769,6 +775,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    finally:
+        pa.set_memory_pool(pool)
     return 0
 
 

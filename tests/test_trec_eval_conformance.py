@@ -68,6 +68,19 @@ def test_conformance_output_line_for_line(expected, capsys):
     assert out.endswith("\n")
 
 
+def test_arrow_memory_pool_is_restored_after_the_command(capsys, tmp_path):
+    """main() evaluates on jemalloc (a cold pass over large arrays) and gives the
+    process its own pool back, after success and after an error alike."""
+    import pyarrow as pa
+    before = pa.default_memory_pool().backend_name
+    assert _run(_argv(COMMANDS["out.test"]), capsys)[0] == 0
+    assert pa.default_memory_pool().backend_name == before
+    bad = tmp_path / "run.txt"
+    bad.write_text("q1 Q0 d1 1\n")
+    assert _run([str(DATA / "qrels.test"), str(bad)], capsys)[0] == 2
+    assert pa.default_memory_pool().backend_name == before
+
+
 def test_cli_dispatches_trec_eval(capsys):
     assert cli_main(["trec-eval"] + _argv(COMMANDS["out.test"])) == 0
     assert capsys.readouterr().out == (DATA / "out.test").read_text()
