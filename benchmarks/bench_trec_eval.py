@@ -8,8 +8,10 @@ systems write them).  Then times, interleaved (every tool once, then again),
 medians of ``--repeat``, from the files to the printed output, both
 ``-m all_trec`` (the summary) and ``-q -m all_trec`` (every question too):
 
-- ``evalframe trec-eval`` in-process (``main()``, output to /dev/null) and as a
-  subprocess (``python -m evalframe.cli trec-eval ...``, start-up included);
+Every tool runs in a fresh process (start-up and imports included, as a user
+runs it), output to /dev/null; peak RSS is each child's (``os.wait4``):
+
+- ``evalframe trec-eval`` (``python -c "from evalframe.cli import main" trec-eval ...``);
 - pytrec_eval: parse both files (``parse_qrel`` / ``parse_run``), evaluate
   ``all_trec``, print the same lines (per question with ``-q``) and the summary;
 - trec_eval itself (``--trec-eval PATH``, default ``/tmp/trec_eval_o2/trec_eval``
@@ -17,13 +19,12 @@ medians of ``--repeat``, from the files to the printed output, both
 
 Usage::
 
-    python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 3]
+    python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 1]
                                          [--modes summary q] [--trec-eval PATH] [--tmp /tmp]
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import statistics
 import subprocess
@@ -54,27 +55,25 @@ def generate(n_q: int, n_d: int, tmp: Path, seed: int = 0) -> tuple[Path, Path]:
     return qrels_path, run_path
 
 
-def _best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def _child(argv: list[str]) -> tuple[float, float]:
+    """Run one command in a fresh process, output to /dev/null: (seconds, peak RSS in MiB)."""
+    t = time.perf_counter()
+    with open(os.devnull, "wb") as devnull:
+        proc = subprocess.Popen(argv, stdout=devnull, cwd=ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv!r} failed")
+    return seconds, usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
 
 
-def evalframe_inprocess(qrels: Path, run: Path, flags: list[str]) -> None:
-    sys.path.insert(0, str(ROOT))
-    from evalframe.trec_eval import main
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
-        code = main([*flags, "-m", "all_trec", str(qrels), str(run)])
-    assert code == 0
-
-
-def evalframe_subprocess(qrels: Path, run: Path, flags: list[str]) -> None:
+def evalframe_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
     code = "import sys; from evalframe.cli import main; sys.exit(main())"
-    subprocess.run([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
-                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)])
+
+
+def pytrec_eval_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
+    return _child([sys.executable, __file__, "--pytrec-worker", str(qrels), str(run), *flags])
 
 
 def pytrec_eval_run(qrels: Path, run: Path, flags: list[str]) -> None:
@@ -99,25 +98,33 @@ def pytrec_eval_run(qrels: Path, run: Path, flags: list[str]) -> None:
 
 
 def trec_eval_binary(path: str):
-    def go(qrels: Path, run: Path, flags: list[str]) -> None:
-        subprocess.run([path, *flags, "-m", "all_trec", str(qrels), str(run)], check=True,
-                       stdout=subprocess.DEVNULL)
+    def go(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
+        return _child([path, *flags, "-m", "all_trec", str(qrels), str(run)])
     return go
 
 
 def main(argv=None) -> int:
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--pytrec-worker":
+        qrels, run, *flags = sys.argv[2:]
+        pytrec_eval_run(Path(qrels), Path(run), flags)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", default=["7000x1000", "100000x100"])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--modes", nargs="+", choices=["summary", "q"], default=["summary", "q"])
     default_bin = "/tmp/trec_eval_o2/trec_eval"
     ap.add_argument("--trec-eval", dest="trec_eval", default=default_bin if os.path.exists(default_bin) else None,
                     help="path of a trec_eval binary (default: the -O2 build in /tmp/trec_eval_o2, if any)")
     ap.add_argument("--tmp", default="/tmp")
     ap.add_argument("--skip-pytrec", action="store_true")
-    ap.add_argument("--skip-subprocess", action="store_true")
     args = ap.parse_args(argv)
     tmp = Path(args.tmp)
+    base_name = "evalframe trec-eval"
+    contenders = {base_name: evalframe_subprocess}
+    if not args.skip_pytrec:
+        contenders["pytrec_eval (parse+evaluate+print)"] = pytrec_eval_subprocess
+    if args.trec_eval:
+        contenders["trec_eval"] = trec_eval_binary(args.trec_eval)
     summary = []
     for size in args.sizes:
         n_q, n_d = map(int, size.lower().split("x"))
@@ -125,34 +132,31 @@ def main(argv=None) -> int:
         qrels, run = generate(n_q, n_d, tmp)
         print(f"\n== {n_q:,} questions x {n_d:,} documents = {n_q * n_d:,} run lines "
               f"({run.stat().st_size / 1e6:.0f} MB; qrels {qrels.stat().st_size / 1e6:.0f} MB; "
-              f"ready in {time.perf_counter() - t:.1f} s)")
-        contenders = {"evalframe trec-eval (in-process)": evalframe_inprocess}
-        if not args.skip_subprocess:
-            contenders["evalframe trec-eval (subprocess)"] = evalframe_subprocess
-        if not args.skip_pytrec:
-            contenders["pytrec_eval (parse+evaluate+print)"] = pytrec_eval_run
-        if args.trec_eval:
-            contenders["trec_eval"] = trec_eval_binary(args.trec_eval)
+              f"ready in {time.perf_counter() - t:.1f} s)", flush=True)
         for mode in args.modes:
             flags = ["-q"] if mode == "q" else []
             times: dict[str, list[float]] = {name: [] for name in contenders}
+            peak: dict[str, float] = {name: 0.0 for name in contenders}
             for _ in range(args.repeat):  # interleaved: a load spike hits every tool alike
                 for name, fn in contenders.items():
-                    t = time.perf_counter()
-                    fn(qrels, run, flags)
-                    times[name].append(time.perf_counter() - t)
+                    sec, mib = fn(qrels, run, flags)
+                    times[name].append(sec)
+                    peak[name] = max(peak[name], mib)
             med = {name: statistics.median(v) for name, v in times.items()}
-            base = med["evalframe trec-eval (in-process)"]
+            base = med[base_name]
             print(f"  {' '.join(flags + ['-m', 'all_trec'])}:")
             for name, sec in med.items():
-                print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe")
-            summary.append((size, mode, med))
-    print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'trec_eval / ef':>15s}")
-    for size, mode, med in summary:
-        base = med["evalframe trec-eval (in-process)"]
+                print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe   peak RSS {peak[name]:7.0f} MiB",
+                      flush=True)
+            summary.append((size, mode, med, peak))
+    print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'trec_eval / ef':>15s}"
+          f" {'peak MiB ef / pytrec / trec_eval':>34s}")
+    for size, mode, med, peak in summary:
+        base = med[base_name]
         ratio = lambda k: f"{med[k] / base:.2f}" if k in med else "-"  # noqa: E731
+        mem = " / ".join(f"{peak[k]:.0f}" for k in peak)
         print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('pytrec_eval (parse+evaluate+print)'):>17s} "
-              f"{ratio('trec_eval'):>15s}")
+              f"{ratio('trec_eval'):>15s} {mem:>34s}")
     return 0
 
 
