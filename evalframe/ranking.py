@@ -440,12 +440,13 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     grp = gid[sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
     score = frame["score"].to_numpy(dtype=np.float64)[keep]
     primary = frame["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
-    order = _ordering(grp, primary, run.doc, kept, ties)
+    order, tied = _ordering(grp, primary, run.doc, kept, ties)
     del primary
     grp, label = grp[order], label[order]
     tokens = frame["tokens"].to_numpy(dtype=np.float64)[keep][order] if "tokens" in frame else None
     rank = _ranks(grp, len(g_q))
-    tied_groups = grp[_tied_rows(grp, score[order])] if ties != "rank" else grp[:0]
+    # rows tied on (group, -score) in the ordering are the rows sharing their score
+    tied_groups = grp[_both_sides(tied)] if ties != "rank" and tied is not None else grp[:0]
     del score
     source_row = None
     if keep_rows or qrels.subtopics is not None:
@@ -579,15 +580,15 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
     qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
     index = pd.Index(qkeys)
     rows = np.arange(len(run.frame)) if kept is None else kept
-    fp = run.doc_fingerprint if kept is None else run.doc_fingerprint[kept]
+    fp = run.doc_fingerprint
     if index.is_unique:
-        rkeys = pair_keys(rq, fp)
-        # a bitmap of the golden set's keys (8 MB) skips most unjudged rows before the probe
-        bitmap = np.zeros(1 << 23, dtype=bool)
-        bitmap[(qkeys >> np.uint64(41)).astype(np.int64)] = True
-        maybe = np.flatnonzero(bitmap[(rkeys >> np.uint64(41)).astype(np.int64)])
-        where = np.full(len(rkeys), -1, dtype=np.int64)  # golden-set row, -1: not judged
-        where[maybe] = index.get_indexer(rkeys[maybe])
+        # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
+        # their (question, doc) keys are made and probed
+        bitmap = np.zeros(1 << 24, dtype=bool)
+        bitmap[(qrels.doc_fingerprint >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
+        maybe = np.flatnonzero(bitmap[((fp if kept is None else fp[kept]) >> np.uint64(40)).view(np.int64)])
+        where = np.full(len(rows), -1, dtype=np.int64)  # golden-set row, -1: not judged
+        where[maybe] = index.get_indexer(pair_keys(rq[maybe], fp[rows[maybe]]))
         hit = np.flatnonzero(where >= 0)
         same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
         same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
@@ -611,10 +612,12 @@ def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     return out
 
 
-def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties) -> np.ndarray:
+def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties
+              ) -> tuple[np.ndarray, np.ndarray | None]:
     """The permutation ranking every group: by ``primary`` ascending, ties by
     doc_id byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids
-    of tied rows are read (``kept``: the run rows ranked, None for all)."""
+    of tied rows are read (``kept``: the run rows ranked, None for all).  Also
+    the tied pairs of the ranked rows (:func:`_sorted_order`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -628,7 +631,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
         pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
 
-    return _order_rows(grp, primary, tiebreak)
+    return _sorted_order(grp, primary, tiebreak)
 
 
 def _ranks(grp: np.ndarray, n_groups: int) -> np.ndarray:
@@ -637,10 +640,6 @@ def _ranks(grp: np.ndarray, n_groups: int) -> np.ndarray:
     return np.arange(len(grp)) - starts[grp] + 1
 
 
-def _tied_rows(grp: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """Rows (ranked) sharing their score with another row of the same group."""
-    tied = (np.diff(score) == 0) & (np.diff(grp) == 0)
-    return _both_sides(tied) if tied.any() else np.zeros(len(grp), dtype=bool)
 def _both_sides(pairs: np.ndarray) -> np.ndarray:
     """Rows i and i + 1 of every adjacent pair marked True in ``pairs`` (length n - 1)."""
     rows = np.zeros(len(pairs) + 1, dtype=bool)
@@ -650,7 +649,15 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
 
 
 def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
-    """Permutation sorting rows by (grp, primary, tiebreak), all ascending.
+    """Permutation sorting rows by (grp, primary, tiebreak), all ascending
+    (:func:`_sorted_order` without its tied pairs)."""
+    return _sorted_order(grp, primary, tiebreak)[0]
+
+
+def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.ndarray, np.ndarray | None]:
+    """Permutation sorting rows by (grp, primary, tiebreak), all ascending, and
+    the tied pairs of the sorted rows: entry i is True when sorted rows i and
+    i + 1 share their (grp, primary) (None when no row is tied).
 
     ``tiebreak(rows)`` returns the tie-breaking key of the given rows (or a
     list of keys, least significant first, as for ``numpy.lexsort``); it is
@@ -662,7 +669,7 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
     """
     n = len(grp)
     if n == 0:
-        return np.arange(0)
+        return np.arange(0), None
     same_g = grp[1:] == grp[:-1]
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
     if np.all(~same_g | (primary[1:] >= primary[:-1])) and len(starts) == len(np.unique(grp[starts])):
@@ -697,7 +704,8 @@ def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
         else:
             sub = _sort_in_blocks(first, keys)
         order[idx] = order[idx][sub]
-    return order
+        return order, tied
+    return order, None
 
 
 def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:

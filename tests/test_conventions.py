@@ -369,6 +369,27 @@ def test_score_ties_diagnostic_counts_every_tied_row():
     assert len(row["examples"].split(", ")) == 5
 
 
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_score_ties_diagnostic_matches_a_slow_loop(shuffled):
+    # the tied rows come from the ordering step: compare with counting them by hand
+    rng = np.random.default_rng(11)
+    n = 3000
+    run = pd.DataFrame({"system": rng.choice(["A", "B"], n), "query_id": rng.integers(0, 40, n).astype(str),
+                        "doc_id": [f"d{i}" for i in rng.permutation(n)], "score": rng.integers(0, 30, n) / 4})
+    run = run.sort_values(["system", "query_id", "score"], ascending=[True, True, False], ignore_index=True)
+    if shuffled:
+        run = run.sample(frac=1, random_state=3, ignore_index=True)
+    qrels = pd.DataFrame({"query_id": [str(q) for q in range(40)], "doc_id": "d0", "relevance": 1})
+    d = ef.diagnostics(run, qrels)
+    for system, rows in run.groupby("system"):
+        sizes = rows.groupby(["query_id", "score"]).size()
+        expected_rows = int(sizes[sizes > 1].sum())
+        expected_questions = sorted({q for (q, _), k in sizes.items() if k > 1}, key=int)
+        got = d[(d.check == "score_ties") & (d.system == system)].iloc[0]
+        assert got["count"] == expected_rows
+        assert got["examples"].split(", ") == expected_questions[:5]
+
+
 def test_same_measure_under_two_names_reported_once():
     out = vals({"q": {"a": 1.0}}, {"q": {"a": 1}}, ["nDCG(gain='linear')@10", "ndcg_cut_10"])
     assert out.measure.tolist() == ["nDCG(gain='linear')@10"]
