@@ -217,6 +217,9 @@ def sums_at_cutoffs(owner: np.ndarray, pos: np.ndarray, w: np.ndarray, n: int, k
         if k is None and None not in ks:
             break
         rows = np.flatnonzero(interval == j)
+        if not len(rows):  # no entry in this interval: every sum is the one through the last cutoff
+            at[k] = total.copy()
+            continue
         o = owner[rows]
         wj = w[rows].copy()
         head = np.concatenate(([True], o[1:] != o[:-1])) if len(o) else np.zeros(0, bool)
