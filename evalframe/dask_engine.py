@@ -54,9 +54,10 @@ from .engine import Duplicates, per_question_table, prepare, with_shallow_rankin
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
-from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
-                      warn_diagnostics)
-from .schema import check_qrels, fingerprints, ids_to_str
+from .ranking import (MAX_EXAMPLES, Check, Diagnostic, Missing, Ties, diagnostics_table,
+                      merge_diagnostics, warn_diagnostics)
+from .rollup import UNIT, Rollup, rollup_column, rollup_map
+from .schema import Conflicts, ResolvedConflicts, check_qrels, fingerprints, ids_to_str
 
 #: Question id of the placeholder question added to every partition (an integer, so the
 #: natural order of a partition's questions is what it would be without it).
@@ -153,15 +154,26 @@ def _placeholder_rows(run: pd.DataFrame, systems: list, rel: int) -> tuple[pd.Da
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
                   rel: int, ties: Ties, missing: Missing, depth: int | None,
-                  duplicates: Duplicates) -> dict:
+                  duplicates: Duplicates, conflicts: Conflicts = "error",
+                  rollup: pd.Series | None = None) -> dict:
     """Evaluate the questions of one partition, knowing every system of the run.
 
+    ``conflicts`` resolves the partition's golden-set rows (whole questions, so the same
+    pairs as on the whole golden set); ``rollup`` is a chunk -> page map
+    (:func:`evalframe.rollup.rollup_map`) applied inside the partition.
+
     Returns a dict: ``table`` (the per-question table), ``records`` (diagnostics),
-    ``silent`` (the systems that answer none of the partition's golden questions)."""
+    ``silent`` (the systems that answer none of the partition's golden questions) and
+    ``conflict_keys`` (the golden-set order key of each example of the partition's
+    ``golden_set_conflicting_labels`` record, for the merge)."""
     if "_row" in run.columns:
         run = run.iloc[np.argsort(run["_row"].to_numpy(), kind="stable")]
     run = run.drop(columns=[c for c in ("_row", "_bucket") if c in run.columns]).reset_index(drop=True)
-    qrels = qrels.drop(columns=[c for c in ("_bucket",) if c in qrels.columns]).reset_index(drop=True)
+    if "_row" in qrels.columns:
+        qrels = qrels.iloc[np.argsort(qrels["_row"].to_numpy(), kind="stable")]
+    qrels_row = qrels["_row"].to_numpy() if "_row" in qrels.columns else None
+    qrels = qrels.drop(columns=[c for c in ("_bucket", "_row") if c in qrels.columns]).reset_index(drop=True)
+    qrels.attrs = {}  # conflicts resolved on the client are reported once, by the client
     for c in ("system", "query_id", "doc_id"):  # as check_run() reads them; the placeholder's dtype
         if c in run.columns and not pd.api.types.is_string_dtype(run[c].dtype):
             run[c] = ids_to_str(run[c])
@@ -169,30 +181,47 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     run = pd.concat([run, extra_run.astype({c: run[c].dtype for c in extra_run.columns})], ignore_index=True)
     qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                duplicates=duplicates, warn=False)
+                duplicates=duplicates, warn=False, conflicts=conflicts, rollup=rollup)
     J = with_shallow_rankings(J, ms, warn=False, ignore=PLACEHOLDER_QUESTION)
     table = per_question_table(J, ms)
     table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
+    if rollup is not None:
+        table.insert(table.columns.get_loc("measure"), "unit", UNIT)
     n_golden = J.n_queries - 1
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
-    return {"table": table, "records": list(J.records), "silent": silent}
+    return {"table": table, "records": list(J.records), "silent": silent,
+            "conflict_keys": _conflict_keys(J.records, qrels, qrels_row)}
+
+
+def _conflict_keys(records, qrels: pd.DataFrame, qrels_row: np.ndarray | None) -> dict:
+    """Each example ``query_id:doc_id`` of a ``golden_set_conflicting_labels`` record and
+    the order key of its pair's first golden-set row (its first appearance)."""
+    examples = [e for r in records if r.check is Check.GOLDEN_SET_CONFLICTING_LABELS for e in r.examples]
+    if not examples or qrels_row is None:
+        return {}
+    q, d = qrels["query_id"].astype(str), qrels["doc_id"].astype(str)
+    hit = np.flatnonzero((q + ":" + d).isin(examples).to_numpy())
+    keys = (q.iloc[hit] + ":" + d.iloc[hit]).to_numpy(dtype=object)
+    first = pd.Series(qrels_row[hit]).groupby(keys, sort=False).min()
+    return {str(k): int(v) for k, v in first.items()}
 
 
 def _qrels_piece(qrels: pd.DataFrame, starts: np.ndarray, i: int) -> pd.DataFrame:
     return qrels.iloc[int(starts[i]):int(starts[i + 1])]
 
 
-def _task(run_part, qrels_part, systems, ms, opts) -> dict:
-    return evaluate_part(run_part, qrels_part, systems, ms, **opts)
+def _task(run_part, qrels_part, systems, ms, rollup, opts) -> dict:
+    return evaluate_part(run_part, qrels_part, systems, ms, rollup=rollup, **opts)
 
 
-def _broadcast_task(run_part, qrels, starts, i, systems, ms, opts) -> dict:
-    return evaluate_part(run_part, _qrels_piece(qrels, starts, i), systems, ms, **opts)
+def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> dict:
+    return evaluate_part(run_part, _qrels_piece(qrels, starts, i), systems, ms, rollup=rollup, **opts)
 
 
 def _summary(part: dict) -> dict:
-    return {"records": part["records"], "silent": part["silent"], "meta": part["table"].iloc[:0]}
+    return {"records": part["records"], "silent": part["silent"], "meta": part["table"].iloc[:0],
+            "conflict_keys": part["conflict_keys"]}
 
 
 def _table(part: dict) -> pd.DataFrame:
@@ -210,25 +239,59 @@ def _check_columns(run) -> None:
             "rename them first (ddf.rename(columns={...}))")])
 
 
-def _golden_set(qrels):
-    """The golden set checked on the client (pandas), or a Dask table of several partitions."""
+def _golden_set(qrels, columns, conflicts):
+    """The golden set checked (and its conflicts resolved) on the client, as pandas with
+    its :class:`~evalframe.schema.ResolvedConflicts` (or None); or a Dask table of
+    several partitions (columns renamed), resolved per partition after the shuffle."""
     if is_dask_frame(qrels):
         if qrels.npartitions > 1:
-            return qrels
+            return _renamed(qrels, columns), None
         qrels = qrels.compute()
-    return check_qrels(qrels).frame if isinstance(qrels, pd.DataFrame) else read_qrels(qrels)
+    frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
+             else read_qrels(qrels, columns=columns, conflicts=conflicts))
+    resolved = frame.attrs.get("evalframe_conflicts")
+    frame = frame.copy()
+    frame.attrs = {}
+    return frame, resolved if isinstance(resolved, ResolvedConflicts) else None
 
 
-def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions) -> pd.DataFrame:
+def _renamed(frame, columns):
+    """A Dask table with ``columns`` (``{your name: canonical name}``) applied, as the
+    in-memory readers apply it (names the table does not have are left alone)."""
+    if not columns:
+        return frame
+    mapping = {k: v for k, v in columns.items() if k in frame.columns}
+    if mapping:
+        frame = frame.rename(columns=mapping)
+    if frame.index.name in columns:
+        frame = frame.rename_axis(columns[frame.index.name])
+    return frame
+
+
+def _page_map(run, column: str):
+    """The run without its page column ``column``, and the chunk -> page map of the
+    whole run (from its distinct (chunk, page) pairs), as :func:`evalframe.rollup.rollup_column`."""
+    rest_meta, _ = rollup_column(run._meta, column)  # the in-memory call's errors
+    chunk = [c for c in run.columns if c != column and c not in rest_meta.columns] or ["doc_id"]
+    pairs = run[[chunk[0], column]].drop_duplicates().compute()
+    _, mapping = rollup_column(pairs, column)
+    rest = run.drop(columns=[column])
+    return (rest.rename(columns={chunk[0]: "doc_id"}) if chunk[0] != "doc_id" else rest), mapping
+
+
+def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, partition_info=None) -> pd.DataFrame:
+    j = partition_info["number"] if partition_info else 0
     out = df.copy()
     out["_bucket"] = (question_buckets(df["query_id"], n_buckets) if divisions is None
                       else division_buckets(df["query_id"], divisions))
+    out["_row"] = np.int64(j) * ROW_STRIDE + np.arange(len(df), dtype=np.int64)
     return out
 
 
 def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
                   missing: Missing = "zero", depth: int | None = None,
-                  duplicates: Duplicates = "error", warn: bool = True
+                  duplicates: Duplicates = "error", warn: bool = True,
+                  columns=None, conflicts: Conflicts = "error", rollup: Rollup | None = None
                   ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
     """Per-question table (a Dask DataFrame, computed and kept on the workers) and
     diagnostics table of a Dask run (see the module docstring).
@@ -242,8 +305,13 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         The golden set.
     ms : list of Measure
         Resolved measures.
-    rel, ties, missing, depth, duplicates
-        As :func:`evalframe.evaluate`.
+    rel, ties, missing, depth, duplicates, columns, conflicts, rollup
+        As :func:`evalframe.evaluate`.  ``columns`` renames both tables' columns before
+        the shuffle; ``conflicts`` is resolved once on the client for a golden set held
+        there, else per partition after the shuffle (partitions hold whole questions);
+        ``rollup`` (a chunk -> page table or dict sent once to every worker, or a run
+        column, whose map is read from the run's distinct (chunk, page) pairs first) is
+        applied per question inside each partition.
     warn : bool
         Issue the warnings of the merged diagnostics.
 
@@ -259,8 +327,17 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     if isinstance(run, pd.DataFrame):  # engine="dask" on a pandas run: partitions of 10^6 rows
         run = dd.from_pandas(run, chunksize=1_000_000)
     run = run if is_dask_frame(run) else read_dataset(run)
+    mapping = None
+    if isinstance(rollup, str):
+        run, mapping = _page_map(run, rollup)
+    elif rollup is not None:
+        mapping = rollup_map(rollup)
+    run = _renamed(run, columns)
     _check_columns(run)
-    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    golden, resolved = _golden_set(qrels, columns, conflicts)
+    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
+                conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error")
+    mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
     if divisions is not None:
         keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
@@ -276,11 +353,10 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         systems = dask.delayed(_systems_in_order)(
             [dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])
 
-    golden = _golden_set(qrels)
     if is_dask_frame(golden):
         gq = golden.map_partitions(_qrels_part, P, divisions, meta=_qrels_part(golden._meta, P, divisions))
         gq = gq.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
-        tasks = [dask.delayed(_task)(r, q, systems, ms, opts)
+        tasks = [dask.delayed(_task)(r, q, systems, ms, mapping, opts)
                  for r, q in zip(keyed.to_delayed(), gq.to_delayed())]
     else:
         buckets = (question_buckets(golden["query_id"], P) if divisions is None
@@ -288,12 +364,13 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         order = np.argsort(buckets, kind="stable")
         starts = np.searchsorted(buckets[order], np.arange(P + 1))
         shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=True)
-        tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, opts)
+        tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, mapping, opts)
                  for i, r in enumerate(keyed.to_delayed())]
     parts = dask.persist(*tasks)
     summaries, systems = dask.compute([dask.delayed(_summary)(p) for p in parts], systems)
     records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
                      systems, missing, rel)
+    records = _conflicts_record(records, resolved, [s["conflict_keys"] for s in summaries])
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0]["meta"]
@@ -314,6 +391,27 @@ def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
     action = "scored 0 on every question" if missing == "zero" else "dropped"  # as judge() says it
     quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
     return merge_diagnostics([list(r) + quiet for r in records], systems=systems)
+
+
+def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None,
+                      keys: list[dict]) -> list[Diagnostic]:
+    """The merged records with the ``golden_set_conflicting_labels`` record of the
+    in-memory call: the client's (golden set resolved once), or the partitions' merged
+    record whose examples are the pairs that appear first in the golden set."""
+    if resolved is not None and resolved.count:
+        record = Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
+                            f"resolved: {resolved.how} label", tuple(resolved.examples))
+        checks = list(Check)
+        at = sum(checks.index(r.check) <= checks.index(record.check) for r in records)
+        return records[:at] + [record] + records[at:]
+    first = {k: v for part in keys for k, v in part.items()}
+    out = []
+    for r in records:
+        if r.check is Check.GOLDEN_SET_CONFLICTING_LABELS and first:
+            shown = sorted(first, key=first.__getitem__)[:MAX_EXAMPLES]
+            r = Diagnostic(r.system, r.check, r.count, r.action, tuple(shown))
+        out.append(r)
+    return out
 
 
 # ---------------------------------------------------------------- aggregate

@@ -186,7 +186,8 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     if _use_dask(run, engine, columns, conflicts, rollup):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
-                             duplicates=duplicates, warn=False)[1]
+                             duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
+                             rollup=rollup)[1]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, rollup,
                                      warn=False)
@@ -410,7 +411,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     if _use_dask(run, engine, columns, conflicts, rollup):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                             duplicates=duplicates)
+                             duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup)
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
                                      warn=True)
@@ -467,8 +468,4 @@ def _use_dask(run, engine, columns=None, conflicts="error", rollup=None) -> bool
     if engine == "memory" and is_dask_frame(run):
         raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
     dask = engine == "dask" or is_dask_frame(run)
-    if dask and (columns or conflicts != "error" or rollup is not None):
-        raise ValueError("evaluate: columns=, conflicts= and rollup= are not yet supported on the Dask engine, got "
-                         f"columns={columns!r}, conflicts={conflicts!r}, rollup given: {rollup is not None}; rename the Dask frame's columns "
-                         "(query_id, doc_id, score, system) and resolve conflicting labels first")
     return dask

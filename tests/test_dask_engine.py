@@ -237,3 +237,68 @@ def test_hypothesis_cases_identical(client, case):
     run, qrels, parts, options = case
     assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), **options,
                 measures=["P@3", "R@5", "RR", "nDCG@5", "AP", "bpref", "Judged@3", "NumRel"])
+
+
+# ---------------------------------------------------------------- columns=, conflicts=, rollup=
+def _conflicting(qrels: pd.DataFrame) -> pd.DataFrame:
+    """The golden set with a second, different label on every 7th pair, spread through it."""
+    extra = qrels.iloc[::7].assign(relevance=lambda d: (d["relevance"] + 1) % 4)
+    return pd.concat([qrels, extra], ignore_index=True).iloc[
+        np.random.default_rng(5).permutation(len(qrels) + len(extra))].reset_index(drop=True)
+
+
+def test_columns_renamed_before_the_shuffle(client):
+    c = datasets.load_cranfield()
+    names = {"question": "query_id", "passage": "doc_id", "sim": "score", "grade": "relevance"}
+    inverse = {v: k for k, v in names.items()}
+    run, qrels = c.runs.rename(columns=inverse), c.qrels.rename(columns=inverse)
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=3), columns=names)
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=3), dd.from_pandas(qrels, npartitions=2),
+                columns=names, measures=["AP", "nDCG@10"])
+
+
+@pytest.mark.parametrize("how", ["max", "min", "majority"])
+def test_conflicts_resolved_once_or_per_partition(client, how):
+    c = datasets.load_cranfield()
+    qrels = _conflicting(c.qrels)
+    got, _ = assert_same(c.runs, qrels, dd.from_pandas(c.runs, npartitions=3), conflicts=how,
+                         measures=["AP", "nDCG@10", "NumRel"])  # broadcast: resolved on the client
+    assert_same(c.runs, qrels, dd.from_pandas(c.runs, npartitions=3), dd.from_pandas(qrels, npartitions=4),
+                conflicts=how, measures=["AP", "nDCG@10", "NumRel"])  # shuffled: per partition
+    diag = ef.diagnostics(dd.from_pandas(c.runs, npartitions=3), dd.from_pandas(qrels, npartitions=4),
+                          conflicts=how)
+    row = diag[diag["check"] == "golden_set_conflicting_labels"]
+    assert row["count"].tolist() == [len(c.qrels.iloc[::7])] and row["examples"].iloc[0].count(",") == 4
+    with pytest.raises(EvalframeInputError):
+        ef.evaluate(dd.from_pandas(c.runs, npartitions=3), dd.from_pandas(qrels, npartitions=4))
+
+
+def _chunked(run: pd.DataFrame, qrels: pd.DataFrame):
+    """Each document as 1..3 chunks ("d#0", "d#1", ...), ranked together; and the map."""
+    rng = np.random.default_rng(11)
+    k = rng.integers(1, 4, size=len(run))
+    rows = run.loc[run.index.repeat(k)].copy()
+    part = np.concatenate([np.arange(n) for n in k])
+    rows["doc_id"] = rows["doc_id"].astype(str) + "#" + part.astype(str)
+    rows["score"] = rows["score"] - part * 1e-3
+    rows = rows.drop_duplicates(["system", "query_id", "doc_id"]).reset_index(drop=True)
+    judged = pd.concat([qrels.assign(doc_id=qrels["doc_id"].astype(str) + "#0"),  # a page's chunks merged
+                        qrels.iloc[::3].assign(doc_id=qrels["doc_id"].iloc[::3].astype(str) + "#1", relevance=0)],
+                       ignore_index=True)
+    mapping = pd.DataFrame({"chunk_id": rows["doc_id"], "page_id": rows["doc_id"].str.split("#").str[0]}
+                           ).drop_duplicates()
+    return rows, judged, mapping
+
+
+def test_rollup_per_question_inside_each_partition(client):
+    c = datasets.load_cranfield()
+    run, qrels, mapping = _chunked(c.runs, c.qrels)
+    got, expected = assert_same(run, qrels, dd.from_pandas(run, npartitions=3), rollup=mapping,
+                                measures=["AP", "nDCG@10", "P@5"])
+    assert "unit" in expected.columns
+    with_page = run.assign(page=run["doc_id"].str.split("#").str[0])
+    assert_same(with_page, qrels, dd.from_pandas(with_page, npartitions=3), dd.from_pandas(qrels, npartitions=2),
+                rollup="page", measures=["AP", "nDCG@10"])
+    diag = ef.diagnostics(dd.from_pandas(run, npartitions=3), qrels, rollup=mapping)
+    assert {"rollup_run_rows_collapsed", "rollup_golden_rows_merged"} <= set(diag["check"])
+    pd.testing.assert_frame_equal(diag, ef.diagnostics(run, qrels, rollup=mapping))
