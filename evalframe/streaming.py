@@ -49,7 +49,8 @@ call lists those of the whole input).
 from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
-           "StreamOptions", "stream_evaluate", "BYTES_PER_ROW"]
+           "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES"]
 
 import glob as _glob
 import math
@@ -79,10 +80,21 @@ from .schema import ALIASES, fingerprints, ids_to_str
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
 #: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py): partitions are sized with it.
+#: benchmark's data (benchmarks/bench_scale.py; peak RSS grows by about 260 bytes per
+#: partition row there, 450 leaves room for longer ids): partitions are sized with it.
 BYTES_PER_ROW = 450
 
-#: Memory held per golden-set row (the cleaned table, its codes and its sorted copy).
+#: Memory held per row of the per-question table while the parts are held and put
+#: together at the end (each part's Arrow strings, their concatenation, the sort's
+#: keys and its copy): reserved from the budget for the rows the call will return.
+OUT_BYTES_PER_ROW = 150
+
+#: Memory of the reader beyond the batch it hands over (a Parquet row group being
+#: decoded, its compressed pages, the writers of the partition pass).
+READ_BYTES = 128 * 2 ** 20
+
+#: Memory held per golden-set row (the cleaned table, its codes and its sorted copy;
+#: measured: 130 bytes held, 170 at the peak of reading it, on the benchmark's golden set).
 QRELS_BYTES_PER_ROW = 250
 
 #: Rows of a partition at least, whatever the budget (smaller parts cost more than they save).
@@ -205,6 +217,9 @@ class _Golden:
         codes, self.queries = pd.factorize(qrels["query_id"], sort=False)
         order = np.argsort(codes, kind="stable")
         self.frame = qrels.take(order).reset_index(drop=True)
+        #: conflicting labels resolved once, for the whole golden set (a part's slice
+        #: carrying them would count them once per part)
+        self.conflicts = self.frame.attrs.pop("evalframe_conflicts", None)
         counts = np.bincount(codes, minlength=len(self.queries))
         self.starts = np.concatenate(([0], np.cumsum(counts)))
         self.index = pd.Index(self.queries)
@@ -244,6 +259,7 @@ class _Assembler:
         self.anchor: _Part | None = None
         self.deferred: list[_Part] = []
         self.golden_ids: list[np.ndarray] = []
+        self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
 
     def add(self, part: _Part) -> None:
         shared = np.intersect1d(pd.unique(part.run["query_id"]), pd.unique(part.qrels["query_id"]))
@@ -291,20 +307,28 @@ class _Assembler:
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
         records = merge_diagnostics(self.records, systems=systems)
+        checks = list(Check)
+        records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
         if self.ms is not None:
             table = pd.concat(self.tables, ignore_index=True) if self.tables else None
             self.tables = []  # the parts are freed before the sort's copy is made
             if table is not None:
                 queries = np.concatenate(self.golden_ids).astype(object)
-                qpos = pd.Index(natural_order(queries)).get_indexer(
-                    table["query_id"].to_numpy(dtype=object))
-                keys = [qpos]
+                keys = [_positions(table["query_id"], natural_order(queries))]
                 if "system" in table.columns:
-                    keys.append(pd.Index(systems).get_indexer(table["system"].to_numpy(dtype=object)))
+                    keys.append(_positions(table["system"], systems))
                 order = np.lexsort(keys)  # stable: measures stay in the order asked
                 table = table.take(order).reset_index(drop=True)
         return table, diagnostics_table(records), records
+
+
+def _positions(column: pd.Series, values) -> np.ndarray:
+    """Position of each string of ``column`` in ``values``, found by Arrow (no Python
+    string per row: the per-question table has millions of rows)."""
+    import pyarrow.compute as pc
+    arr = pa.array(column).cast(pa.large_string())
+    return pc.index_in(arr, value_set=pa.array(list(values), pa.large_string())).to_numpy(zero_copy_only=False)
 
 
 # ---------------------------------------------------------------- reading the run
@@ -332,9 +356,9 @@ class _Reader:
     def batches(self, rows: int) -> Iterator[pa.Table]:
         for dataset, name, cmap in self.sources:
             cols = [c for c, v in cmap.items() if v != "rank" or self.has_rank]
-            for b in dataset.to_batches(columns=cols, batch_size=max(rows, 1)):
-                if b.num_rows:
-                    t = pa.Table.from_batches([b]).rename_columns([cmap[c] for c in cols])
+            for t in _file_batches(dataset, cols, max(rows, 1)):
+                if t.num_rows:
+                    t = t.rename_columns([cmap[c] for c in cols])
                     if name is not None:
                         t = t.append_column("system", pa.array([name] * t.num_rows, pa.large_string()))
                     yield t
@@ -356,6 +380,25 @@ class _Reader:
                 for s in ids_to_str(pd.Series(arr.unique().to_pylist(), dtype=object)):
                     seen.setdefault(s, None)
         return list(seen)
+
+
+def _file_batches(dataset: pads.Dataset, cols: list[str], rows: int) -> Iterator[pa.Table]:
+    """Batches of ``rows`` rows of ``cols``, read one Parquet row group at a time: the
+    dataset scanner reads ahead (files and batches), holding several times the batch."""
+    target = pa.schema([dataset.schema.field(c) for c in cols])
+    files = None
+    if isinstance(dataset, pads.FileSystemDataset) and dataset.format.default_extname == "parquet":
+        files = [pq.ParquetFile(f, filesystem=dataset.filesystem) for f in dataset.files]
+        if not all(set(cols) <= set(f.schema_arrow.names) for f in files):
+            files = None  # columns from the partitioning: the scanner knows them
+    if files is None:
+        for b in dataset.to_batches(columns=cols, batch_size=rows, batch_readahead=0, fragment_readahead=0):
+            yield pa.Table.from_batches([b])
+        return
+    for f in files:
+        for b in f.iter_batches(batch_size=rows, columns=cols):
+            t = pa.Table.from_batches([b])
+            yield t if t.schema.equals(target) else t.cast(target)
 
 
 def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
@@ -380,6 +423,23 @@ class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
+def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int) -> int:
+    """Run rows a partition may hold: the budget less the golden set held
+    (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put
+    together (:data:`OUT_BYTES_PER_ROW` per row it will have) and the reader
+    (:data:`READ_BYTES`, at most a quarter of the budget), at :data:`BYTES_PER_ROW` per row; at least
+    :data:`MIN_BATCH_ROWS`.
+
+    Examples
+    --------
+    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (2 * 2 ** 30 - READ_BYTES) // BYTES_PER_ROW
+    True
+    """
+    reader = min(READ_BYTES, budget // 4)  # a small budget reads small batches
+    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader
+    return max(MIN_BATCH_ROWS, room // BYTES_PER_ROW)
+
+
 def _progress_bar(enabled: bool | None, total: int, desc: str):
     from tqdm.auto import tqdm
     if enabled is None:
@@ -393,11 +453,12 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
     carry: pd.DataFrame | None = None
     pending: list[pa.Table] = []
     n_pending = 0 if carry is None else len(carry)
-    for table in reader.batches(min(batch_rows, 1 << 20)):
+    step = max(1, batch_rows // 4)
+    for table in reader.batches(min(step, 1 << 20)):
         bar.update(table.num_rows)
         pending.append(table)
         n_pending += table.num_rows
-        if n_pending < batch_rows:
+        if n_pending + min(step, 1 << 20) <= batch_rows:  # the next read still fits
             continue
         df = _to_frame(pa.concat_tables(pending))
         pending = []
@@ -430,7 +491,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     writers: dict[int, pq.ParquetWriter] = {}
     try:
-        for table in reader.batches(min(batch_rows, 1 << 20)):
+        for table in reader.batches(min(max(1, batch_rows // 4), 1 << 20)):
             bar.update(table.num_rows)
             qids = ids_to_str(pd.Series(table.column("query_id").to_pandas()))
             table = table.set_column(table.schema.get_field_index("query_id"), "query_id",
@@ -522,12 +583,13 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         else:
             qrels = qd.to_table().to_pandas()
     golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels))
-    golden_bytes = 0 if golden is None else len(golden.frame) * QRELS_BYTES_PER_ROW
-    room = options.budget - golden_bytes
-    if qrels_dataset is None and n_rows * BYTES_PER_ROW <= room:
+    golden_rows = 0 if golden is None else len(golden.frame)
+    if qrels_dataset is None and n_rows * BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
-    batch_rows = max(MIN_BATCH_ROWS, room // (2 * BYTES_PER_ROW))  # the output and the anchor take the rest
     systems = reader.systems()
+    n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
+    out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
+    batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     taken = set(golden.queries) if golden is not None else set()
     placeholder = "evalframe:system-without-rows-here"
     while placeholder in taken:
@@ -552,6 +614,10 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                 asm.finish(None)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
+    c = None if golden is None else golden.conflicts
+    if c is not None and c.count:  # as engine.with_conflicts records it, once
+        asm.whole.append(Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
+                                    f"resolved: {c.how} label", tuple(c.examples)))
     table, diag, records = asm.result()
     if warn:
         warn_diagnostics(records, rel)

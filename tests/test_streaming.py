@@ -252,3 +252,19 @@ def test_a_dict_of_datasets_one_system_each(tmp_path):
     a, b = both(frames, sources, ds.qrels, ["AP", "nDCG@10", "NumRel"],
                 memory_budget=budget_for(runs, ds.qrels, 6))
     assert_same(a, b)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_conflicts_resolved_once_up_front(layout, tmp_path):
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=7, ignore_index=True)
+    qrels = ds.qrels.reset_index(drop=True)
+    twice = qrels.iloc[::25].assign(relevance=lambda d: d.relevance + 1)  # conflicting labels in many questions
+    qrels = pd.concat([qrels, twice], ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 6)
+    a, b = both(run, source, qrels, ["AP", "nDCG@10", "NumRel"], conflicts="max",
+                memory_budget=budget_for(run, qrels, 6))
+    assert_same(a, b)
+    assert "golden_set_conflicting_labels" in set(a[1]["check"])

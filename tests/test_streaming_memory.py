@@ -1,0 +1,83 @@
+"""The streaming engine's memory bound: partitions are sized so that the golden set, the
+per-question table being assembled, the reader and one partition fit the budget, and a
+small-budget run's peak RSS (VmHWM, measured in a child process after its imports) stays
+within the budget."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalframe import streaming
+
+
+def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader():
+    for budget, golden, out in [(2 * 2 ** 30, 3_000_000, 7_000_000), (600 * 2 ** 20, 600_000, 1_400_000),
+                                (64 * 2 ** 20, 9_000, 21_000), (2 ** 30, 0, 0)]:
+        rows = streaming.plan_batch_rows(budget, golden_rows=golden, out_rows=out)
+        held = (golden * streaming.QRELS_BYTES_PER_ROW + out * streaming.OUT_BYTES_PER_ROW
+                + min(streaming.READ_BYTES, budget // 4))
+        assert held + rows * streaming.BYTES_PER_ROW <= budget < held + (rows + 1) * streaming.BYTES_PER_ROW
+    # a budget the fixed parts fill: the smallest partition, not zero or negative rows
+    assert streaming.plan_batch_rows(2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == streaming.MIN_BATCH_ROWS
+
+
+def synthetic(directory, n_q: int, docs: int, files: int) -> tuple[str, pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(n_q), docs)
+    run = pd.DataFrame({"query_id": [f"q{i:06d}" for i in q],
+                        "doc_id": [f"d{i:07d}" for i in (q * 7919 + np.tile(np.arange(docs), n_q) * 104729) % 10 ** 7],
+                        "score": np.round(rng.random(len(q)) * 20, 1)})
+    qrels = run.iloc[::37][["query_id", "doc_id"]].assign(relevance=rng.integers(0, 4, len(run[::37])))
+    os.makedirs(directory, exist_ok=True)
+    for i, rows in enumerate(np.array_split(np.arange(len(run)), files)):  # grouped: whole questions in order
+        run.iloc[rows].to_parquet(os.path.join(directory, f"part-{i:03d}.parquet"), index=False, row_group_size=20_000)
+    return str(directory), qrels.reset_index(drop=True)
+
+
+def test_partitions_never_exceed_the_planned_rows(tmp_path, monkeypatch):
+    source, qrels = synthetic(tmp_path / "run", 600, 50, 3)
+    budget = 8 * 2 ** 20
+    planned = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=qrels.query_id.nunique() * 2)
+    sizes = []
+    prepare = streaming.prepare
+
+    def counting(run, *a, **k):
+        sizes.append(len(run))
+        return prepare(run, *a, **k)
+    monkeypatch.setattr(streaming, "prepare", counting)
+    import evalframe as ef
+    with pytest.warns(ef.errors.NoRelevantWarning):
+        ef.evaluate(source, qrels, ["AP", "RR"], memory_budget=budget)
+    assert len(sizes) >= 3 and max(sizes) <= planned
+
+
+CHILD = r"""
+import json, re, sys, warnings
+import pandas as pd
+import evalframe as ef
+def status(key):
+    with open("/proc/self/status") as f:
+        return int(re.search(key + r":\s+(\d+)", f.read()).group(1)) * 1024
+qrels = pd.read_parquet(sys.argv[2])
+base = status("VmRSS")
+warnings.simplefilter("ignore")
+ef.evaluate(sys.argv[1], qrels, ["R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP"],
+            memory_budget=int(sys.argv[3]))
+print(json.dumps({"base": base, "peak": status("VmHWM")}))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="VmHWM is Linux's")
+def test_a_small_budget_run_peaks_within_the_budget(tmp_path):
+    source, qrels = synthetic(tmp_path / "run", 4000, 100, 4)  # 400,000 rows
+    qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
+    budget = 96 * 2 ** 20
+    assert 400_000 * streaming.BYTES_PER_ROW > budget  # streamed, not read whole
+    out = subprocess.run([sys.executable, "-c", CHILD, source, str(tmp_path / "qrels.parquet"), str(budget)],
+                         capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["peak"] - r["base"] <= budget, (r["peak"] - r["base"]) / 2 ** 20
