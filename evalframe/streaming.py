@@ -428,7 +428,7 @@ def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int) -> int:
     (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put
     together (:data:`OUT_BYTES_PER_ROW` per row it will have) and the reader
     (:data:`READ_BYTES`, at most a quarter of the budget), at :data:`BYTES_PER_ROW` per row; at least
-    :data:`MIN_BATCH_ROWS`.
+    ``MIN_BATCH_ROWS`` (1,000).
 
     Examples
     --------
