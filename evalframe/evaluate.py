@@ -183,7 +183,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     _check_rel(rel)
     _check_input_options(columns, conflicts, "diagnostics")
     ks = [m.k for m in parse_measures(measures) if m.k is not None] if measures is not None else []
-    if _use_dask(run, engine, columns, conflicts, rollup):
+    if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
@@ -408,7 +408,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    if _use_dask(run, engine, columns, conflicts, rollup):
+    if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup)
@@ -462,10 +462,9 @@ def _check_rel(rel) -> None:
         raise ValueError(f"rel must be an int, got {rel!r}")
 
 
-def _use_dask(run, engine, columns=None, conflicts="error", rollup=None) -> bool:
+def _use_dask(run, engine) -> bool:
     if engine not in ("auto", "memory", "dask"):
         raise ValueError(f"evaluate: engine must be 'auto', 'memory' or 'dask', got {engine!r}")
     if engine == "memory" and is_dask_frame(run):
         raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
-    dask = engine == "dask" or is_dask_frame(run)
-    return dask
+    return engine == "dask" or is_dask_frame(run)

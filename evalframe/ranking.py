@@ -648,12 +648,6 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _order_rows(grp: np.ndarray, primary: np.ndarray, tiebreak) -> np.ndarray:
-    """Permutation sorting rows by (grp, primary, tiebreak), all ascending
-    (:func:`_sorted_order` without its tied pairs)."""
-    return _sorted_order(grp, primary, tiebreak)[0]
-
-
 def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.ndarray, np.ndarray | None]:
     """Permutation sorting rows by (grp, primary, tiebreak), all ascending, and
     the tied pairs of the sorted rows: entry i is True when sorted rows i and
