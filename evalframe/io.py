@@ -33,7 +33,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 from __future__ import annotations
 
 __all__ = ["read_qrels", "read_run", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
-           "malformed_lines", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
+           "malformed_lines", "line_blocks", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
 import io as _io
@@ -161,13 +161,14 @@ def _strip_ext(path: Path) -> str:
 _NUMERIC = {"score": "float64", "rank": "float64", "relevance": "int64"}
 
 
-def malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int, list[str]]:
+def malformed_lines(original: bytes, least: int, most: int | None, *, start: int = 1) -> tuple[int, list[str]]:
     """Count and show the data lines of a file with fewer than ``least`` or more
-    than ``most`` fields, numbered as in the file (error path only)."""
+    than ``most`` fields, numbered as in the file (error path only); ``start`` is
+    the number of ``original``'s first line when it is a block of a larger file."""
     if original[:2] == b"\x1f\x8b":
         original = gzip.decompress(original)
     bad, shown = 0, []
-    for number, line in enumerate(original.split(b"\n"), start=1):
+    for number, line in enumerate(original.split(b"\n"), start=start):
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
             continue
@@ -176,6 +177,25 @@ def malformed_lines(original: bytes, least: int, most: int | None) -> tuple[int,
             if len(shown) < _MAX:
                 shown.append(f"line {number}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
     return bad, shown
+
+
+def line_blocks(f, size: int):
+    """The bytes of the binary file ``f``, about ``size`` at a time, each block cut
+    after a newline (the last may have none): no line is split between blocks."""
+    rest = b""
+    while True:
+        data = f.read(size)
+        if not data:
+            if rest:
+                yield rest
+            return
+        block = rest + data
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            rest = block
+            continue
+        rest = block[cut:]
+        yield block[:cut]
 
 
 def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,

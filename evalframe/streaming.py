@@ -50,7 +50,7 @@ from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES"]
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
 import glob as _glob
 import math
@@ -92,6 +92,15 @@ OUT_BYTES_PER_ROW = 150
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
 READ_BYTES = 128 * 2 ** 20
+
+#: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
+TEXT_BYTES_PER_ROW = 40
+
+
+def text_run_rows(path: str) -> int:
+    """About how many rows the TREC text run file at ``path`` holds (from its size;
+    a gzip file is taken to hold four times its size)."""
+    return os.path.getsize(path) * (4 if str(path).endswith(".gz") else 1) // TEXT_BYTES_PER_ROW
 
 #: Memory held per golden-set row (the cleaned table, its codes and its sorted copy;
 #: measured: 130 bytes held, 170 at the peak of reading it, on the benchmark's golden set).

@@ -18,8 +18,9 @@ of the golden set that the run does not answer is left out without ``-c``
 (trec_eval 10 stops with "result qid not found"; trec_eval 9 and the manual
 leave it out); the preference (``-R prefs``), ``qrels_jg`` and z-score
 (``-Z``) modes and the measures ``dcg``, ``ideal_dcg`` and ``yaap`` are not
-provided.  Files are read as trec_eval reads them (ids as bytes, through
-latin-1; a first line is data unless it cannot be; indented ``#`` comments in
+provided; ``--memory-budget SIZE`` (evalframe's) bounds the memory a large run
+file takes (it is read a block of whole questions at a time).  Files are read as
+trec_eval reads them (ids as bytes, through latin-1; a first line is data unless it cannot be; indented ``#`` comments in
 a run; C's ``isspace`` separators); the behaviours of trec_eval 10 not copied
 are listed, with the reason, in the README ("trec_eval 9 vs 10").
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 __all__ = ["main", "TREC_MEASURES", "NICKNAMES"]
 
+import gc
 import getopt
 import math
 import os
@@ -231,6 +233,10 @@ Options (as trec_eval 10):
    -N N     number of documents in the collection (for utility)
    -m name[.params]   e.g. P.5,10  ndcg_cut.10  iprec_at_recall..1,.5  ndcg.1=3,2=9
                       utility.2,-1,0,0  Rprec_mult.0.5  relstring.20  set_F.0.5  rbp.p=0.95
+evalframe's own:
+   --memory-budget SIZE   memory a run may take at once, e.g. 2GiB (default: a quarter of the
+                          memory available); a larger run file is evaluated a block of whole
+                          questions at a time, with the same output
 RUN may be '-' for standard input.  Measures: """ + ", ".join(t.name for t in TREC_MEASURES) + "\n"
 
 
@@ -343,11 +349,11 @@ def _parse_args(argv: list[str]):
             "help", "version", "query_eval_wanted", "measure=", "complete_rel_info_wanted",
             "level_for_rel=", "nosummary", "Debug_level=", "Judged_docs_only",
             "Number_docs_in_coll=", "Max_retrieved_per_topic=", "Rel_info_format=",
-            "Results_format=", "Output_old_results_format=", "Zscore="])
+            "Results_format=", "Output_old_results_format=", "Zscore=", "memory-budget="])
     except getopt.GetoptError as exc:
         raise _Usage(str(exc)) from None
     opts = {"q": False, "c": False, "n": False, "J": False, "rel": 1, "depth": None, "docs": 0,
-            "help": False, "version": False}
+            "help": False, "version": False, "budget": None}
     marked: list[str] = []
     params: dict[str, str] = {}
     for flag, val in optlist:
@@ -377,6 +383,12 @@ def _parse_args(argv: list[str]):
         elif flag in ("-T", "--Results_format"):
             if val != "trec_results":
                 raise ValueError(f"results format {val!r} is not provided (only 'trec_results')")
+        elif flag == "--memory-budget":
+            from .streaming import memory_budget
+            try:
+                opts["budget"] = memory_budget(val)
+            except ValueError:
+                raise ValueError(f"--memory-budget must be a size such as 2GiB or 500MB, got {val!r}") from None
         elif flag in ("-Z", "--Zscore"):
             raise ValueError("-Z (z-scores) is not provided by evalframe trec-eval")
         elif flag in ("-m", "--measure"):
@@ -417,27 +429,28 @@ _ENCODING = "latin-1"
 def _read(qrels_path: str, run_path: str):
     from concurrent.futures import ThreadPoolExecutor
 
-    from .errors import EvalframeInputError
-    from .io import read_checked_qrels
-    from .schema import check_qrels
-
-    def qrels_():
-        try:
-            qrels = read_checked_qrels(qrels_path, encoding=_ENCODING)  # ids factorised once, for judge
-            if qrels.subtopics is not None:  # trec_eval has no subtopics: one label per (query, doc), as before
-                qrels = check_qrels(qrels.subtopics.drop(columns="subtopic"))  # one check: merges repeats, refuses conflicts
-            return qrels
-        except EvalframeInputError:
-            _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
-            raise
-
     # the qrels are read in a second thread while the run is read (Arrow's parser
     # and most array work release the GIL)
     with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(qrels_)
+        pending = pool.submit(_read_qrels, qrels_path)
         run, runid = _read_run(run_path)
         qrels = pending.result()
     return qrels, run, runid
+
+
+def _read_qrels(qrels_path: str):
+    """The golden set checked, its ids factorised once for judge (a CheckedQrels)."""
+    from .errors import EvalframeInputError
+    from .io import read_checked_qrels
+    from .schema import check_qrels
+    try:
+        qrels = read_checked_qrels(qrels_path, encoding=_ENCODING)  # ids factorised once, for judge
+        if qrels.subtopics is not None:  # trec_eval has no subtopics: one label per (query, doc), as before
+            qrels = check_qrels(qrels.subtopics.drop(columns="subtopic"))  # one check: merges repeats, refuses conflicts
+        return qrels
+    except EvalframeInputError:
+        _raise_malformed(Path(qrels_path).read_bytes(), qrels_path, 4, 4)
+        raise
 
 
 def _read_run(run_path: str):
@@ -457,6 +470,12 @@ def _read_run(run_path: str):
                 _raise_malformed(data, run_path, 6, None)
                 raise
             run = _read_run_bytes(data, run_path)
+    return _one_run(run, "standard input" if run_path == "-" else run_path)
+
+
+def _one_run(run, where: str):
+    """The run without its tag column, and its tag (the last line's); refuses a
+    file of several runs whose rankings would merge."""
     runid = ""
     if "system" in run.frame:
         tags = run.frame["system"]
@@ -468,7 +487,7 @@ def _read_run(run_path: str):
             names = list(dict.fromkeys(tags.astype(str)))
             shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
             raise EvalframeInputError("run", [InputProblem(
-                f"{'standard input' if run_path == '-' else run_path} holds {len(names)} runs (run tags {shown}), and trec_eval evaluates one run "
+                f"{where} holds {len(names)} runs (run tags {shown}), and trec_eval evaluates one run "
                 "per file: their rankings would merge (a document is listed by more than one of them)",
                 "split the file by its sixth field (the run tag), one file per run, or use "
                 "'evalframe evaluate QRELS RUN', which evaluates each run tag as a system")])
@@ -478,13 +497,18 @@ def _read_run(run_path: str):
 _EXTRA_FIELDS = re.compile(rb"(?m)^([ \t]*(?:\S+[ \t]+){5}\S+)[ \t]+[^\s][^\n]*$")
 
 
-def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> None:
+def _raise_malformed(data: bytes, path: str, least: int, most: int | None, *, start: int = 1) -> None:
     """Raise trec_eval's error for lines with too few (or too many) fields,
-    naming their line numbers in the file; return when there are none."""
-    from .errors import EvalframeInputError, InputProblem
+    naming their line numbers in the file (``data``'s first line is number
+    ``start``); return when there are none."""
     from .io import malformed_lines
 
-    count, shown = malformed_lines(data, least, most)
+    _refuse_malformed(path, *malformed_lines(data, least, most, start=start), least, most)
+
+
+def _refuse_malformed(path: str, count: int, shown: list[str], least: int, most: int | None) -> None:
+    """Raise the error of :func:`_raise_malformed` for ``count`` such lines, ``shown``."""
+    from .errors import EvalframeInputError, InputProblem
     if count:
         want = f"{least}" if least == most else f"at least {least}"
         raise EvalframeInputError("golden set (qrels)" if most == 4 else "run", [InputProblem(
@@ -492,8 +516,9 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None) -> No
             "fix or remove those lines", "\n".join(shown))])
 
 
-def _read_run_bytes(data: bytes, path: str):
-    """Read a TREC run given as bytes, ignoring fields after the sixth."""
+def _read_run_bytes(data: bytes, path: str, first_line: int = 1):
+    """Read a TREC run given as bytes, ignoring fields after the sixth (``first_line``:
+    the number of the first line of ``data`` in the file, for messages)."""
     from .errors import EvalframeInputError
     from .io import read_checked_run
 
@@ -508,7 +533,7 @@ def _read_run_bytes(data: bytes, path: str):
         try:
             return read_checked_run(tmp, encoding=_ENCODING)
         except EvalframeInputError:
-            _raise_malformed(data, path, 6, None)
+            _raise_malformed(data, path, 6, None, start=first_line)
             raise
     finally:
         os.unlink(tmp)
@@ -591,16 +616,28 @@ def _with_placeholders(run, qrels):
     the ids of those questions."""
     import pandas as pd
 
-    golden = pd.unique(qrels["query_id"].to_numpy(dtype=object))
-    answered = pd.unique(run["query_id"].to_numpy(dtype=object))
-    missing = golden[~pd.Series(golden).isin(answered).to_numpy()]
+    missing = _unanswered(qrels, pd.unique(run["query_id"].to_numpy(dtype=object)))
     if len(missing) == 0:
         return run, missing
+    return pd.concat([run, _placeholder_rows(missing, run)], ignore_index=True), missing
+
+
+def _unanswered(qrels, answered) -> np.ndarray:
+    """The golden set's question ids not among ``answered``, in golden-set order."""
+    import pandas as pd
+    golden = pd.unique(qrels["query_id"].to_numpy(dtype=object))
+    return golden[~pd.Series(golden).isin(answered).to_numpy()]
+
+
+def _placeholder_rows(missing, like):
+    """trec_eval -c's one-document ranking for each question of ``missing``, with
+    the columns and id dtypes of the run table ``like``."""
+    import pandas as pd
     extra = {"query_id": missing, "doc_id": [PLACEHOLDER_DOC] * len(missing), "score": 1.0}
-    if "rank" in run:
+    if "rank" in like:
         extra["rank"] = 1
-    extra = pd.DataFrame(extra).astype({c: run[c].dtype for c in ("query_id", "doc_id")})
-    return pd.concat([run, extra[run.columns]], ignore_index=True), missing
+    extra = pd.DataFrame(extra).astype({c: like[c].dtype for c in ("query_id", "doc_id")})
+    return extra[like.columns]
 
 
 def _cleared_on_placeholder(name: str) -> bool:
@@ -625,16 +662,306 @@ def _writer(out):
     return write
 
 
-def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
-    from .measures import Mean, compute, parse_measure, resolve
-    from .ranking import judge
+def _scored(opts, measures: list, rel_len: int | None, run, qrels, *, block: bool = False):
+    """One run table's questions: their ids (an Arrow string array), their values
+    of ``measures`` (questions x measures) and their relevance strings (or None).
+    A ``block`` of a larger run keeps only its own questions (-c's other golden-set
+    questions are another block's, or placeholders)."""
+    import pyarrow as pa
 
-    qrels, run, runid = _read(qrels_path, run_path)
+    from .measures import compute
+    from .ranking import judge
+    missing = "zero" if opts["c"] and not block else "drop"
+    J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
+    V = J.condensed if opts["J"] else J
+    values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
+    ids = pa.array(J.groups["query_id"], pa.string())
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    return ids, values, (_relstrings(V, rel_len) if rel_len is not None else None)
+
+
+# ---------------------------------------------------------------------------
+# Runs larger than --memory-budget: evaluated a block of whole questions at a time
+# ---------------------------------------------------------------------------
+
+#: The smallest block of a run file read at once (a tiny --memory-budget).
+MIN_BLOCK_BYTES = 4096
+
+#: Most temporary files a run that is not grouped by question is hashed into.
+MAX_BUCKETS = 512
+
+
+def _larger_than(run_path: str, budget: int) -> bool:
+    from .streaming import BYTES_PER_ROW, text_run_rows
+    return text_run_rows(run_path) * BYTES_PER_ROW > budget
+
+
+def _block_bytes(budget: int, golden_rows: int) -> int:
+    """Bytes of run file per block: the rows :func:`evalframe.streaming.plan_batch_rows`
+    gives the budget after the golden set held (the per-question values, 8 bytes per
+    question and measure, are small beside a block's rows)."""
+    from .streaming import TEXT_BYTES_PER_ROW, plan_batch_rows
+    return max(MIN_BLOCK_BYTES, plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0) * TEXT_BYTES_PER_ROW)
+
+
+def _open_run(run_path: str):
+    if run_path.endswith(".gz"):
+        import gzip
+        return gzip.open(run_path, "rb")
+    return open(run_path, "rb")
+
+
+def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):
+    """:func:`_scored` over a run file larger than ``budget``, a block of whole
+    questions at a time (a run grouped by question, as run files are, is read
+    once); a question met again after its block means the file is not grouped, and
+    the run is then hashed on its question ids into temporary files, each
+    evaluated whole.  Returns the golden set, the questions' (ids, values,
+    relevance strings), the -c placeholder questions and the run tag."""
+    import pyarrow as pa
+
+    qrels = _read_qrels(qrels_path)
+    golden = _question_ids(qrels)
+    size = _block_bytes(budget, len(qrels.frame))
+    scored = _Blocks(opts, measures, rel_len, qrels, golden)
+    with _open_run(run_path) as f:
+        for block, first_line in _question_blocks(f, size):
+            run, tag = _block_run(block, run_path, first_line)
+            scored.runid = tag or scored.runid
+            if not scored.add(run):  # a question met again: the file is not grouped
+                del run
+                scored = _Blocks(opts, measures, rel_len, qrels, golden)
+                _score_buckets(scored, run_path, size)
+                break
+            del run  # before the next block is read
+    parts, seen, runid = scored.finish()
     placeholders = ()
     if opts["c"]:
-        run, placeholders = _with_placeholders(run.frame, qrels.frame)
-    J = judge(run, qrels, missing="zero" if opts["c"] else "drop", depth=opts["depth"], warn=False)
-    V = J.condensed if opts["J"] else J
+        answered = pa.concat_arrays(seen).to_numpy(zero_copy_only=False) if seen else np.array([], dtype=object)
+        placeholders = _unanswered(qrels.frame, answered)
+        if len(placeholders):
+            like = qrels.frame[["query_id", "doc_id"]].assign(score=1.0)  # the run's columns: ids and score
+            parts.append(_scored(opts, measures, rel_len, _placeholder_rows(placeholders, like), qrels, block=True))
+    return qrels, _joined(parts, len(measures), rel_len), placeholders, runid
+
+
+class _Blocks:
+    """The questions scored so far, block by block (:func:`_score_in_blocks`)."""
+
+    def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden):
+        self.args = (opts, measures, rel_len)
+        self.qrels, self.golden = qrels, golden
+        self.parts, self.seen, self.runid = [], [], ""
+        self.unshared = None  # a block sharing no question with the golden set, while all have
+
+    def add(self, run, *, grouped: bool = True) -> bool:
+        """Score a block of whole questions; False (and nothing scored) when a
+        ``grouped`` block holds a question an earlier block held."""
+        asked = _question_ids(run)
+        if grouped and self.seen and _any_in(asked, self.seen):
+            return False
+        self.seen.append(asked)
+        if not _any_in(asked, [self.golden]):  # only run-only questions: nothing to score
+            if not self.parts and self.unshared is None:
+                self.unshared = run
+            return True
+        self.parts.append(_scored(*self.args, run, self.qrels, block=True))
+        self.unshared = None
+        del run
+        # the block's pandas frames sit in reference cycles (pandas' block references):
+        # collected now, the young generations only (a few ms), they do not pile up
+        # until the collector's next full pass (100 MB a block on 300k rows)
+        gc.collect(1)
+        return True
+
+    def finish(self):
+        """(parts, question ids seen, run tag); a run sharing no question with the
+        golden set fails as the in-memory command does."""
+        opts, measures, rel_len = self.args
+        if not self.parts and self.unshared is not None and not opts["c"]:
+            _scored(opts, measures, rel_len, self.unshared, self.qrels, block=True)  # raises judge's error
+        return self.parts, self.seen, self.runid
+
+
+def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
+    """The partition pass of :func:`_score_in_blocks`, in a temporary directory
+    removed on success, error and Ctrl-C."""
+    import shutil
+
+    from .errors import EvalframeInputError
+    from .io import line_blocks
+    n = _bucket_count(run_path, size)
+    tmp = tempfile.mkdtemp(prefix="evalframe-trec-eval-")
+    try:
+        files = [open(os.path.join(tmp, f"bucket-{b:04d}.txt"), "wb") for b in range(n)]
+        try:
+            last = b""
+            with _open_run(run_path) as f:
+                for block in line_blocks(f, size):
+                    last = block
+                    _write_buckets(block if block.endswith(b"\n") else block + b"\n", files)
+        finally:
+            for fh in files:
+                fh.close()
+        for fh in files:
+            data = Path(fh.name).read_bytes()
+            os.unlink(fh.name)
+            if not data.strip():
+                continue
+            try:
+                run, _ = _block_run(data, run_path, None)
+            except EvalframeInputError:
+                _malformed_in_blocks(run_path, size)
+                raise
+            scored.add(run, grouped=False)
+            del run
+        scored.runid = _last_tag(last)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _bucket_count(run_path: str, size: int) -> int:
+    """Buckets enough for each to hold about half a block."""
+    from .streaming import TEXT_BYTES_PER_ROW, text_run_rows
+    return int(min(MAX_BUCKETS, max(2, 2 * -(-text_run_rows(run_path) * TEXT_BYTES_PER_ROW // size))))
+
+
+def _block_run(block: bytes, run_path: str, first_line: int | None):
+    """A block of a run file as :func:`_read_run` reads a whole file: the checked
+    run and its tag.  ``first_line`` numbers the block's lines in messages (None: a
+    bucket of the partition pass, whose lines are not the file's)."""
+    return _one_run(_read_run_bytes(block, run_path, first_line or 1), run_path)
+
+
+def _question_ids(run):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    ids = pa.array(run.frame["query_id"], pa.string())
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    return pc.unique(ids)
+
+
+def _any_in(ids, seen: list) -> bool:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    return bool(pc.any(pc.is_in(ids, value_set=pa.concat_arrays(seen))).as_py())
+
+
+def _joined(parts: list, n_measures: int, rel_len: int | None):
+    import pyarrow as pa
+    if not parts:
+        return pa.array([], pa.string()), np.zeros((0, n_measures)), ([] if rel_len is not None else None)
+    ids = pa.concat_arrays([p[0] for p in parts])
+    values = np.concatenate([p[1] for p in parts])
+    rel = [r for p in parts for r in p[2]] if rel_len is not None else None
+    return ids, values, rel
+
+
+def _question_blocks(f, size: int):
+    """(block, number of its first line) over the binary file ``f``: blocks of
+    about ``size`` bytes of whole lines, each ending where a question's lines end
+    (a question's lines are never split, however many there are)."""
+    from .io import line_blocks
+    carry, line = b"", 1
+    for block in line_blocks(f, size):
+        block = carry + block
+        cut = _last_question_start(block)
+        if cut == 0:  # one question so far
+            carry = block
+            continue
+        head, carry = block[:cut], block[cut:]
+        yield head, line
+        line += head.count(b"\n")
+    if carry.strip():
+        yield carry, line
+
+
+def _last_question_start(block: bytes) -> int:
+    """Where the block's last question's lines start (its last run of lines with
+    the last data line's question id); 0 when every line is that question's.
+    Walks back over that question's lines only."""
+    end, last = len(block), None
+    while end > 0:
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        fields = block[start:end].split(None, 1)
+        if fields and not fields[0].startswith(b"#"):
+            if last is None:
+                last = fields[0]
+            elif fields[0] != last:
+                return end
+        end = start
+    return 0
+
+
+def _last_tag(block: bytes) -> str:
+    """The run tag of the last data line of ``block`` (the file's last block)."""
+    end = len(block)
+    while end > 0:
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        fields = block[start:end].split()
+        if fields and not fields[0].startswith(b"#"):
+            return fields[5].decode(_ENCODING) if len(fields) > 5 else ""
+        end = start
+    return ""
+
+
+#: the bytes C's isspace() is true for: trec_eval's field separators
+_SPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)
+
+
+def _write_buckets(block: bytes, files: list) -> None:
+    """Append each line of ``block`` (whole lines) to ``files[h % len(files)]``, h a
+    hash of the line's first field (its question id): all of a question's lines
+    land in one file, in their order.  Vectorised over lines; the loops run once
+    per byte of the longest question id and once per bucket."""
+    import pyarrow as pa
+    arr = np.frombuffer(block, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10) + 1
+    if len(ends) == 0:
+        return
+    pos = np.concatenate([[0], ends[:-1]])
+    space = np.zeros(256, dtype=bool)
+    space[_SPACE] = True
+    live = np.flatnonzero(space[arr[pos]] & (arr[pos] != 10))
+    while len(live):  # leading separators (a line always ends with its newline)
+        pos[live] += 1
+        live = live[space[arr[pos[live]]] & (arr[pos[live]] != 10)]
+    h = np.full(len(pos), 14695981039346656037, dtype=np.uint64)  # FNV-1a over the first field
+    live = np.flatnonzero(~space[arr[pos]])
+    while len(live):
+        h[live] = (h[live] ^ arr[pos[live]]) * np.uint64(1099511628211)
+        pos[live] += 1
+        live = live[~space[arr[pos[live]]]]
+    bucket = (h % np.uint64(len(files))).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    offsets = np.concatenate([[0], ends]).astype(np.int64)
+    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(ends),
+                                             [None, pa.py_buffer(offsets), pa.py_buffer(block)])
+    taken = lines.take(pa.array(order))
+    off = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset: taken.offset + len(taken) + 1]
+    data = memoryview(taken.buffers()[2])
+    bounds = np.searchsorted(bucket[order], np.arange(len(files) + 1))
+    for b in np.flatnonzero(np.diff(bounds)).tolist():
+        files[b].write(data[int(off[bounds[b]]):int(off[bounds[b + 1]])])
+
+
+def _malformed_in_blocks(run_path: str, size: int) -> None:
+    """Raise trec_eval's malformed-lines error for the run file read in blocks,
+    naming the file's line numbers; return when it has none."""
+    from .io import line_blocks, malformed_lines
+    count, shown, line = 0, [], 1
+    with _open_run(run_path) as f:
+        for block in line_blocks(f, size):
+            c, s = malformed_lines(_EXTRA_FIELDS.sub(rb"\1", block), 6, None, start=line)
+            count += c
+            shown += s[:5 - len(shown)] if len(shown) < 5 else []
+            line += block.count(b"\n")
+    _refuse_malformed(run_path, count, shown, 6, None)
+
+
+def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
+    from .measures import Mean, parse_measure, resolve
+
     measures = []
 
     def column(m) -> int:
@@ -648,12 +975,23 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
             s.column = [column(parse_measure(name)) for name in s.measure.inputs]
         elif s.measure is not None:
             s.column = column(s.measure)
-    values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
+    rel_len = req.relstring_len if opts["q"] else None
 
     import pyarrow as pa
     import pyarrow.compute as pc
-    ids = pa.array(J.groups["query_id"], pa.string())
-    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    budget = opts["budget"]
+    if budget is None and run_path != "-":
+        from .streaming import memory_budget
+        budget = memory_budget(None)
+    if run_path != "-" and _larger_than(run_path, budget):
+        qrels, (ids, values, rel_str), placeholders, runid = _score_in_blocks(
+            opts, measures, rel_len, qrels_path, run_path, budget)
+    else:
+        qrels, run, runid = _read(qrels_path, run_path)
+        placeholders = ()
+        if opts["c"]:
+            run, placeholders = _with_placeholders(run.frame, qrels.frame)
+        ids, values, rel_str = _scored(opts, measures, rel_len, run, qrels)
     order = pc.sort_indices(ids).to_numpy()  # trec_eval: strcmp order of question ids (byte-wise)
     ids = ids.take(pa.array(order))
     qids = ids.to_numpy(zero_copy_only=False)
@@ -677,7 +1015,6 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
 
     write = _writer(out)
     if opts["q"]:
-        rel_str = _relstrings(V, req.relstring_len) if req.relstring_len is not None else None
         if rel_str is not None:
             rel_str = [rel_str[i] for i in order]
             if unanswered is not None and _cleared_on_placeholder(req.relstring_name):

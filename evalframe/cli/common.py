@@ -316,9 +316,6 @@ def _own_systems(systems, path: str, owner: dict, arg: int) -> None:
 # Runs larger than memory
 # ---------------------------------------------------------------------------
 
-#: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
-TEXT_BYTES_PER_ROW = 40
-
 #: Bytes of a TREC text run read at once when it is larger than the memory budget.
 TEXT_BLOCK_BYTES = 64 * 2 ** 20
 
@@ -354,7 +351,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
     whole), which is removed when the ``with`` block ends, on error and on Ctrl-C too.
     """
-    from ..streaming import BYTES_PER_ROW, is_dataset_source, open_run_dataset
+    from ..streaming import BYTES_PER_ROW, is_dataset_source, open_run_dataset, text_run_rows
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -366,7 +363,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
         if is_ds:
             rows += open_run_dataset(path).count_rows()
         elif os.path.exists(path) and not os.path.isdir(path):
-            rows += os.path.getsize(path) * (4 if path.endswith(".gz") else 1) // TEXT_BYTES_PER_ROW
+            rows += text_run_rows(path)
     if not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * BYTES_PER_ROW <= budget:
         yield read_runs(args, duplicates=duplicates, progress=progress, columns=columns, ties=ties,
                         encoding=encoding)
@@ -400,7 +397,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
     """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
     import io as _io
 
-    from ..io import read_run
+    from ..io import line_blocks, read_run
     if is_dataset:
         from ..streaming import open_run_dataset
         for b in open_run_dataset(path).to_batches(batch_size=1 << 20):
@@ -414,19 +411,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
     import gzip
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as f:
-        rest = b""
-        while True:
-            data = f.read(TEXT_BLOCK_BYTES)
-            block = rest + data
-            if not data:
-                if block.strip():
-                    yield _read_block(block, path, read_run, _io, duplicates)
-                return
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
-            block, rest = block[:cut], block[cut:]
+        for block in line_blocks(f, TEXT_BLOCK_BYTES):
             if block.strip():
                 yield _read_block(block, path, read_run, _io, duplicates)
 

@@ -1,0 +1,204 @@
+"""``evalframe trec-eval --memory-budget``: a run file larger than the budget is
+evaluated a block of whole questions at a time (a file not grouped by question:
+hashed into temporary files first), with trec_eval's output byte for byte.
+
+Oracles: trec_eval 10's own expected files, and the in-memory command (itself
+checked against those files and against the trec_eval binary) on random runs.
+"""
+import gzip
+import os
+import shlex
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from evalframe import trec_eval
+from evalframe.trec_eval import main
+
+from test_trec_eval_conformance import COMMANDS, DATA, _argv
+
+TINY = ["--memory-budget", "1KiB"]  # blocks of trec_eval.MIN_BLOCK_BYTES (4 KiB)
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    """Blocks of 100 rows (4 KB) at least, not the engine's 1,000: many blocks per file."""
+    from evalframe import streaming
+    monkeypatch.setattr(streaming, "MIN_BATCH_ROWS", 100)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Counts of blocks read grouped and of blocks hashed into buckets."""
+    calls = {"blocks": 0, "buckets": 0}
+    blocks, buckets = trec_eval._block_run, trec_eval._write_buckets
+
+    def block_run(*a, **k):
+        calls["blocks"] += 1
+        return blocks(*a, **k)
+
+    def write_buckets(*a, **k):
+        calls["buckets"] += 1
+        return buckets(*a, **k)
+    monkeypatch.setattr(trec_eval, "_block_run", block_run)
+    monkeypatch.setattr(trec_eval, "_write_buckets", write_buckets)
+    return calls
+
+
+def _out(argv, capsysbinary):
+    code = main(argv)
+    cap = capsysbinary.readouterr()
+    assert code == 0, cap.err
+    return cap.out
+
+
+@pytest.mark.parametrize("expected", list(COMMANDS))
+def test_conformance_files_in_blocks(expected, spy, capsysbinary):
+    out = _out(TINY + _argv(COMMANDS[expected]), capsysbinary)
+    assert out == (DATA / expected).read_bytes()
+    assert spy["blocks"] >= 2  # really evaluated in parts (results.test: 3 questions of about 20 KB)
+    # results.trunc interleaves its questions: it is hashed into buckets
+    assert (spy["buckets"] > 0) == ("results.trunc" in COMMANDS[expected])
+
+
+def _random_files(tmp_path, *, shuffled: bool, seed: int = 3, latin1: bool = False):
+    rng = np.random.default_rng(seed)
+    qrels_lines, run_lines = [], []
+    for q in range(120):
+        qid = f"q{q}" + ("\xe9" if latin1 and q % 3 == 0 else "")
+        docs = rng.choice(300, 60, replace=False)
+        if q % 7:  # some questions only in the qrels (-c), some only in the run
+            qrels_lines += [f"{qid} 0 D{d} {lab}" for d, lab in zip(docs[:30], rng.integers(-1, 4, 30))]
+        if q % 11:
+            n = int(rng.integers(1, 50))
+            scores = np.round(rng.random(n) * 3, 1)  # many ties
+            run_lines += [f"{qid} Q0 D{d} {i + 1} {s} tag{q % 2}" for i, (d, s) in enumerate(zip(docs[5:5 + n], scores))]
+    if shuffled:
+        run_lines = [run_lines[i] for i in rng.permutation(len(run_lines))]
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_bytes(("\n".join(qrels_lines) + "\n").encode("latin-1"))
+    run.write_bytes(("\n".join(run_lines) + "\n").encode("latin-1"))
+    return qrels, run
+
+
+FLAGS = ["-q -m all_trec", "-q -c -m all_trec", "-q -J -l2 -M7 -m all_trec -m relstring.15", "-c -m all_trec -n -q"]
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+@pytest.mark.parametrize("flags", FLAGS)
+def test_random_runs_give_the_in_memory_output(flags, shuffled, tmp_path, spy, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=shuffled, latin1=True)
+    argv = shlex.split(flags) + [str(qrels), str(run)]
+    want = _out(argv, capsysbinary)
+    assert spy["blocks"] == 0  # the default budget holds it
+    got = _out(TINY + argv, capsysbinary)
+    assert got == want
+    assert spy["blocks"] >= 5
+    assert (spy["buckets"] > 0) == shuffled
+
+
+@pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+def test_random_runs_in_blocks_match_the_trec_eval_binary(shuffled, tmp_path, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=shuffled)
+    argv = ["-q", "-c", "-m", "all_trec", str(qrels), str(run)]
+    want = subprocess.run([os.environ["EVALFRAME_TREC_EVAL"], *argv], capture_output=True, check=True).stdout
+    assert _out(TINY + argv, capsysbinary) == want
+
+
+def test_a_question_longer_than_a_block_is_not_split(tmp_path, spy, capsysbinary):
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("".join(f"{q} 0 D{d} {d % 3}\n" for q in (1, 2, 3) for d in range(0, 3000, 7)))
+    run = tmp_path / "r.txt"  # question 2: about 60 KB of lines, 15 blocks' worth
+    run.write_text("".join(f"{q} Q0 D{d} {d} {1 / (d + 1):.6f} t\n"
+                           for q, n in ((1, 50), (2, 1500), (3, 50)) for d in range(n)))
+    argv = ["-q", "-m", "all_trec", str(qrels), str(run)]
+    assert _out(TINY + argv, capsysbinary) == _out(argv, capsysbinary)
+    assert spy["blocks"] == 3 and spy["buckets"] == 0
+
+
+def test_gzip_run_and_comments_and_blank_lines(tmp_path, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    lines = run.read_bytes().split(b"\n")
+    lines[40:40] = [b"", b"  # an indented comment", b""]
+    gz = tmp_path / "r.txt.gz"
+    gz.write_bytes(gzip.compress(b"\n".join(lines)))
+    argv = ["-q", "-m", "all_trec", str(qrels)]
+    assert _out(TINY + argv + [str(gz)], capsysbinary) == _out(argv + [str(run)], capsysbinary)
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+def test_a_malformed_line_is_named_by_its_line_in_the_file(shuffled, tmp_path, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=shuffled)
+    lines = run.read_text().splitlines()
+    lines[1500] = "q5 Q0 D1 1"  # far beyond the first block
+    run.write_text("\n".join(lines) + "\n")
+    code = main(TINY + [str(qrels), str(run)])
+    err = capsysbinary.readouterr().err.decode()
+    assert code == 2
+    assert "1 malformed lines" in err and "line 1501:" in err
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+def test_temporary_files_are_removed_on_success_and_on_error(shuffled, tmp_path, monkeypatch, capsysbinary):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    qrels, run = _random_files(tmp_path, shuffled=shuffled)
+    _out(TINY + ["-q", str(qrels), str(run)], capsysbinary)
+    assert list(scratch.iterdir()) == []
+    lines = run.read_text().splitlines()
+    lines[900] = "q5 Q0 D1 1"
+    run.write_text("\n".join(lines) + "\n")
+    assert main(TINY + [str(qrels), str(run)]) == 2
+    assert list(scratch.iterdir()) == []
+
+
+def test_bad_memory_budget_is_a_user_error(capsys):
+    code = main(["--memory-budget", "lots", str(DATA / "qrels.test"), str(DATA / "results.test")])
+    cap = capsys.readouterr()
+    assert code == 2 and cap.out == ""
+    assert "--memory-budget must be a size such as 2GiB or 500MB, got 'lots'" in cap.err
+
+
+def test_a_file_of_several_runs_is_refused_in_blocks(tmp_path, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    lines = run.read_text().splitlines()
+    extra = [ln.rsplit(" ", 1)[0] + " other" for ln in lines if ln.startswith("q3 ")]
+    at = max(i for i, ln in enumerate(lines) if ln.startswith("q3 "))
+    run.write_text("\n".join(lines[:at + 1] + extra + lines[at + 1:]) + "\n")
+    code = main(TINY + [str(qrels), str(run)])
+    err = capsysbinary.readouterr().err.decode()
+    assert code == 2 and "trec_eval evaluates one run per file" in err
+
+
+def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysbinary):
+    """A block's judged lists sit in reference cycles (their pandas frames): left to
+    the collector's own pace, blocks piled up (about 100 MB each on 300k rows)."""
+    import gc
+    import weakref
+
+    from evalframe import ranking
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    refs, alive = [], []
+    judge, read = ranking.judge, trec_eval._block_run
+
+    def judged(*a, **k):
+        out = judge(*a, **k)
+        refs.append(weakref.ref(out))
+        return out
+
+    def block_run(*a, **k):
+        alive.append(sum(r() is not None for r in refs))
+        return read(*a, **k)
+    monkeypatch.setattr(ranking, "judge", judged)
+    monkeypatch.setattr(trec_eval, "_block_run", block_run)
+    gc.disable()  # the collector's own passes, which come at their own pace, are off
+    try:
+        _out(TINY + ["-q", "-m", "all_trec", str(qrels), str(run)], capsysbinary)
+    finally:
+        gc.enable()
+    assert len(alive) >= 5 and max(alive) == 0
