@@ -256,31 +256,60 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             "pass the output of evaluate(), with the segment columns joined")])
     keys = (["system"] if "system" in per_question.columns else []) + by + (
         ["unit"] if "unit" in per_question.columns and "unit" not in by else []) + ["measure"]
-    dup = per_question.duplicated(keys[:-1] + ["query_id", "measure"], keep=False)
+    codes, first, query = _group_codes(per_question, keys)
+    dup = _repeated(codes, query, len(first))
     if dup.any():
         raise EvalframeInputError("per-question table", [InputProblem(
             f"{int(dup.sum())} rows repeat a (system, question, measure) and would be counted twice",
             "pass evaluate()'s table once (drop duplicated rows, e.g. after a merge with segments)",
             per_question.loc[dup].head(5).to_string())])
-    aggs = {name: _aggregation(name) for name in pd.unique(per_question["measure"])}
     values = per_question["value"].to_numpy(dtype=np.float64)
     _refuse_non_finite(per_question, values)
-    g = per_question.groupby(keys, sort=False, observed=True, dropna=False)
-    codes = g.ngroup().to_numpy()
-    out = g.size().reset_index(name="n")  # groups in order of first appearance, as ngroup() numbers them
-    n_groups = len(out)
+    n_groups = len(first)
+    out = per_question[keys].iloc[first].reset_index(drop=True)  # groups in order of first appearance
+    out["n"] = np.bincount(codes, minlength=n_groups).astype(np.int64)
+    measure_of_group, names = pd.factorize(out["measure"], use_na_sentinel=False)
+    agg_of_name = np.empty(len(names), dtype=object)
+    agg_of_name[:] = [_aggregation(name) for name in names]
+    agg_of_group = agg_of_name[measure_of_group]
     mean = _MEAN.finalize(_MEAN.partial(values, codes, n_groups))
     value = mean.copy()
-    agg_of_group = out["measure"].map(aggs).to_numpy(dtype=object)
-    for how in {a for a in aggs.values() if a != _MEAN}:
-        rows = agg_of_group[codes] == how
+    for how in {a for a in agg_of_name if a != _MEAN}:
         sel = agg_of_group == how
+        rows = sel[codes]
         value[sel] = how.finalize(how.partial(values[rows], codes[rows], n_groups))[sel]
     out["mean"] = mean
     out["value"] = value
     out["aggregation"] = [a.name for a in agg_of_group]
-    out["n"] = out["n"].astype(np.int64)
     return out
+
+
+def _group_codes(table: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's group of ``keys`` (0.., in order of first appearance, a missing value
+    its own key), each group's first row, and each row's ``query_id`` code: every
+    column factorised once, the groups found on integer codes (no Python object per row)."""
+    combined, bound = np.zeros(len(table), dtype=np.int64), 1
+    for c in keys:
+        col, uniq = pd.factorize(table[c], use_na_sentinel=False)
+        if bound * max(len(uniq), 1) >= 2 ** 62:  # renumbered first, so the product never overflows
+            combined, seen = pd.factorize(combined)
+            bound = len(seen)
+        combined = combined * np.int64(max(len(uniq), 1)) + col
+        bound *= max(len(uniq), 1)
+    codes = pd.factorize(combined)[0].astype(np.intp, copy=False)
+    first = np.flatnonzero(np.r_[True, codes[1:] > np.maximum.accumulate(codes)[:-1]]) if len(codes) else codes
+    query, _ = pd.factorize(table["query_id"], use_na_sentinel=False)
+    return codes, first, query.astype(np.int64, copy=False)
+
+
+def _repeated(group: np.ndarray, query: np.ndarray, n_groups: int) -> np.ndarray:
+    """Rows whose (group, question) pair occurs more than once: counted in a dense
+    array when the pairs' range is not much larger than the table, else hashed."""
+    n_q = int(query.max()) + 1 if len(query) else 1
+    key = group.astype(np.int64) * n_q + query
+    if n_groups * n_q <= 4 * len(key) + 1_000_000:
+        return np.bincount(key, minlength=n_groups * n_q)[key] > 1
+    return pd.Series(key).duplicated(keep=False).to_numpy()
 
 
 def _refuse_non_finite(per_question: pd.DataFrame, values: np.ndarray) -> None:

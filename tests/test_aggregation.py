@@ -119,3 +119,43 @@ def test_every_family_evaluated_in_parts_and_combined_gives_the_whole():
         agg = parse_measure(name).aggregator
         states = [agg.partial(p.loc[p.measure == name, "value"].to_numpy()) for p in parts]
         assert agg.finalize(agg.combine(states)) == pytest.approx(whole.loc[name, "value"], rel=1e-12, abs=1e-15), name
+
+
+def test_aggregate_groups_match_a_slow_loop():
+    """Groups in order of first appearance (a missing segment its own group), n, sums
+    in row order (the mean to the bit) and each measure's own aggregation, on a shuffled
+    table with systems, a segment column with missing values and a sum-aggregated measure."""
+    rng = np.random.default_rng(7)
+    rows = [(s, f"q{q}", m) for s in ("b", "a") for q in range(40) for m in ("AP", "NumRel", "P@5")]
+    t = pd.DataFrame(rows, columns=["system", "query_id", "measure"]).iloc[rng.permutation(len(rows))]
+    t["value"] = rng.random(len(t)) * np.where(t["measure"] == "NumRel", 10, 1)
+    seg = pd.Series(rng.choice(["x", "y", None], len(t)), index=t.index, dtype=object)
+    t["seg"] = seg.where(seg.notna(), np.nan)
+    t = t.reset_index(drop=True)
+    got = ef.aggregate(t, by="seg")
+    groups: dict[tuple, list[float]] = {}
+    for r in t.itertuples(index=False):
+        key = (r.system, "NaN" if pd.isna(r.seg) else r.seg, r.measure)
+        groups.setdefault(key, []).append(r.value)
+    assert [(a, "NaN" if pd.isna(b) else b, c) for a, b, c in got[["system", "seg", "measure"]].itertuples(index=False)] \
+        == list(groups)
+    for row, vals in zip(got.itertuples(index=False), groups.values()):
+        total = 0.0
+        for v in vals:
+            total += v
+        assert row.n == len(vals)
+        assert row.mean == total / len(vals)
+        assert row.value == (total if row.measure == "NumRel" else total / len(vals))
+        assert row.aggregation == ("sum" if row.measure == "NumRel" else "mean")
+
+
+@pytest.mark.parametrize("n", [10, 1500])  # few (question, group) pairs: counted densely; many: hashed
+def test_aggregate_refuses_a_repeated_system_question_measure(n):
+    t = pd.DataFrame({"system": "s", "query_id": [f"q{i}" for i in range(n)], "measure": "AP",
+                      "value": 0.5, "seg": [f"g{i}" for i in range(n)]})
+    ef.aggregate(t, by="seg")
+    bad = pd.concat([t, t.iloc[[n // 2]]], ignore_index=True)
+    with pytest.raises(ef.EvalframeInputError, match="1 rows repeat|2 rows repeat"):
+        ef.aggregate(bad, by="seg")
+    other_measure = pd.concat([t, t.iloc[[n // 2]].assign(measure="RR")], ignore_index=True)
+    assert len(ef.aggregate(other_measure, by="seg")) == n + 1

@@ -93,13 +93,14 @@ ANALYTIC_INTERVALS: dict[str, Callable[[GroupStats, float], tuple[np.ndarray, np
 RESAMPLED_INTERVALS = ("bootstrap", "bca")
 
 
-def _group_table(df: pd.DataFrame, keys: list[str]):
-    """Sorted table, row positions per group, and n / mean / sd / binary per group.
+def _group_table(df: pd.DataFrame, keys: list[str], known: dict[str, np.ndarray] | None = None):
+    """Sorted table, row positions per group, and n / mean / sd / binary per group
+    (``known``: column codes :func:`clean_table` found).
 
     A group (system, by..., measure) is *binary* when each of its own values is 0 or 1:
     the decision never looks at other systems or segments.
     """
-    codes = sorted_codes(df, [*keys, "query_id"])
+    codes = sorted_codes(df, [*keys, "query_id"], known=known)
     if codes is None:  # key columns of other kinds: pandas sorts and groups them
         df = df.sort_values([*keys, "query_id"], kind="stable").reset_index(drop=True)
         groups = df.groupby(keys, sort=False, dropna=False)
@@ -310,9 +311,10 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     check_confidence(confidence, func="summarize")
     check_resamples(n_resamples, func="summarize")
     check_seed(seed, func="summarize")
-    df = clean_table(per_question, by=by, cluster=cluster)
+    known: dict[str, np.ndarray] = {}
+    df = clean_table(per_question, by=by, cluster=cluster, codes=known)
     keys = ["system", *by, "measure"]
-    df, positions, res = _group_table(df, keys)
+    df, positions, res = _group_table(df, keys, known)
     g = _group_stats(df, positions, res, cluster)
     methods = _resolve_methods(res, method, cluster)
     opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)

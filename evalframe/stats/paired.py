@@ -487,9 +487,11 @@ def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
     return systems, [(b, j) for j in range(len(systems)) if j != b]
 
 
-def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | None):
-    """(family x question) x system matrix, its query ids, clusters and family rows."""
-    codes = sorted_codes(df, [*fam_keys, "query_id"])
+def _wide(df: pd.DataFrame, systems: list, fam_keys: list[str], cluster: str | None,
+          known: dict[str, np.ndarray] | None = None):
+    """(family x question) x system matrix, its query ids, clusters and family rows
+    (``known``: column codes :func:`clean_table` found)."""
+    codes = sorted_codes(df, [*fam_keys, "query_id"], known=known)
     if codes is not None:
         return _wide_from_codes(df, codes, systems, fam_keys, cluster)
     wide = df.set_index([*fam_keys, "query_id", "system"])["value"].unstack("system")
@@ -535,9 +537,11 @@ def _wide_from_codes(df: pd.DataFrame, codes: list[np.ndarray], systems: list, f
 
 
 def paired_data(df: pd.DataFrame, systems: list, pairs: list[tuple[int, int]],
-                fam_keys: list[str], cluster: str | None) -> PairedData:
-    """Pair the systems on shared questions within each family (by..., measure)."""
-    W, qids, clusters, fam_rows = _wide(df, systems, fam_keys, cluster)
+                fam_keys: list[str], cluster: str | None, *,
+                known: dict[str, np.ndarray] | None = None) -> PairedData:
+    """Pair the systems on shared questions within each family (by..., measure);
+    ``known``: codes of ``df``'s columns :func:`clean_table` found (reused)."""
+    W, qids, clusters, fam_rows = _wide(df, systems, fam_keys, cluster, known)
     fam, a, b, rows, dropped = [], [], [], [], []
     for key, fr in fam_rows.items():
         present = ~np.isnan(W[fr])
@@ -797,9 +801,10 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         raise EvalframeInputError("per_question", [InputProblem(
             f"by= names reserved column{'s' if len(clashing) > 1 else ''} {clashing}",
             "rename the segment column: compare() outputs columns 'cluster' and 'n_clusters'")])
-    df = clean_table(per_question, by=by, cluster=cluster)
+    known: dict[str, np.ndarray] = {}
+    df = clean_table(per_question, by=by, cluster=cluster, codes=known)
     systems, pairs = _systems_and_pairs(df, baseline)
-    data = paired_data(df, systems, pairs, [*by, "measure"], cluster)
+    data = paired_data(df, systems, pairs, [*by, "measure"], cluster, known=known)
     _warn_dropped(data)
     spec = PAIRED_TESTS[opts.test]
     res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)

@@ -168,9 +168,10 @@ def _null_key_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]
     return problems
 
 
-def _duplicated(df: pd.DataFrame, key: list[str]) -> np.ndarray:
-    """Rows whose ``key`` repeats another row's (all copies), on integer codes when it can."""
-    codes = sorted_codes(df, key)
+def _duplicated(df: pd.DataFrame, key: list[str], known: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Rows whose ``key`` repeats another row's (all copies), on integer codes when it can
+    (each column's codes kept in ``known``)."""
+    codes = sorted_codes(df, key, known=known)
     if codes is None or np.prod([float(c.max(initial=0)) + 1 for c in codes]) >= 2.0 ** 62:
         return df.duplicated(key, keep=False).to_numpy()
     combined = np.zeros(len(df), dtype=np.int64)
@@ -180,11 +181,11 @@ def _duplicated(df: pd.DataFrame, key: list[str]) -> np.ndarray:
 
 
 def _key_problems(df: pd.DataFrame, out: pd.DataFrame, by: list[str],
-                  cluster: str | None) -> list[InputProblem]:
+                  cluster: str | None, known: dict[str, np.ndarray] | None = None) -> list[InputProblem]:
     """Duplicate (system, by..., query_id, measure) rows; questions in several clusters."""
     problems = []
     key = ["system", *by, "query_id", "measure"]
-    dup = _duplicated(out, key)
+    dup = _duplicated(out, key, known)
     if dup.any():
         problems.append(InputProblem(
             f"{int(dup.sum())} rows share the same ({', '.join(key)})",
@@ -203,8 +204,11 @@ def _key_problems(df: pd.DataFrame, out: pd.DataFrame, by: list[str],
 
 
 def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | None,
-                table: str = "per_question") -> pd.DataFrame:
+                table: str = "per_question", codes: dict[str, np.ndarray] | None = None) -> pd.DataFrame:
     """Return a checked copy with str ids, float64 values and a ``system`` column.
+
+    ``codes``, a dict, receives the key columns' sorted codes found while checking
+    (see :func:`sorted_codes`; rows as the copy's), for the caller to reuse.
 
     Raises
     ------
@@ -230,24 +234,33 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
     })
     for col in extra:
         out[col] = df[col].to_numpy()
-    problems = _key_problems(df, out, by, cluster)
+    problems = _key_problems(df, out, by, cluster, codes)
     if problems:
         raise EvalframeInputError(table, problems)
     return out
 
 
-def sorted_codes(df: pd.DataFrame, columns: list[str]) -> list[np.ndarray] | None:
+def sorted_codes(df: pd.DataFrame, columns: list[str],
+                 known: dict[str, np.ndarray] | None = None) -> list[np.ndarray] | None:
     """Integer codes of each column, ordered as the column's values sort (so sorting the
     codes sorts the table as ``sort_values(columns)`` does), or None when a column is not
-    of strings or numbers or has missing values."""
+    of strings or numbers or has missing values.
+
+    ``known``: codes of ``df``'s columns found before (reused), and where the codes
+    found now are kept (each column is factorised once)."""
     out = []
     for c in columns:
+        if known is not None and c in known:
+            out.append(known[c])
+            continue
         col = df[c]
         if not (pd.api.types.is_string_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype)) \
                 or isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object and c not in (
                     "system", "query_id", "measure") or bool(col.isna().any()):
             return None
         out.append(pd.factorize(col, sort=True)[0].astype(np.int64))
+        if known is not None:
+            known[c] = out[-1]
     return out
 
 
