@@ -21,6 +21,10 @@ Usage::
 
     python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 1]
                                          [--modes summary q] [--trec-eval PATH] [--tmp /tmp]
+                                         [--skip-pytrec] [--skip-trec-eval] [--baseline TREE]
+
+``--baseline TREE`` times a second evalframe source tree in the same interleaved
+rounds (before/after ratios that a load spike does not bias).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +49,16 @@ def generate(n_q: int, n_d: int, tmp: Path, seed: int = 0) -> tuple[Path, Path]:
     qrels_path = tmp / f"evalframe_bench_real_qrels_{n_q}x{n_d}.txt"
     if run_path.exists() and qrels_path.exists():
         return qrels_path, run_path
+    # in a child process: the children timed later are forked from this one, and a fork
+    # starts with its parent's resident pages (ru_maxrss would count the generated data)
+    subprocess.run([sys.executable, __file__, "--generate-worker", str(n_q), str(n_d), str(tmp), str(seed)],
+                   check=True)
+    return qrels_path, run_path
+
+
+def _generate_files(n_q: int, n_d: int, tmp: Path, seed: int) -> None:
+    run_path = tmp / f"evalframe_bench_real_run_{n_q}x{n_d}.txt"
+    qrels_path = tmp / f"evalframe_bench_real_qrels_{n_q}x{n_d}.txt"
     from bench_core import make_case
     run, qrels = make_case(n_q, n_d, seed=seed)
     rank = run.groupby("query_id", sort=False).cumcount() + 1
@@ -52,14 +67,13 @@ def generate(n_q: int, n_d: int, tmp: Path, seed: int = 0) -> tuple[Path, Path]:
     run_path.write_text("".join(lines.tolist()))
     qlines = qrels["query_id"] + " 0 " + qrels["doc_id"] + " " + qrels["relevance"].astype(str) + "\n"
     qrels_path.write_text("".join(qlines.tolist()))
-    return qrels_path, run_path
 
 
-def _child(argv: list[str]) -> tuple[float, float]:
+def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
     """Run one command in a fresh process, output to /dev/null: (seconds, peak RSS in MiB)."""
     t = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(argv, stdout=devnull, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=devnull, cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
@@ -67,9 +81,11 @@ def _child(argv: list[str]) -> tuple[float, float]:
     return seconds, usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
 
 
-def evalframe_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
+def evalframe_subprocess(qrels: Path, run: Path, flags: list[str], checkout: Path = ROOT) -> tuple[float, float]:
+    """``evalframe trec-eval`` of the source tree ``checkout`` (``python -c`` puts it first on sys.path)."""
     code = "import sys; from evalframe.cli import main; sys.exit(main())"
-    return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)])
+    return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
+                  cwd=checkout)
 
 
 def pytrec_eval_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
@@ -108,6 +124,10 @@ def main(argv=None) -> int:
         qrels, run, *flags = sys.argv[2:]
         pytrec_eval_run(Path(qrels), Path(run), flags)
         return 0
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--generate-worker":
+        n_q, n_d, tmp, seed = sys.argv[2:]
+        _generate_files(int(n_q), int(n_d), Path(tmp), int(seed))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", nargs="+", default=["7000x1000", "100000x100"])
     ap.add_argument("--repeat", type=int, default=1)
@@ -117,13 +137,19 @@ def main(argv=None) -> int:
                     help="path of a trec_eval binary (default: the -O2 build in /tmp/trec_eval_o2, if any)")
     ap.add_argument("--tmp", default="/tmp")
     ap.add_argument("--skip-pytrec", action="store_true")
+    ap.add_argument("--skip-trec-eval", action="store_true",
+                    help="leave trec_eval out (at 100000x100 it takes minutes: it looks questions up one by one)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="also time the evalframe of this source tree (e.g. an unpacked 'git archive'), interleaved")
     args = ap.parse_args(argv)
     tmp = Path(args.tmp)
     base_name = "evalframe trec-eval"
     contenders = {base_name: evalframe_subprocess}
+    if args.baseline:
+        contenders["evalframe (baseline tree)"] = partial(evalframe_subprocess, checkout=args.baseline.resolve())
     if not args.skip_pytrec:
         contenders["pytrec_eval (parse+evaluate+print)"] = pytrec_eval_subprocess
-    if args.trec_eval:
+    if args.trec_eval and not args.skip_trec_eval:
         contenders["trec_eval"] = trec_eval_binary(args.trec_eval)
     summary = []
     for size in args.sizes:
@@ -149,14 +175,14 @@ def main(argv=None) -> int:
                 print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe   peak RSS {peak[name]:7.0f} MiB",
                       flush=True)
             summary.append((size, mode, med, peak))
-    print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'trec_eval / ef':>15s}"
-          f" {'peak MiB ef / pytrec / trec_eval':>34s}")
+    print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'baseline / ef':>14s} {'pytrec_eval / ef':>17s}"
+          f" {'trec_eval / ef':>15s}   peak MiB ({' / '.join(contenders)})")
     for size, mode, med, peak in summary:
         base = med[base_name]
         ratio = lambda k: f"{med[k] / base:.2f}" if k in med else "-"  # noqa: E731
         mem = " / ".join(f"{peak[k]:.0f}" for k in peak)
-        print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('pytrec_eval (parse+evaluate+print)'):>17s} "
-              f"{ratio('trec_eval'):>15s} {mem:>34s}")
+        print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('evalframe (baseline tree)'):>14s} "
+              f"{ratio('pytrec_eval (parse+evaluate+print)'):>17s} {ratio('trec_eval'):>15s}   {mem}")
     return 0
 
 

@@ -4,20 +4,21 @@
 >>> sso = evalframe.datasets.load_sso()
 >>> evalframe.evaluate(sso.runs, sso.qrels, "P@5")["value"].tolist()
 [0.4]
-"""
-from ._version import __version__
 
-from . import datasets, stats
-from .agreement import agreement
+The public names are imported on first use (PEP 562): ``import evalframe`` loads
+neither scipy.stats nor the report, so a command that needs only reading and
+measuring (``evalframe trec-eval``) starts without them.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning,
                      SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
-from .evaluate import aggregate, diagnostics, evaluate, index_recall
-from .fusion import fuse
-from .io import read_qrels, read_run
-from .pooling import Pool, pool
-from .measures import Measure, parse_measure, parse_measures, register_measure
-from .report import Report, read_report, report
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
@@ -28,3 +29,57 @@ __all__ = [
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
 ]
+
+#: public name -> the module that defines it, imported when the name is first used
+LAZY_NAMES: dict[str, str] = {
+    **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluate"),
+    **dict.fromkeys(("report", "Report", "read_report"), "report"),
+    **dict.fromkeys(("read_qrels", "read_run"), "io"),
+    "fuse": "fusion", "agreement": "agreement",
+    **dict.fromkeys(("pool", "Pool"), "pooling"),
+    **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
+}
+#: public subpackages, imported when first used
+LAZY_MODULES = ("datasets", "stats")
+
+#: public functions named like the module that defines them: the import system binds
+#: ``evalframe.<name>`` to the module when it is first imported, so these are properties
+#: of the package's module type (below), which always give the function
+_SHADOWED = tuple(name for name, module in LAZY_NAMES.items() if name == module)
+
+
+def __getattr__(name: str):
+    if name in LAZY_NAMES:
+        value = getattr(importlib.import_module(f".{LAZY_NAMES[name]}", __name__), name)
+    elif name in LAZY_MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _SHADOWED:
+        globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def _shadowed(name: str) -> property:
+    submodule = f"{__name__}.{name}"
+
+    def get(package):
+        override = package.__dict__.get("_overrides", {})
+        return override[name] if name in override else __getattr__(name)
+
+    def set_(package, value) -> None:
+        if value is not sys.modules.get(submodule):  # the import system binding the submodule: ignored
+            package.__dict__.setdefault("_overrides", {})[name] = value  # e.g. monkeypatch.setattr
+
+    def delete(package) -> None:
+        package.__dict__.get("_overrides", {}).pop(name, None)
+
+    return property(get, set_, delete, doc=f"The public function {name} (not the module {submodule}).")
+
+
+sys.modules[__name__].__class__ = type("EvalframePackage", (types.ModuleType,), {
+    name: _shadowed(name) for name in _SHADOWED})

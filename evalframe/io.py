@@ -225,15 +225,17 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         normalise = True
     if encoding != "utf-8" and _ascii_compatible(encoding) and data.isascii():
         encoding = "utf-8"  # the same text, without transcoding
-    # Fast path: every line holds exactly n fields separated by one tab or one space
-    # (single-byte counts only; a doubled blank would leave an empty field, which is
-    # checked after parsing).  Anything else is normalised to single spaces.
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    n_tab, n_space = data.count(b"\t"), data.count(b" ")
+    # Fast path: a file with tabs and no spaces, or spaces and no tabs, is parsed split
+    # on that byte; it is right when every line then holds n fields, none empty (a
+    # doubled, leading or trailing blank leaves an empty field or one too many), which
+    # is checked after parsing: otherwise the file is normalised (below) and parsed
+    # again.  (Membership tests stop at the first hit; counting blanks read the whole
+    # file three times.)
     simple = True
-    if not normalise and n_space == 0 and n_tab == (n - 1) * lines:
+    has_tab = b"\t" in data
+    if not normalise and has_tab and b" " not in data:
         delimiter = "\t"
-    elif not normalise and n_tab == 0 and n_space == (n - 1) * lines:
+    elif not normalise and not has_tab:
         delimiter = " "
     else:
         simple, delimiter = False, " "
@@ -241,7 +243,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         data = re.sub(rb"(?m)^ | $", b"", data)
         if b"\n\n" in data or data.startswith(b"\n"):
             data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
-    if not data.strip():
+    if not data or data.isspace():  # (isspace stops at the first other byte; strip copied the file)
         raise EvalframeInputError(what, [InputProblem(f"{path} holds no data lines", "check the file")])
     n_bad = 0
 
@@ -274,6 +276,9 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
             if "UTF8" in str(exc) or "UTF-8" in str(exc):
                 raise _not_utf8(original, what, path) from None
             raise
+    if n_bad and simple:  # a line with too many or too few fields split on single blanks
+        return _parse_whitespace(original, names, what, path, normalise=True,
+                                 indented_comments=indented_comments, encoding=encoding)
     if n_bad:
         count, shown = malformed_lines(original, n, n)
         raise EvalframeInputError(what, [InputProblem(

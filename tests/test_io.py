@@ -431,3 +431,36 @@ def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuf
         ef.read_run(run)
     assert len(ef.read_run(run, duplicates="first")) == 44
     assert len(ef.read_run(run.drop_duplicates(["query_id", "doc_id"]))) == 44
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_blank_layout_parses_as_split_on_blanks(tmp_path, seed):
+    """Random mixes of separators (single or doubled spaces and tabs, leading and
+    trailing blanks, blank lines, CRLF, \\v \\f) read as Python's bytes.split() reads
+    each line; a line with a field missing is refused with its line number."""
+    rng = np.random.default_rng(seed)
+    blanks = [b" ", b"\t"] if seed % 3 else [b" ", b"\t", b"  ", b" \t", b"\v", b"\f"]
+    rows, lines = [], []
+    for i in range(40):
+        fields = [f"q{rng.integers(3)}".encode(), b"Q0", f"d{i}".encode(), str(i + 1).encode(),
+                  f"{rng.random():.3f}".encode(), b"tag"]
+        rows.append(fields)
+        seps = [blanks[rng.integers(len(blanks))] if rng.random() < 0.1 * (seed % 4)
+                else (b"\t" if seed % 2 else b" ") for _ in range(5)]
+        line = fields[0] + b"".join(s + f for s, f in zip(seps, fields[1:]))
+        if seed % 4 == 3 and rng.random() < 0.1:
+            line = b" " + line + b"\t"
+        lines.append(line + (b"\r\n" if seed == 5 else b"\n"))
+        if seed in (7, 11) and rng.random() < 0.05:
+            lines.append(b"\n")
+    p = tmp_path / "r.trec"
+    p.write_bytes(b"".join(lines))
+    run = ef.read_run(p)
+    want = [[f.decode() for f in line.split()] for line in b"".join(lines).split(b"\n") if line.split()]
+    assert run.doc_id.tolist() == [w[2] for w in want] and run.query_id.tolist() == [w[0] for w in want]
+    assert run.score.tolist() == [float(w[4]) for w in want]
+    bad = list(lines)
+    bad[17] = b" ".join(rows[17][:2] + rows[17][3:]) + b"\n"  # the doc id left out
+    p.write_bytes(b"".join(bad))
+    with pytest.raises(ef.EvalframeInputError, match="line 18: "):
+        ef.read_run(p)

@@ -569,3 +569,27 @@ def test_trec_eval_fingerprints_each_file_once(tmp_path, monkeypatch, capsys):
     assert main(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0
     assert sorted(calls) == [3, 4]
     assert "map" in capsys.readouterr().out
+
+
+def test_per_question_output_is_the_same_in_one_chunk_or_many(tmp_path, capsys):
+    """-q prints in chunks of questions: on 5,000 questions (several chunks, ids of
+    several lengths, so strcmp order interleaves them) the lines are those of the
+    same command run on each half of the questions alone (one chunk each)."""
+    rng = np.random.default_rng(3)
+    ids = sorted({f"q{rng.integers(10 ** rng.integers(1, 6))}" for _ in range(9000)})[:5000]
+    qrels, run = [], []
+    for q in ids:
+        docs = rng.choice(50, 6, replace=False)
+        qrels += [f"{q} 0 D{d} {lab}" for d, lab in zip(docs[:4], rng.integers(0, 4, 4))]
+        run += [f"{q} Q0 D{d} {i + 1} {s:.2f} tag" for i, (d, s) in enumerate(zip(docs[1:], rng.random(5)))]
+
+    def out(keep):
+        (tmp_path / "q.txt").write_text("".join(ln + "\n" for ln in qrels if ln.split()[0] in keep))
+        (tmp_path / "r.txt").write_text("".join(ln + "\n" for ln in run if ln.split()[0] in keep))
+        code, text, err = _run(["-q", "-n", "-m", "all_trec", str(tmp_path / "q.txt"), str(tmp_path / "r.txt")],
+                               capsys)
+        assert code == 0, err
+        return text
+
+    whole = out(set(ids))
+    assert whole.count("\n") > 300_000 and whole == out(set(ids[:2500])) + out(set(ids[2500:]))

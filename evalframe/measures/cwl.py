@@ -50,7 +50,6 @@ __all__ = ["SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", 
 from functools import cached_property
 
 import numpy as np
-from scipy.special import digamma, polygamma
 
 from ..ranking import NOT_JUDGED, Judged
 from .base import Family, ParamSpec, param_error
@@ -186,6 +185,8 @@ def _insq_weight(rank, T):
 
 def _tail_insq(m, a):
     """sum_{i=m+1..N} ((m + a) / (i - 1 + a))**2: C(i) = ((i + a - 1) / (i + a))**2 telescopes."""
+    from scipy.special import polygamma  # here, not at import: scipy.special takes ~0.5 s to load
+
     x = m + a
     return x ** 2 * (polygamma(1, x) - polygamma(1, CWL_DEPTH + a))
 
@@ -244,6 +245,8 @@ def _nerr_to_k(J, ms, by_rank: bool):
         w = np.where(P.rank <= k, np.exp(P.H_above) / (P.rank if by_rank else 1.0), 0.0)
         w_next = np.where(P.m + 1.0 <= k, np.exp(P.H_total) / (P.m + 1.0 if by_rank else 1.0), 0.0)
         if by_rank:
+            from scipy.special import digamma  # here, not at import (see _tail_insq)
+
             last = np.maximum(np.minimum(float(CWL_DEPTH), k), P.m + 1.0)
             tail = (P.m + 1.0) * (digamma(last + 1.0) - digamma(P.m + 1.0))
         else:

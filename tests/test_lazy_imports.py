@@ -1,0 +1,93 @@
+"""Start-up: ``import evalframe`` and ``evalframe trec-eval`` load only what they use.
+
+The package's public names are imported on first use (PEP 562), so the commands that
+only read, check and measure start without scipy.stats, scipy.special, matplotlib or
+the report; and every public name still resolves as before. Each case runs in a fresh
+interpreter (a module once imported stays in ``sys.modules``).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"  # trec_eval 10's own test files
+HEAVY = ("scipy.stats", "scipy.special", "matplotlib", "evalframe.report", "evalframe.stats",
+         "evalframe.plots", "evalframe.evaluate")
+
+
+def _loaded_after(code: str, *args: str) -> dict:
+    """Run ``code`` in a fresh interpreter; which HEAVY modules it left loaded."""
+    probe = (f"import sys, json\n{code}\n"
+             f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))")
+    done = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_import_evalframe_loads_no_heavy_module():
+    loaded = _loaded_after("import evalframe, evalframe.cli, evalframe.cli.trec_eval")
+    assert not any(loaded.values()), loaded
+
+
+def test_trec_eval_command_loads_no_heavy_module(tmp_path):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\n")
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d3 2 1.0 r\nq2 Q0 d2 1 1.0 r\n")
+    code = ("import io, contextlib\nfrom evalframe.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    assert main(['trec-eval', '-q', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}]) == 0\n"
+            "assert 'ndcg_cut_10' in out.getvalue()")
+    loaded = _loaded_after(code)
+    assert not any(loaded.values()), loaded
+
+
+def test_public_names_resolve_as_before():
+    import evalframe
+    from evalframe import errors, evaluate as evaluate_module, io, report as report_package  # noqa: F401
+
+    assert set(evalframe.__all__) <= set(dir(evalframe))
+    for name in evalframe.__all__:
+        obj = getattr(evalframe, name)
+        assert getattr(obj, "__name__", "").rpartition(".")[2] == name, name
+    # functions named like their module stay the functions once the module is imported
+    import evalframe.agreement
+    import evalframe.evaluate
+    import evalframe.report.render  # noqa: F401
+    for name in ("evaluate", "report", "agreement"):
+        assert callable(getattr(evalframe, name)) and not isinstance(getattr(evalframe, name), type(sys))
+        assert getattr(evalframe, name) is getattr(sys.modules[f"evalframe.{name}"], name)
+    assert evalframe.read_run is io.read_run and evalframe.EvalframeInputError is errors.EvalframeInputError
+    assert evalframe.stats is sys.modules["evalframe.stats"] and callable(evalframe.stats.compare)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        evalframe.nope  # noqa: B018
+
+
+def test_star_import_and_monkeypatch(monkeypatch):
+    import evalframe
+    namespace: dict = {}
+    exec("from evalframe import *", namespace)
+    assert set(evalframe.__all__) <= set(namespace)
+    assert namespace["report"] is sys.modules["evalframe.report"].report
+    original = evalframe.evaluate
+    monkeypatch.setattr(evalframe, "evaluate", len)
+    assert evalframe.evaluate is len
+    monkeypatch.undo()
+    assert evalframe.evaluate is original
+
+
+@pytest.mark.skipif(not CONFORMANCE.exists(), reason="trec_eval's test files not found")
+def test_loaded_modules_do_not_change_output():
+    """The same output whether or not the heavy modules were loaded first."""
+    args = ["trec-eval", "-q", "-m", "all_trec", str(CONFORMANCE / "qrels.test"),
+            str(CONFORMANCE / "results.test")]
+    run = "import sys\nfrom evalframe.cli import main\nsys.exit(main(sys.argv[1:]))"
+    lean = subprocess.run([sys.executable, "-c", run, *args], cwd=ROOT, capture_output=True, check=True)
+    full = subprocess.run([sys.executable, "-c", "import scipy.special, evalframe.report\n" + run, *args],
+                          cwd=ROOT, capture_output=True, check=True)
+    assert lean.stdout == full.stdout == (CONFORMANCE / "out.test.aq").read_bytes()
