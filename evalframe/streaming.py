@@ -6,7 +6,7 @@ memory budget (an input that fits is read whole and goes through the in-memory
 engine, :mod:`evalframe.engine`, as any table does).  The run is cut into
 *partitions* that hold whole questions (the per-partition contract of
 :mod:`evalframe.ranking`), each is judged and measured by the in-memory engine
-(:func:`evalframe.engine.prepare`, :func:`~evalframe.engine.per_question_table`),
+(:func:`evalframe.engine.prepare`, :func:`evalframe.measures.compute`),
 and the parts are put back together:
 
 - **grouped runs** (every question's rows together, as run files are) stream
@@ -69,12 +69,12 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
+from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
-from .measures import Measure
+from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
-                      natural_order, warn_diagnostics)
+                      natural_order, str_column, warn_diagnostics)
 from .schema import ALIASES, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
@@ -84,18 +84,20 @@ from .schema import ALIASES, fingerprints, ids_to_str
 #: partition row there, 450 leaves room for longer ids): partitions are sized with it.
 BYTES_PER_ROW = 450
 
-#: Memory held per row of the per-question table while the parts are held and put
-#: together at the end (each part's Arrow strings, their concatenation, the sort's
-#: keys and its copy): reserved from the budget for the rows the call will return.
-OUT_BYTES_PER_ROW = 150
+#: Memory held per row of the per-question table while the parts are evaluated: each part
+#: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
+#: codes and the part's golden-set question ids (about 13 bytes per row with 7 measures,
+#: 8 + 40 / measures in general); the long table of strings is built once, at the end.
+OUT_BYTES_PER_ROW = 24
 
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
 READ_BYTES = 128 * 2 ** 20
 
-#: Memory held per golden-set row (the cleaned table, its codes and its sorted copy;
-#: measured: 130 bytes held, 170 at the peak of reading it, on the benchmark's golden set).
-QRELS_BYTES_PER_ROW = 250
+#: Memory held per golden-set row (the cleaned table, Arrow strings, and its question index;
+#: measured as RSS on the benchmark's golden set of 3 M rows: 41 bytes of data, 135 held
+#: with the allocator's slack, 165 at the peak of reading it, before any partition).
+QRELS_BYTES_PER_ROW = 150
 
 #: Rows of a partition at least, whatever the budget (smaller parts cost more than they save).
 MIN_BATCH_ROWS = 1000
@@ -254,11 +256,15 @@ class _Assembler:
                  conventions: dict):
         self.ms, self.systems, self.placeholder = ms, systems, placeholder
         self.has_rank, self.conv = has_rank, conventions
-        self.tables: list[pd.DataFrame] = []
+        self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
+        self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
+        self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
+        self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
+        self.n_golden = 0  # golden-set questions of the parts so far
         self.records: list[list[Diagnostic]] = []
         self.anchor: _Part | None = None
         self.deferred: list[_Part] = []
-        self.golden_ids: list[np.ndarray] = []
+        self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
         self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
 
     def add(self, part: _Part) -> None:
@@ -297,12 +303,19 @@ class _Assembler:
                 run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
         J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
         J = with_shallow_rankings(J, self.ms or [], warn=False)
-        self.golden_ids.append(pd.unique(part.qrels["query_id"]))
+        golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
+        self.golden_ids.append(golden_ids)
         gone = set(absent)
         self.records.append([r for r in J.records if not (
             r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)])
         if self.ms:
-            self.tables.append(per_question_table(J, self.ms))
+            # compact: per (system, question) group its codes and a row of values, the
+            # long table of strings is built once, in result()
+            self.values.append(np.ascontiguousarray(compute(J, self.ms), dtype=np.float64))
+            self.question.append(_codes(J.groups["query_id"], golden_ids) + self.n_golden)
+            if "system" in J.groups.columns:
+                self.system.append(_codes(J.groups["system"], self.system_ids))
+        self.n_golden += len(golden_ids)
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -310,25 +323,76 @@ class _Assembler:
         checks = list(Check)
         records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
-        if self.ms is not None:
-            table = pd.concat(self.tables, ignore_index=True) if self.tables else None
-            self.tables = []  # the parts are freed before the sort's copy is made
-            if table is not None:
-                queries = np.concatenate(self.golden_ids).astype(object)
-                keys = [_positions(table["query_id"], natural_order(queries))]
-                if "system" in table.columns:
-                    keys.append(_positions(table["system"], systems))
-                order = np.lexsort(keys)  # stable: measures stay in the order asked
-                table = table.take(order).reset_index(drop=True)
+        if self.ms is not None and self.values:
+            table = self.long_table()
         return table, diagnostics_table(records), records
 
+    def long_table(self) -> pd.DataFrame:
+        """The per-question table of the held parts, ordered as the in-memory engine orders
+        it: systems in order of first appearance, questions in the golden set's natural order
+        (of every golden-set question, as :func:`~evalframe.ranking.judge` lists them),
+        measures in the order asked."""
+        import pyarrow.compute as pc
+        golden = pa.concat_arrays(self.golden_ids) if self.golden_ids else pa.array([], pa.large_string())
+        unique = pc.unique(golden)
+        rank = _natural_rank(unique)  # rank of each distinct golden-set question
+        question = pc.index_in(golden, value_set=unique).to_numpy(zero_copy_only=False).astype(np.int64)
+        question = question[np.concatenate(self.question)]  # each group's distinct-question code
+        values = np.concatenate(self.values)
+        self.values, self.question, self.golden_ids = [], [], []
+        keys = [rank[question]]
+        system = None
+        if self.system:
+            system = np.concatenate(self.system)
+            self.system = []
+            keys.append(system)
+        order = np.lexsort(keys)
+        G, M = values.shape
+        row_group = np.repeat(order, M)
+        cols = {}
+        if system is not None:
+            cols["system"] = str_column(self.system_ids.take(pa.array(system[row_group])))
+        cols["query_id"] = str_column(unique.take(pa.array(question[row_group])))
+        del row_group
+        names = pa.array([str(m) for m in self.ms], pa.large_string())
+        cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
+        out = pd.DataFrame(cols)
+        out["value"] = values[order].ravel()
+        return out
 
-def _positions(column: pd.Series, values) -> np.ndarray:
+
+def _large_strings(values) -> pa.Array:
+    """Ids (strings) as one Arrow large_string array."""
+    arr = pa.array(values) if not isinstance(values, np.ndarray) else pa.array(values.astype(object), pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _codes(column: pd.Series, values: pa.Array) -> np.ndarray:
     """Position of each string of ``column`` in ``values``, found by Arrow (no Python
     string per row: the per-question table has millions of rows)."""
     import pyarrow.compute as pc
-    arr = pa.array(column).cast(pa.large_string())
-    return pc.index_in(arr, value_set=pa.array(list(values), pa.large_string())).to_numpy(zero_copy_only=False)
+    return pc.index_in(_large_strings(column), value_set=values).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _natural_rank(ids: pa.Array) -> np.ndarray:
+    """Rank of each of the distinct ``ids`` in :func:`~evalframe.ranking.natural_order`
+    (numeric when every id is an integer, else byte-wise), computed by Arrow."""
+    import pyarrow.compute as pc
+    rank = np.empty(len(ids), dtype=np.int64)
+    order = None
+    if len(ids) and not pc.all(pc.match_substring_regex(ids, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+        order = pc.sort_indices(ids).to_numpy()  # byte-wise = code point order
+    elif len(ids):
+        try:
+            order = np.argsort(pc.cast(ids, pa.int64()).to_numpy(), kind="stable")
+        except pa.ArrowInvalid:  # an integer beyond int64: the general rule
+            sorted_ids = natural_order(ids.to_numpy(zero_copy_only=False).astype(object))
+            order = pc.index_in(_large_strings(sorted_ids), value_set=ids).to_numpy()
+    if order is not None:
+        rank[order] = np.arange(len(ids))
+    return rank
 
 
 # ---------------------------------------------------------------- reading the run
