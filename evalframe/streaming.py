@@ -75,6 +75,7 @@ from .io import read_qrels
 from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
+from .rollup import UNIT, Rollup
 from .schema import ALIASES, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
@@ -188,13 +189,19 @@ def open_run_dataset(source, what: str = "run") -> pads.Dataset:
     return pads.dataset(files, format="parquet")
 
 
-def _column_map(names: Sequence[str]) -> dict[str, str] | None:
+def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
-    maps them (None when a column is missing or ambiguous: the engine's check says so)."""
-    lower = {str(c).strip().lower(): c for c in names}
+    maps them after ``columns=`` renamed them (:func:`~evalframe.inputs.apply_columns`); None
+    when a column is missing or ambiguous: the engine's check says so."""
+    renamed = {c: c for c in names}  # dataset column -> its name after columns=
+    if columns:
+        moved = {c: columns[c] for c in names if c in columns and columns[c] != c}
+        renamed = {c: moved.get(c, c) for c in names if c in moved or c not in set(moved.values())}
+    by_name = {v: c for c, v in renamed.items()}
+    lower = {str(v).strip().lower(): c for c, v in renamed.items()}
     out = {}
     for canon in ("query_id", "doc_id", "score", "system", "rank"):
-        found = [canon] if canon in names else [lower[a] for a in ALIASES[canon] if a in lower]
+        found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
         if len(found) > 1 or (not found and canon in ("query_id", "doc_id", "score")):
             return None
         if found:
@@ -357,6 +364,8 @@ class _Assembler:
         names = pa.array([str(m) for m in self.ms], pa.large_string())
         cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
         out = pd.DataFrame(cols)
+        if self.conv.get("rollup") is not None:
+            out.insert(out.columns.get_loc("measure"), "unit", UNIT)
         out["value"] = values[order].ravel()
         return out
 
@@ -400,13 +409,14 @@ class _Reader:
     """Scanner batches of one or more run datasets as Arrow tables with canonical columns
     (a named dataset gets a ``system`` column of its name)."""
 
-    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]"):
+    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]",
+                 columns: Mapping[str, str] | None = None):
         self.sources = []
         for dataset, name in sources:
-            cmap = _column_map(dataset.schema.names)
+            cmap = _column_map(dataset.schema.names, columns)
             if cmap is None:  # missing or ambiguous columns: the engine's own check explains
                 from .schema import check_run
-                check_run(dataset.head(1).to_pandas())
+                check_run(dataset.head(1).to_pandas(), columns=columns)
                 raise AssertionError("unreachable: check_run accepted columns _column_map refused")
             if name is not None:
                 cmap = {c: v for c, v in cmap.items() if v != "system"}
@@ -551,7 +561,8 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
 
 
 def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads.Dataset | None,
-                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar) -> None:
+                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
+                    columns: Mapping[str, str] | None = None) -> None:
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     writers: dict[int, pq.ParquetWriter] = {}
     try:
@@ -564,7 +575,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
                            lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
         if qrels_dataset is not None:
             for table in qrels_dataset.to_batches(batch_size=1 << 20):
-                q = read_qrels(pa.Table.from_batches([table]).to_pandas())
+                q = read_qrels(pa.Table.from_batches([table]).to_pandas(), columns=columns)
                 t = pa.Table.from_pandas(q, preserve_index=False)
                 _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
                                lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
@@ -617,7 +628,8 @@ def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers:
 # ---------------------------------------------------------------- the entry point
 def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
-                    warn: bool = True, options: StreamOptions
+                    warn: bool = True, columns: Mapping[str, str] | None = None,
+                    rollup: Rollup | None = None, options: StreamOptions
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
@@ -627,6 +639,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     run : Parquet path, directory, glob or pyarrow Dataset
     qrels : golden set (anything :func:`evalframe.read_qrels` reads, or a Parquet dataset)
     ms : list of Measure, or None for diagnostics only
+    columns : dict, optional
+        ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
+    rollup : DataFrame or dict, optional
+        A chunk -> page table: each partition is rolled up (its questions' rows are all there);
+        a run column naming the pages is refused (the map would be the partition's only).
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
 
@@ -636,8 +653,12 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    reader = _Reader(_run_sources(run))
+    if isinstance(rollup, str):
+        raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
+                         f"Parquet dataset, got the run column {rollup!r}; evaluate it in memory (raise "
+                         "memory_budget) or pass the table of that column's (chunk, page) pairs")
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, rollup=rollup)
+    reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
     qrels_dataset = None
     if is_dataset_source(qrels):
@@ -646,7 +667,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             qrels_dataset = qd
         else:
             qrels = qd.to_table().to_pandas()
-    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels))
+    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
@@ -674,7 +695,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         if not grouped:
             tmp = tempfile.mkdtemp(prefix="evalframe-buckets-", dir=options.temp_dir)
             try:
-                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar)
+                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar, columns)
                 asm.finish(None)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
