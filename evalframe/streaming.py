@@ -81,9 +81,10 @@ from .schema import ALIASES, fingerprints, ids_to_str
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
 #: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py; peak RSS grows by about 260 bytes per
-#: partition row there, 450 leaves room for longer ids): partitions are sized with it.
-BYTES_PER_ROW = 450
+#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run, 3.1M-row partitions
+#: peaked at about 660 bytes per partition row beyond the golden set, the output and the
+#: reader, the allocator's slack included): partitions are sized with it.
+BYTES_PER_ROW = 700
 
 #: Memory held per row of the per-question table while the parts are evaluated: each part
 #: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
@@ -323,6 +324,8 @@ class _Assembler:
             if "system" in J.groups.columns:
                 self.system.append(_codes(J.groups["system"], self.system_ids))
         self.n_golden += len(golden_ids)
+        del J, run
+        pa.default_memory_pool().release_unused()  # the partition's memory back, before the next
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -523,8 +526,11 @@ def _progress_bar(enabled: bool | None, total: int, desc: str):
 
 
 def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_rows: int, bar) -> None:
+    """Batches cut at question boundaries: the rows of a batch's last question are carried
+    over (as Arrow, so a batch is held once as Arrow and once as the partition's frame)."""
+    import pyarrow.compute as pc
     done = np.zeros(0, dtype=np.uint64)
-    carry: pd.DataFrame | None = None
+    carry: pa.Table | None = None
     pending: list[pa.Table] = []
     n_pending = 0 if carry is None else len(carry)
     step = max(1, batch_rows // 4)
@@ -534,20 +540,20 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
         n_pending += table.num_rows
         if n_pending + min(step, 1 << 20) <= batch_rows:  # the next read still fits
             continue
-        df = _to_frame(pa.concat_tables(pending))
+        table = pa.concat_tables(([] if carry is None else [carry]) + pending)  # chunks, no copy
         pending = []
-        df = df if carry is None else pd.concat([carry, df], ignore_index=True)
-        last = df["query_id"].iat[-1]
-        tail = (df["query_id"] == last).to_numpy()
-        carry, df = df[tail].reset_index(drop=True), df[~tail].reset_index(drop=True)
-        n_pending = len(carry)
-        if len(df):
+        tail = pc.equal(table.column("query_id"), table.column("query_id")[-1])
+        carry = table.filter(tail)
+        table = table.filter(pc.invert(tail))
+        n_pending = carry.num_rows
+        if table.num_rows:
+            df = _to_frame(table)
+            del table
             done = _close_batch(df, golden, asm, done)
-    if pending:
-        df = _to_frame(pa.concat_tables(pending))
-        carry = df if carry is None else pd.concat([carry, df], ignore_index=True)
-    if carry is not None and len(carry):
-        _close_batch(carry, golden, asm, done)
+            del df
+    rest = ([] if carry is None else [carry]) + pending
+    if rest and sum(t.num_rows for t in rest):
+        _close_batch(_to_frame(pa.concat_tables(rest)), golden, asm, done)
 
 
 def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
@@ -588,7 +594,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     bar.unit = "buckets"
     for b in range(n_buckets):
         path = os.path.join(tmp, f"run-{b:05d}.parquet")
-        run = pq.read_table(path).to_pandas() if os.path.exists(path) else None
+        run = _read_bucket(path)
         if golden is not None:
             qrels = golden.rows(np.flatnonzero(g_bucket == b))
         else:
@@ -604,6 +610,17 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             if os.path.exists(p):
                 os.remove(p)
         bar.update(1)
+
+
+def _read_bucket(path: str) -> pd.DataFrame | None:
+    """A bucket file as a frame (None: no such bucket), its Arrow table freed once converted."""
+    if not os.path.exists(path):
+        return None
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    del table
+    pa.default_memory_pool().release_unused()
+    return df
 
 
 def _bucket_of(qids: pd.Series, n_buckets: int) -> np.ndarray:
