@@ -81,10 +81,10 @@ from .schema import ALIASES, fingerprints, ids_to_str
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
 #: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run, 3.1M-row partitions
-#: peaked at about 660 bytes per partition row beyond the golden set, the output and the
-#: reader, the allocator's slack included): partitions are sized with it.
-BYTES_PER_ROW = 700
+#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run at 2 GiB, 2.0M-row
+#: partitions peaked at about 745 bytes per partition row beyond the golden set, the
+#: output and the reader, the allocator's slack included): partitions are sized with it.
+BYTES_PER_ROW = 800
 
 #: Memory held per row of the per-question table while the parts are evaluated: each part
 #: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
