@@ -122,7 +122,7 @@ def generate(base: Path, questions: int, docs: int, judged: int, slice_questions
 
 # ---------------------------------------------------------------- child processes
 CHILD_STREAM = r"""
-import json, re, sys, time, warnings
+import json, re, sys, threading, time, traceback, warnings
 import evalframe as ef
 from evalframe.evaluate import evaluate_with_diagnostics
 def status(key):  # VmHWM is this process's own peak (ru_maxrss keeps the parent's across exec)
@@ -131,10 +131,21 @@ def status(key):  # VmHWM is this process's own peak (ru_maxrss keeps the parent
 source, qrels, budget, measures = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 base_rss = status("VmRSS")
 warnings.simplefilter("ignore")
+main, peak, stop = threading.main_thread().ident, [0, 0.0, []], threading.Event()
+def sample():  # where the peak happens: the main thread's stack when RSS was highest
+    while not stop.wait(0.1):
+        rss = status("VmRSS")
+        if rss > peak[0]:
+            stack = traceback.extract_stack(sys._current_frames()[main])
+            peak[:] = [rss, time.perf_counter() - t, [f"{f.name}:{f.lineno}" for f in stack
+                                                      if "evalframe" in f.filename][-4:]]
 t = time.perf_counter()
+threading.Thread(target=sample, daemon=True).start()
 per_q, diag = evaluate_with_diagnostics(source, qrels, measures, memory_budget=budget, progress=False)
 t = time.perf_counter() - t
-print(json.dumps({"seconds": t, "peak_rss": status("VmHWM"), "base_rss": base_rss, "rows_out": len(per_q)}))
+stop.set()
+print(json.dumps({"seconds": t, "peak_rss": status("VmHWM"), "base_rss": base_rss, "rows_out": len(per_q),
+                  "sampled_peak": peak}))
 """
 
 CHILD_SLICE = r"""
@@ -178,6 +189,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=2, help="interleaved rounds on the slice")
     p.add_argument("--dir", default="/tmp/stream/scale")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--layouts", nargs="*", default=["grouped", "shuffled"], choices=["grouped", "shuffled"])
     p.add_argument("--skip", nargs="*", default=[], choices=["full", "slice", "dask"])
     return p.parse_args(argv)
 
@@ -196,7 +208,7 @@ def main(argv=None) -> int:
           f"in-memory estimate {rows * streaming.BYTES_PER_ROW / 2 ** 30:.1f} GiB")
     ok = True
     if "full" not in args.skip:
-        for layout in ("grouped", "shuffled"):
+        for layout in args.layouts:
             r = child(CHILD_STREAM, str(base / f"run_{layout}"), str(base / "qrels.parquet"), str(budget),
                       json.dumps(MEASURES))
             overhead = r["base_rss"]
@@ -205,10 +217,11 @@ def main(argv=None) -> int:
             print(f"full {layout:8s}: {r['seconds']:8.1f} s  {rows / r['seconds']:12,.0f} rows/s  "
                   f"peak RSS {r['peak_rss'] / 2 ** 30:.2f} GiB = fixed overhead {overhead / 2 ** 30:.2f} GiB "
                   f"(interpreter and imports) + {(r['peak_rss'] - overhead) / 2 ** 30:.2f} GiB "
-                  f"({'within' if within else 'OVER'} the budget)")
+                  f"({'within' if within else 'OVER'} the budget); sampled peak at "
+                  f"{r['sampled_peak'][1]:.0f} s in {' < '.join(r['sampled_peak'][2])}")
     if "slice" not in args.skip:
         s_rows = slice_q * args.docs
-        for layout, target in (("grouped", 0.60), ("shuffled", 0.35)):
+        for layout, target in [x for x in (("grouped", 0.60), ("shuffled", 0.35)) if x[0] in args.layouts]:
             r = child(CHILD_SLICE, str(base / f"slice_{layout}"), str(base / "qrels_slice.parquet"),
                       str(budget if s_rows * streaming.BYTES_PER_ROW > budget else max(1, s_rows * 40)),
                       json.dumps(MEASURES), str(args.repeat))

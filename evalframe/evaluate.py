@@ -466,15 +466,10 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
     if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
             and open_run_dataset(run).count_rows() * BYTES_PER_ROW <= budget):
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
-    if rollup is not None:
-        raise ValueError("evaluate: rollup= is not yet supported on a streamed Parquet dataset; "
-                         "evaluate it in memory (raise memory_budget) or roll the run up first")
-    if columns:
-        raise ValueError(f"evaluate: columns= is not yet supported on a streamed Parquet dataset, got {columns!r}; "
-                         "write the dataset with the canonical column names (query_id, doc_id, score, system)")
-    if conflicts != "error" and not is_dataset_source(qrels):
+    if (conflicts != "error" or columns) and not is_dataset_source(qrels):
         qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, warn=warn, options=StreamOptions(budget, progress), **conv)
+    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, rollup=rollup,
+                          options=StreamOptions(budget, progress), **conv)
     if out is not None:
         return out, run, qrels
     def whole(x):

@@ -6,7 +6,7 @@ memory budget (an input that fits is read whole and goes through the in-memory
 engine, :mod:`evalframe.engine`, as any table does).  The run is cut into
 *partitions* that hold whole questions (the per-partition contract of
 :mod:`evalframe.ranking`), each is judged and measured by the in-memory engine
-(:func:`evalframe.engine.prepare`, :func:`~evalframe.engine.per_question_table`),
+(:func:`evalframe.engine.prepare`, :func:`evalframe.measures.compute`),
 and the parts are put back together:
 
 - **grouped runs** (every question's rows together, as run files are) stream
@@ -69,25 +69,28 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
-from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
+from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
-from .measures import Measure
+from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
-                      natural_order, warn_diagnostics)
+                      natural_order, str_column, warn_diagnostics)
+from .rollup import UNIT, Rollup
 from .schema import ALIASES, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
 #: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py; peak RSS grows by about 260 bytes per
-#: partition row there, 450 leaves room for longer ids): partitions are sized with it.
-BYTES_PER_ROW = 450
+#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run at 2 GiB, 2.0M-row
+#: partitions peaked at about 745 bytes per partition row beyond the golden set, the
+#: output and the reader, the allocator's slack included): partitions are sized with it.
+BYTES_PER_ROW = 800
 
-#: Memory held per row of the per-question table while the parts are held and put
-#: together at the end (each part's Arrow strings, their concatenation, the sort's
-#: keys and its copy): reserved from the budget for the rows the call will return.
-OUT_BYTES_PER_ROW = 150
+#: Memory held per row of the per-question table while the parts are evaluated: each part
+#: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
+#: codes and the part's golden-set question ids (about 13 bytes per row with 7 measures,
+#: 8 + 40 / measures in general); the long table of strings is built once, at the end.
+OUT_BYTES_PER_ROW = 24
 
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
@@ -102,9 +105,11 @@ def text_run_rows(path: str) -> int:
     a gzip file is taken to hold four times its size)."""
     return os.path.getsize(path) * (4 if str(path).endswith(".gz") else 1) // TEXT_BYTES_PER_ROW
 
-#: Memory held per golden-set row (the cleaned table, its codes and its sorted copy;
-#: measured: 130 bytes held, 170 at the peak of reading it, on the benchmark's golden set).
-QRELS_BYTES_PER_ROW = 250
+
+#: Memory held per golden-set row (the cleaned table, Arrow strings, and its question index;
+#: measured as RSS on the benchmark's golden set of 3 M rows: 41 bytes of data, 135 held
+#: with the allocator's slack, 165 at the peak of reading it, before any partition).
+QRELS_BYTES_PER_ROW = 150
 
 #: Rows of a partition at least, whatever the budget (smaller parts cost more than they save).
 MIN_BATCH_ROWS = 1000
@@ -195,13 +200,19 @@ def open_run_dataset(source, what: str = "run") -> pads.Dataset:
     return pads.dataset(files, format="parquet")
 
 
-def _column_map(names: Sequence[str]) -> dict[str, str] | None:
+def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
-    maps them (None when a column is missing or ambiguous: the engine's check says so)."""
-    lower = {str(c).strip().lower(): c for c in names}
+    maps them after ``columns=`` renamed them (:func:`~evalframe.inputs.apply_columns`); None
+    when a column is missing or ambiguous: the engine's check says so."""
+    renamed = {c: c for c in names}  # dataset column -> its name after columns=
+    if columns:
+        moved = {c: columns[c] for c in names if c in columns and columns[c] != c}
+        renamed = {c: moved.get(c, c) for c in names if c in moved or c not in set(moved.values())}
+    by_name = {v: c for c, v in renamed.items()}
+    lower = {str(v).strip().lower(): c for c, v in renamed.items()}
     out = {}
     for canon in ("query_id", "doc_id", "score", "system", "rank"):
-        found = [canon] if canon in names else [lower[a] for a in ALIASES[canon] if a in lower]
+        found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
         if len(found) > 1 or (not found and canon in ("query_id", "doc_id", "score")):
             return None
         if found:
@@ -263,11 +274,15 @@ class _Assembler:
                  conventions: dict):
         self.ms, self.systems, self.placeholder = ms, systems, placeholder
         self.has_rank, self.conv = has_rank, conventions
-        self.tables: list[pd.DataFrame] = []
+        self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
+        self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
+        self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
+        self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
+        self.n_golden = 0  # golden-set questions of the parts so far
         self.records: list[list[Diagnostic]] = []
         self.anchor: _Part | None = None
         self.deferred: list[_Part] = []
-        self.golden_ids: list[np.ndarray] = []
+        self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
         self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
 
     def add(self, part: _Part) -> None:
@@ -306,12 +321,21 @@ class _Assembler:
                 run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
         J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
         J = with_shallow_rankings(J, self.ms or [], warn=False)
-        self.golden_ids.append(pd.unique(part.qrels["query_id"]))
+        golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
+        self.golden_ids.append(golden_ids)
         gone = set(absent)
         self.records.append([r for r in J.records if not (
             r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)])
         if self.ms:
-            self.tables.append(per_question_table(J, self.ms))
+            # compact: per (system, question) group its codes and a row of values, the
+            # long table of strings is built once, in result()
+            self.values.append(np.ascontiguousarray(compute(J, self.ms), dtype=np.float64))
+            self.question.append(_codes(J.groups["query_id"], golden_ids) + self.n_golden)
+            if "system" in J.groups.columns:
+                self.system.append(_codes(J.groups["system"], self.system_ids))
+        self.n_golden += len(golden_ids)
+        del J, run
+        pa.default_memory_pool().release_unused()  # the partition's memory back, before the next
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -319,25 +343,78 @@ class _Assembler:
         checks = list(Check)
         records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
-        if self.ms is not None:
-            table = pd.concat(self.tables, ignore_index=True) if self.tables else None
-            self.tables = []  # the parts are freed before the sort's copy is made
-            if table is not None:
-                queries = np.concatenate(self.golden_ids).astype(object)
-                keys = [_positions(table["query_id"], natural_order(queries))]
-                if "system" in table.columns:
-                    keys.append(_positions(table["system"], systems))
-                order = np.lexsort(keys)  # stable: measures stay in the order asked
-                table = table.take(order).reset_index(drop=True)
+        if self.ms is not None and self.values:
+            table = self.long_table()
         return table, diagnostics_table(records), records
 
+    def long_table(self) -> pd.DataFrame:
+        """The per-question table of the held parts, ordered as the in-memory engine orders
+        it: systems in order of first appearance, questions in the golden set's natural order
+        (of every golden-set question, as :func:`~evalframe.ranking.judge` lists them),
+        measures in the order asked."""
+        import pyarrow.compute as pc
+        golden = pa.concat_arrays(self.golden_ids) if self.golden_ids else pa.array([], pa.large_string())
+        unique = pc.unique(golden)
+        rank = _natural_rank(unique)  # rank of each distinct golden-set question
+        question = pc.index_in(golden, value_set=unique).to_numpy(zero_copy_only=False).astype(np.int64)
+        question = question[np.concatenate(self.question)]  # each group's distinct-question code
+        values = np.concatenate(self.values)
+        self.values, self.question, self.golden_ids = [], [], []
+        keys = [rank[question]]
+        system = None
+        if self.system:
+            system = np.concatenate(self.system)
+            self.system = []
+            keys.append(system)
+        order = np.lexsort(keys)
+        G, M = values.shape
+        row_group = np.repeat(order, M)
+        cols = {}
+        if system is not None:
+            cols["system"] = str_column(self.system_ids.take(pa.array(system[row_group])))
+        cols["query_id"] = str_column(unique.take(pa.array(question[row_group])))
+        del row_group
+        names = pa.array([str(m) for m in self.ms], pa.large_string())
+        cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
+        out = pd.DataFrame(cols)
+        if self.conv.get("rollup") is not None:
+            out.insert(out.columns.get_loc("measure"), "unit", UNIT)
+        out["value"] = values[order].ravel()
+        return out
 
-def _positions(column: pd.Series, values) -> np.ndarray:
+
+def _large_strings(values) -> pa.Array:
+    """Ids (strings) as one Arrow large_string array."""
+    arr = pa.array(values) if not isinstance(values, np.ndarray) else pa.array(values.astype(object), pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _codes(column: pd.Series, values: pa.Array) -> np.ndarray:
     """Position of each string of ``column`` in ``values``, found by Arrow (no Python
     string per row: the per-question table has millions of rows)."""
     import pyarrow.compute as pc
-    arr = pa.array(column).cast(pa.large_string())
-    return pc.index_in(arr, value_set=pa.array(list(values), pa.large_string())).to_numpy(zero_copy_only=False)
+    return pc.index_in(_large_strings(column), value_set=values).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _natural_rank(ids: pa.Array) -> np.ndarray:
+    """Rank of each of the distinct ``ids`` in :func:`~evalframe.ranking.natural_order`
+    (numeric when every id is an integer, else byte-wise), computed by Arrow."""
+    import pyarrow.compute as pc
+    rank = np.empty(len(ids), dtype=np.int64)
+    order = None
+    if len(ids) and not pc.all(pc.match_substring_regex(ids, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+        order = pc.sort_indices(ids).to_numpy()  # byte-wise = code point order
+    elif len(ids):
+        try:
+            order = np.argsort(pc.cast(ids, pa.int64()).to_numpy(), kind="stable")
+        except pa.ArrowInvalid:  # an integer beyond int64: the general rule
+            sorted_ids = natural_order(ids.to_numpy(zero_copy_only=False).astype(object))
+            order = pc.index_in(_large_strings(sorted_ids), value_set=ids).to_numpy()
+    if order is not None:
+        rank[order] = np.arange(len(ids))
+    return rank
 
 
 # ---------------------------------------------------------------- reading the run
@@ -345,13 +422,14 @@ class _Reader:
     """Scanner batches of one or more run datasets as Arrow tables with canonical columns
     (a named dataset gets a ``system`` column of its name)."""
 
-    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]"):
+    def __init__(self, sources: "list[tuple[pads.Dataset, str | None]]",
+                 columns: Mapping[str, str] | None = None):
         self.sources = []
         for dataset, name in sources:
-            cmap = _column_map(dataset.schema.names)
+            cmap = _column_map(dataset.schema.names, columns)
             if cmap is None:  # missing or ambiguous columns: the engine's own check explains
                 from .schema import check_run
-                check_run(dataset.head(1).to_pandas())
+                check_run(dataset.head(1).to_pandas(), columns=columns)
                 raise AssertionError("unreachable: check_run accepted columns _column_map refused")
             if name is not None:
                 cmap = {c: v for c, v in cmap.items() if v != "system"}
@@ -458,8 +536,11 @@ def _progress_bar(enabled: bool | None, total: int, desc: str):
 
 
 def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_rows: int, bar) -> None:
+    """Batches cut at question boundaries: the rows of a batch's last question are carried
+    over (as Arrow, so a batch is held once as Arrow and once as the partition's frame)."""
+    import pyarrow.compute as pc
     done = np.zeros(0, dtype=np.uint64)
-    carry: pd.DataFrame | None = None
+    carry: pa.Table | None = None
     pending: list[pa.Table] = []
     n_pending = 0 if carry is None else len(carry)
     step = max(1, batch_rows // 4)
@@ -469,20 +550,20 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
         n_pending += table.num_rows
         if n_pending + min(step, 1 << 20) <= batch_rows:  # the next read still fits
             continue
-        df = _to_frame(pa.concat_tables(pending))
+        table = pa.concat_tables(([] if carry is None else [carry]) + pending)  # chunks, no copy
         pending = []
-        df = df if carry is None else pd.concat([carry, df], ignore_index=True)
-        last = df["query_id"].iat[-1]
-        tail = (df["query_id"] == last).to_numpy()
-        carry, df = df[tail].reset_index(drop=True), df[~tail].reset_index(drop=True)
-        n_pending = len(carry)
-        if len(df):
+        tail = pc.equal(table.column("query_id"), table.column("query_id")[-1])
+        carry = table.filter(tail)
+        table = table.filter(pc.invert(tail))
+        n_pending = carry.num_rows
+        if table.num_rows:
+            df = _to_frame(table)
+            del table
             done = _close_batch(df, golden, asm, done)
-    if pending:
-        df = _to_frame(pa.concat_tables(pending))
-        carry = df if carry is None else pd.concat([carry, df], ignore_index=True)
-    if carry is not None and len(carry):
-        _close_batch(carry, golden, asm, done)
+            del df
+    rest = ([] if carry is None else [carry]) + pending
+    if rest and sum(t.num_rows for t in rest):
+        _close_batch(_to_frame(pa.concat_tables(rest)), golden, asm, done)
 
 
 def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
@@ -496,7 +577,8 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
 
 
 def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads.Dataset | None,
-                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar) -> None:
+                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
+                    columns: Mapping[str, str] | None = None) -> None:
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     writers: dict[int, pq.ParquetWriter] = {}
     try:
@@ -509,7 +591,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
                            lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
         if qrels_dataset is not None:
             for table in qrels_dataset.to_batches(batch_size=1 << 20):
-                q = read_qrels(pa.Table.from_batches([table]).to_pandas())
+                q = read_qrels(pa.Table.from_batches([table]).to_pandas(), columns=columns)
                 t = pa.Table.from_pandas(q, preserve_index=False)
                 _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
                                lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
@@ -522,7 +604,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     bar.unit = "buckets"
     for b in range(n_buckets):
         path = os.path.join(tmp, f"run-{b:05d}.parquet")
-        run = pq.read_table(path).to_pandas() if os.path.exists(path) else None
+        run = _read_bucket(path)
         if golden is not None:
             qrels = golden.rows(np.flatnonzero(g_bucket == b))
         else:
@@ -538,6 +620,17 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             if os.path.exists(p):
                 os.remove(p)
         bar.update(1)
+
+
+def _read_bucket(path: str) -> pd.DataFrame | None:
+    """A bucket file as a frame (None: no such bucket), its Arrow table freed once converted."""
+    if not os.path.exists(path):
+        return None
+    table = pq.read_table(path)
+    df = table.to_pandas()
+    del table
+    pa.default_memory_pool().release_unused()
+    return df
 
 
 def _bucket_of(qids: pd.Series, n_buckets: int) -> np.ndarray:
@@ -562,7 +655,8 @@ def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers:
 # ---------------------------------------------------------------- the entry point
 def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
-                    warn: bool = True, options: StreamOptions
+                    warn: bool = True, columns: Mapping[str, str] | None = None,
+                    rollup: Rollup | None = None, options: StreamOptions
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
@@ -572,6 +666,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     run : Parquet path, directory, glob or pyarrow Dataset
     qrels : golden set (anything :func:`evalframe.read_qrels` reads, or a Parquet dataset)
     ms : list of Measure, or None for diagnostics only
+    columns : dict, optional
+        ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
+    rollup : DataFrame or dict, optional
+        A chunk -> page table: each partition is rolled up (its questions' rows are all there);
+        a run column naming the pages is refused (the map would be the partition's only).
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
 
@@ -581,8 +680,12 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    reader = _Reader(_run_sources(run))
+    if isinstance(rollup, str):
+        raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
+                         f"Parquet dataset, got the run column {rollup!r}; evaluate it in memory (raise "
+                         "memory_budget) or pass the table of that column's (chunk, page) pairs")
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, rollup=rollup)
+    reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
     qrels_dataset = None
     if is_dataset_source(qrels):
@@ -591,7 +694,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             qrels_dataset = qd
         else:
             qrels = qd.to_table().to_pandas()
-    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels))
+    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
@@ -619,7 +722,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         if not grouped:
             tmp = tempfile.mkdtemp(prefix="evalframe-buckets-", dir=options.temp_dir)
             try:
-                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar)
+                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar, columns)
                 asm.finish(None)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)

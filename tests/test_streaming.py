@@ -268,3 +268,76 @@ def test_conflicts_resolved_once_up_front(layout, tmp_path):
                 memory_budget=budget_for(run, qrels, 6))
     assert_same(a, b)
     assert "golden_set_conflicting_labels" in set(a[1]["check"])
+
+
+@pytest.mark.parametrize("ids", ["integers", "beyond_int64", "mixed"])
+@pytest.mark.parametrize("missing", ["zero", "drop"])
+def test_question_order_of_the_parts_table_is_the_in_memory_one(ids, missing, tmp_path):
+    """The parts' table is put together from codes, ordered by the golden set's natural
+    order (numeric for integer ids: 2 before 10), decided on every golden-set question,
+    also one no run row answers (missing='drop': it has no row in the table)."""
+    n = 40
+    names = {"integers": [str(i) for i in range(n)],
+             "beyond_int64": [str(i) for i in range(n - 1)] + ["99999999999999999999"],
+             "mixed": [str(i) for i in range(n - 1)] + ["x"]}[ids]
+    rng = np.random.default_rng(3)
+    run = pd.DataFrame({"query_id": np.repeat(names[:-1], 6), "doc_id": [f"d{i % 9}" for i in range((n - 1) * 6)],
+                        "score": rng.integers(0, 4, (n - 1) * 6).astype(float)})
+    run = pd.concat([run.assign(system="A"), run.assign(system="B", score=-run.score)], ignore_index=True)
+    qrels = pd.DataFrame({"query_id": np.repeat(names, 2), "doc_id": [f"d{i % 5}" for i in range(2 * n)],
+                          "relevance": rng.integers(0, 3, 2 * n)})
+    run = run.sort_values("query_id", kind="stable", ignore_index=True)  # byte-wise: 10 before 2
+    source = write_parts(run, tmp_path / "run", 4)
+    a, b = both(run, source, qrels, ["AP", "P@2"], missing=missing, memory_budget=budget_for(run, qrels, 5))
+    if ids == "integers":
+        assert_same(a, b)
+    else:  # the diagnostics' examples of mixed ids are known to differ by part (merge_diagnostics)
+        pd.testing.assert_frame_equal(a[0], b[0])
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_columns_renamed_at_read(layout, tmp_path, monkeypatch):
+    """columns= maps the dataset's own names (a column already named like a target is left
+    out, as apply_columns does) and the golden set's, as in memory."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=4, ignore_index=True)
+    run = run.rename(columns={"query_id": "qid", "doc_id": "docno", "score": "sim", "system": "tag"}).assign(
+        score=1.0)  # displaced by sim -> score
+    qrels = ds.qrels.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    columns = {"qid": "query_id", "docno": "doc_id", "sim": "score", "tag": "system"}
+    source = write_parts(run, tmp_path / "run", 6)
+    spy = Spy(monkeypatch)
+    a, b = both(run, source, qrels, ["AP", "nDCG@10", "NumRel"], columns=columns,
+                memory_budget=budget_for(run, qrels, 6))
+    assert_same(a, b)
+    assert a[2] and spy.parts >= 4
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_rollup_per_partition(layout, tmp_path, monkeypatch):
+    """A chunk -> page table rolls every part up (a question's rows are all in one part):
+    the table (with its unit column), the roll-up diagnostics and warnings are the in-memory ones."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run = run[~run.query_id.str.startswith("runonly-")]  # integer ids only: mixed ids' examples differ by part
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=6, ignore_index=True)
+    docs = pd.unique(pd.concat([run.doc_id, ds.qrels.doc_id]))
+    pages = pd.DataFrame({"chunk": docs, "page": [f"p{int(d) // 3}" for d in docs]})
+    source = write_parts(run, tmp_path / "run", 6)
+    spy = Spy(monkeypatch)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10", "NumRel"], rollup=pages,
+                memory_budget=budget_for(run, ds.qrels, 6))
+    assert_same(a, b)
+    assert "unit" in a[0].columns and "rollup_run_rows_collapsed" in set(a[1]["check"])
+    assert spy.parts >= 4
+
+
+def test_rollup_by_a_run_column_is_refused_when_streamed(tmp_path):
+    ds = ef.datasets.load_cranfield()
+    run = ds.runs.reset_index(drop=True).assign(page=lambda d: "p" + d.doc_id)
+    source = write_parts(run, tmp_path / "run", 3)
+    with pytest.raises(ValueError, match="rollup must be a chunk -> page table"):
+        ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4))
