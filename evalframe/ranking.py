@@ -587,29 +587,36 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
     qkeys = np.empty(len(qq), dtype=np.uint64)
     qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
     index = pd.Index(qkeys)
-    rows = np.arange(len(run.frame)) if kept is None else kept
+    n = len(rq)
     fp = run.doc_fingerprint
+    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     if index.is_unique:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
-        # their (question, doc) keys are made and probed
+        # their (question, doc) keys are made and probed; only the rows it lets through
+        # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on
         bitmap = np.zeros(1 << 24, dtype=bool)
         bitmap[(qrels.doc_fingerprint >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
-        maybe = np.flatnonzero(bitmap[((fp if kept is None else fp[kept]) >> np.uint64(40)).view(np.int64)])
-        where = np.full(len(rows), -1, dtype=np.int64)  # golden-set row, -1: not judged
-        where[maybe] = index.get_indexer(pair_keys(rq[maybe], fp[rows[maybe]]))
-        hit = np.flatnonzero(where >= 0)
-        same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
+        high = (fp if kept is None else fp[kept]) >> np.uint64(40)
+        at = np.flatnonzero(bitmap[high.view(np.int64)])
+        del high
+        src = at if kept is None else kept[at]
+        where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
+        hit = where >= 0
+        at, src, where = at[hit], src[hit], where[hit]
+        same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
         same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
-        same &= _unsorted(qq, qrels_order)[where[hit]] == rq[hit].astype(np.uint64)  # same question too
-        where[hit[~same]] = -1
+        same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
+        at, where = at[same], where[same]
     else:  # two golden-set keys collide (about never): an exact probe on the strings
+        rows = np.arange(len(run.frame)) if kept is None else kept
         golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
                                             qrels.doc.to_numpy().astype(object)])
         where = golden.get_indexer(pd.MultiIndex.from_arrays(
             [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
-    label = np.full(len(rows), NOT_JUDGED, dtype=np.int64)
-    judged = where >= 0
-    label[judged] = qrels.frame["relevance"].to_numpy(dtype=np.int64)[where[judged]]
+        at = np.flatnonzero(where >= 0)
+        where = where[at]
+    label = np.full(n, NOT_JUDGED, dtype=np.int64)
+    label[at] = relevance[where]
     return label
 
 
