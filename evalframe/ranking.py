@@ -65,7 +65,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, encode_qrels, encode_run,
+from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, contiguous_groups, encode_qrels, encode_run,
                      pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
@@ -437,20 +437,22 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     keep = ~unknown if any_unknown else slice(None)
     answered, gid, g_sys, g_q = _groups(sys_codes[keep], rq[keep], len(systems), len(queries), missing)
     label = _labels(run, kept, rq[keep], qrels, qq, qrels_order)
-    grp = gid[sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
+    grp = gid[rq[keep] if run.system is None else sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
     score = frame["score"].to_numpy(dtype=np.float64)[keep]
     primary = frame["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
-    order, tied = _ordering(grp, primary, run.doc, kept, ties)
+    order, grp, tied = _ordering(grp, primary, run.doc, kept, ties)  # grp now sorted
     del primary
-    grp, label = grp[order], label[order]
-    tokens = frame["tokens"].to_numpy(dtype=np.float64)[keep][order] if "tokens" in frame else None
-    rank = _ranks(grp, len(g_q))
+    if order is not None:  # None: the run was in order already, no row moves (no copy)
+        label = label[order]
+    tokens = _take(frame["tokens"].to_numpy(dtype=np.float64)[keep], order) if "tokens" in frame else None
+    tokens = tokens.copy() if tokens is not None and order is None else tokens  # never a view of the frame
+    rank = _ranks(grp)
     # rows tied on (group, -score) in the ordering are the rows sharing their score
     tied_groups = grp[_both_sides(tied)] if ties != "rank" and tied is not None else grp[:0]
     del score
     source_row = None
     if keep_rows or qrels.subtopics is not None:
-        source_row = (np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)))[order]
+        source_row = _take(np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)), order)
     if depth is not None:
         cut = rank <= depth
         grp, label, rank = grp[cut], label[cut], rank[cut]
@@ -468,9 +470,15 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         groups.insert(0, "system", str_column(run.system.dictionary.take(pa.array(g_sys))))
     if warn:
         warn_diagnostics(records, rel)
-    return Judged(groups, g_q, grp.astype(np.int64), rank.astype(np.int64), label.astype(np.int64),
-                  qq.astype(np.int64), ql, len(queries), diagnostics_table(records), source_row,
+    return Judged(groups, g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
+                  label.astype(np.int64, copy=False), qq.astype(np.int64, copy=False), ql, len(queries),
+                  diagnostics_table(records), source_row,
                   records=tuple(records), subtopics=subtopics, tokens=tokens)
+
+
+def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """``values[order]`` (``values`` itself when ``order`` is None: no row moves)."""
+    return values if order is None else values[order]
 
 
 def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray, docs, source_row: np.ndarray,
@@ -579,29 +587,36 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
     qkeys = np.empty(len(qq), dtype=np.uint64)
     qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
     index = pd.Index(qkeys)
-    rows = np.arange(len(run.frame)) if kept is None else kept
+    n = len(rq)
     fp = run.doc_fingerprint
+    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     if index.is_unique:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
-        # their (question, doc) keys are made and probed
+        # their (question, doc) keys are made and probed; only the rows it lets through
+        # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on
         bitmap = np.zeros(1 << 24, dtype=bool)
         bitmap[(qrels.doc_fingerprint >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
-        maybe = np.flatnonzero(bitmap[((fp if kept is None else fp[kept]) >> np.uint64(40)).view(np.int64)])
-        where = np.full(len(rows), -1, dtype=np.int64)  # golden-set row, -1: not judged
-        where[maybe] = index.get_indexer(pair_keys(rq[maybe], fp[rows[maybe]]))
-        hit = np.flatnonzero(where >= 0)
-        same = pc.equal(run.doc.take(pa.array(rows[hit])), qrels.doc.take(pa.array(where[hit])))
+        high = (fp if kept is None else fp[kept]) >> np.uint64(40)
+        at = np.flatnonzero(bitmap[high.view(np.int64)])
+        del high
+        src = at if kept is None else kept[at]
+        where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
+        hit = where >= 0
+        at, src, where = at[hit], src[hit], where[hit]
+        same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
         same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
-        same &= _unsorted(qq, qrels_order)[where[hit]] == rq[hit].astype(np.uint64)  # same question too
-        where[hit[~same]] = -1
+        same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
+        at, where = at[same], where[same]
     else:  # two golden-set keys collide (about never): an exact probe on the strings
+        rows = np.arange(len(run.frame)) if kept is None else kept
         golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
                                             qrels.doc.to_numpy().astype(object)])
         where = golden.get_indexer(pd.MultiIndex.from_arrays(
             [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
-    label = np.full(len(rows), NOT_JUDGED, dtype=np.int64)
-    judged = where >= 0
-    label[judged] = qrels.frame["relevance"].to_numpy(dtype=np.int64)[where[judged]]
+        at = np.flatnonzero(where >= 0)
+        where = where[at]
+    label = np.full(n, NOT_JUDGED, dtype=np.int64)
+    label[at] = relevance[where]
     return label
 
 
@@ -613,11 +628,11 @@ def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties
-              ) -> tuple[np.ndarray, np.ndarray | None]:
+              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """The permutation ranking every group: by ``primary`` ascending, ties by
     doc_id byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids
     of tied rows are read (``kept``: the run rows ranked, None for all).  Also
-    the tied pairs of the ranked rows (:func:`_sorted_order`)."""
+    the sorted groups and the tied pairs of the ranked rows (:func:`_sort_rows`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -631,13 +646,19 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
         pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
 
-    return _sorted_order(grp, primary, tiebreak)
+    return _sort_rows(grp, primary, tiebreak)
 
 
-def _ranks(grp: np.ndarray, n_groups: int) -> np.ndarray:
-    """1-based rank of each row of rows sorted by group."""
-    starts = np.searchsorted(grp, np.arange(n_groups))
-    return np.arange(len(grp)) - starts[grp] + 1
+def _ranks(grp: np.ndarray) -> np.ndarray:
+    """1-based rank of each row of rows sorted by group: its position minus its
+    group's first position."""
+    n = len(grp)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    starts = np.flatnonzero(grp[1:] != grp[:-1]) + 1
+    rank = np.arange(1, n + 1, dtype=np.int64)
+    rank -= np.repeat(np.concatenate(([0], starts)), np.diff(np.concatenate(([0], starts, [n]))))
+    return rank
 
 
 def _both_sides(pairs: np.ndarray) -> np.ndarray:
@@ -649,6 +670,14 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
 
 
 def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.ndarray, np.ndarray | None]:
+    """Permutation sorting rows by (grp, primary, tiebreak) and the tied pairs:
+    :func:`_sort_rows` with the permutation always an array."""
+    order, _, tied = _sort_rows(grp, primary, tiebreak)
+    return (np.arange(len(grp)) if order is None else order), tied
+
+
+def _sort_rows(grp: np.ndarray, primary: np.ndarray, tiebreak
+               ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
     """Permutation sorting rows by (grp, primary, tiebreak), all ascending, and
     the tied pairs of the sorted rows: entry i is True when sorted rows i and
     i + 1 share their (grp, primary) (None when no row is tied).
@@ -657,20 +686,24 @@ def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.nd
     list of keys, least significant first, as for ``numpy.lexsort``); it is
     called only for rows whose (grp, primary) is tied with another row's.  Runs
     usually arrive grouped by question and sorted by score: that is detected in
-    O(n) and only whole groups move.  Otherwise two stable argsorts (primary,
-    then group).  Either way the tie-breaking key is sorted only inside blocks
+    O(n) and only whole groups move.  Otherwise one stable argsort of a
+    combined key (:func:`_group_primary_order`).  Either way the tie-breaking key is sorted only inside blocks
     of ties.
+
+    Returns the permutation (None when no row moves), the sorted ``grp`` and
+    the tied pairs.
     """
     n = len(grp)
     if n == 0:
-        return np.arange(0), None
+        return None, grp, None
     same_g = grp[1:] == grp[:-1]
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
-    if np.all(~same_g | (primary[1:] >= primary[:-1])) and len(starts) == len(np.unique(grp[starts])):
+    del same_g
+    if contiguous_groups(grp, starts) and np.all((primary[1:] >= primary[:-1]) | (grp[1:] != grp[:-1])):
         # Grouped and sorted within groups: only the blocks move.
         heads = grp[starts]
         if np.all(heads[1:] > heads[:-1]):
-            order = np.arange(n)  # already in order: nothing moves
+            order = None  # already in order: nothing moves
             g_s, p_s = grp, primary
         else:
             block_order = np.argsort(heads, kind="stable")
@@ -680,11 +713,7 @@ def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.nd
             order = np.repeat(first - offsets, lengths) + np.arange(n)
             g_s, p_s = grp[order], primary[order]
     else:
-        order = np.argsort(primary, kind="stable")
-        gkey = grp[order]
-        if gkey.max(initial=0) < 2 ** 16:
-            gkey = gkey.astype(np.uint16)  # radix sort
-        order = order[np.argsort(gkey, kind="stable")]
+        order = _group_primary_order(grp, primary)
         g_s, p_s = grp[order], primary[order]
     tied = p_s[1:] == p_s[:-1]
     tied &= g_s[1:] == g_s[:-1]
@@ -692,14 +721,59 @@ def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.nd
         idx = np.flatnonzero(_both_sides(tied))
         # a block of ties starts at a tied row not tied with the row before it
         first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
-        keys = tiebreak(order[idx])
+        keys = tiebreak(idx if order is None else order[idx])
         if isinstance(keys, (list, tuple)):
             sub = np.lexsort((*keys, np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))))
         else:
             sub = _sort_in_blocks(first, keys)
-        order[idx] = order[idx][sub]
-        return order, tied
-    return order, None
+        if order is None:
+            order = np.arange(n)
+        order[idx] = order[idx][sub]  # inside blocks of one group: the sorted groups stay as they are
+        return order, g_s, tied
+    return order, g_s, None
+
+
+_SIGN = np.uint64(1 << 63)
+_ALL = np.uint64(2 ** 64 - 1)
+
+
+def _float_order_keys(x: np.ndarray) -> np.ndarray:
+    """uint64 keys ordered as the float64 values ``x`` are (-0.0 and 0.0 equal)."""
+    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # a copy; -0.0 + 0.0 is 0.0
+    flip = u >> np.uint64(63)
+    flip *= _ALL  # all ones for negatives (whose order reverses), else 0
+    flip |= _SIGN
+    u ^= flip
+    return u
+
+
+def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> np.ndarray:
+    """The stable permutation sorting rows by (grp, primary), ``grp`` >= 0.
+
+    One stable argsort of a single uint64 key: the group code in the high bits,
+    the top bits of ``primary``'s order key below it.  Rows whose keys are equal
+    but whose ``primary`` differ (values closer than the bits kept) are then
+    ordered by (primary, row) inside their blocks, so the result is exactly the
+    stable sort by (grp, primary)."""
+    bits = max(int(grp.max()).bit_length(), 1)
+    if bits > 40:  # too many groups to leave enough bits to the score: two stable sorts
+        order = np.argsort(primary, kind="stable")
+        return order[np.argsort(grp[order], kind="stable")]
+    key = _float_order_keys(primary)
+    key >>= np.uint64(bits)
+    key |= grp.astype(np.uint64) << np.uint64(64 - bits)
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    same = key[1:] == key[:-1]
+    del key
+    p_s = primary[order]
+    if (same & (p_s[1:] != p_s[:-1])).any():  # keys too short for some values: order those blocks exactly
+        idx = np.flatnonzero(_both_sides(same))
+        first = np.flatnonzero((idx == 0) | ~same[np.maximum(idx - 1, 0)])
+        block = np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))
+        rows = order[idx]
+        order[idx] = rows[np.lexsort((rows, primary[rows], block))]
+    return order
 
 
 def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:

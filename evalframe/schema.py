@@ -27,7 +27,7 @@ from __future__ import annotations
 
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
-           "raw_chunks", "BLOCK_ROWS",
+           "raw_chunks", "BLOCK_ROWS", "contiguous_groups",
            "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
 
 from collections.abc import Mapping
@@ -853,6 +853,17 @@ def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
     return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
 
 
+def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether every group's rows are contiguous (``starts``: the rows where the
+    group code changes; codes >= 0); a count per group code, no hashing."""
+    top = int(grp.max()) + 1
+    if len(starts) > top:  # more runs of rows than group codes: some group comes back
+        return False
+    if top > 4 * len(grp) + (1 << 16):  # sparse codes: a sort, not a count as large as them
+        return len(starts) == len(np.unique(grp[starts]))
+    return bool(np.bincount(grp[starts]).max() <= 1)
+
+
 def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
     """Row ranges holding whole groups, of about :data:`BLOCK_ROWS` rows each,
     when every group's rows are contiguous (as in a run file); else one range."""
@@ -860,7 +871,7 @@ def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
     if n <= BLOCK_ROWS:
         return [(0, n)]
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-    if len(starts) != len(np.unique(group[starts])):  # a group comes back: not grouped
+    if not contiguous_groups(group, starts):  # a group comes back: not grouped
         return [(0, n)]
     cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
     bounds = np.append(cuts, n).tolist()

@@ -87,6 +87,25 @@ def test_sorted_order_matches_lexsort():
     assert np.array_equal(_sorted_order(grp, primary, lambda rows: tb[rows])[0], np.lexsort((tb, primary, grp)))
 
 
+def test_sorted_order_shuffled_close_scores_signed_zeros_and_many_groups():
+    # one combined sort key holds the group and the score's top bits: scores
+    # closer than those bits, -0.0 next to 0.0, infinities, and tie-breaking keys
+    # that repeat must still give the stable (group, score, tiebreak) order
+    rng = np.random.default_rng(5)
+    n = 60_000
+    for n_groups in (3, 70_000, 2 ** 30):
+        grp = rng.integers(0, n_groups, n)
+        base = rng.choice([10.0, -3.5, 0.0, -0.0, np.inf, -np.inf, 1e300], n)
+        primary = np.where(np.isinf(base), base, base + rng.integers(0, 4, n) * np.spacing(base))  # ulps apart
+        primary[rng.random(n) < 0.3] = -0.0
+        tb = rng.integers(0, 5, n)  # repeats: equal keys keep their row order
+        got = _sorted_order(grp, primary, lambda rows: tb[rows])[0]
+        assert np.array_equal(got, np.lexsort((tb, primary, grp)))
+        grouped = np.lexsort((primary, grp))  # grouped and sorted: the other path, same answer
+        g, p, t = grp[grouped], primary[grouped], tb[grouped]
+        assert np.array_equal(_sorted_order(g, p, lambda rows: t[rows])[0], np.lexsort((t, p, g)))
+
+
 # ---------------------------------------------------------------- which questions count
 def test_missing_questions_score_zero_by_default_and_warn():
     qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
