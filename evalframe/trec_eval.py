@@ -705,9 +705,16 @@ MIN_BLOCK_BYTES = 4096
 MAX_BUCKETS = 512
 
 
+#: Peak memory of the whole-file command per run line, about: measured 215 bytes
+#: (peak RSS 2.0 GB on 9.4 M lines, ``-q -m all_trec``, benchmarks/bench_trec_eval.py's
+#: 100000x100), with margin.  The blocks are sized by the streaming engine's
+#: own figure, :data:`evalframe.streaming.BYTES_PER_ROW`.
+WHOLE_FILE_BYTES_PER_LINE = 300
+
+
 def _larger_than(run_path: str, budget: int) -> bool:
-    from .streaming import BYTES_PER_ROW, text_run_rows
-    return text_run_rows(run_path) * BYTES_PER_ROW > budget
+    from .streaming import text_run_rows
+    return text_run_rows(run_path) * WHOLE_FILE_BYTES_PER_LINE > budget
 
 
 def _block_bytes(budget: int, golden_rows: int) -> int:
