@@ -14,7 +14,10 @@ How the work is split
    divisions ``0, 1, ..., P``, so partition ``i`` holds bucket ``i``).  A run already
    partitioned by question (a ``query_id`` index with known divisions) is not shuffled:
    its partitions are the buckets, and a golden-set question goes to the partition whose
-   division range holds it.
+   division range holds it.  Nor is a run whose partitions hold disjoint questions (the
+   files of a dataset written question by question; one pass over ``query_id`` checks
+   it, with a golden set held on the client): a golden-set question goes to the
+   partition holding it.
 2. The golden set is read and checked once on the client.  A small one (a pandas table,
    a path, or a one-partition Dask table) is sent once to every worker and each task
    takes its bucket's rows; a Dask golden set of several partitions is shuffled on the
@@ -85,10 +88,44 @@ def question_buckets(query_id: pd.Series, n_buckets: int) -> np.ndarray:
 
     Ids are compared as strings (:func:`evalframe.schema.ids_to_str`), so question ``1``
     of one table and ``"1"`` of another fall in the same bucket."""
+    return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
+
+
+def question_fingerprints(query_id: pd.Series) -> np.ndarray:
+    """The 64-bit fingerprint of each question id, compared as a string."""
     import pyarrow as pa
     ids = pa.array(ids_to_str(query_id), type=pa.large_string())  # Arrow strings stay Arrow
-    fp = fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids]))
-    return (fp % np.uint64(n_buckets)).astype(np.int64)
+    return fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids]))
+
+
+def _distinct_fingerprints(query_id: pd.Series) -> np.ndarray:
+    return np.unique(question_fingerprints(query_id))
+
+
+def _disjoint_partitions(run) -> "tuple[np.ndarray, np.ndarray] | None":
+    """When no question of ``run`` has rows in two partitions (files of a dataset written
+    question by question), its partitions' question fingerprints, sorted, and the
+    partition of each; else None (the run must be shuffled).  One pass over ``query_id``."""
+    import dask
+    fps = dask.compute(*[dask.delayed(_distinct_fingerprints)(p) for p in run["query_id"].to_delayed()])
+    every = np.concatenate(fps)
+    part = np.repeat(np.arange(len(fps)), [len(f) for f in fps])
+    order = np.argsort(every, kind="stable")
+    every, part = every[order], part[order]
+    if len(every) > 1 and (every[1:] == every[:-1]).any():
+        return None
+    return every, part
+
+
+def owner_buckets(query_id: pd.Series, owners: tuple[np.ndarray, np.ndarray], n: int) -> np.ndarray:
+    """The partition of each golden-set question id when the run's partitions hold
+    disjoint questions (``owners`` from :func:`_disjoint_partitions`): the one holding
+    it, or (a question no partition holds) its fingerprint modulo ``n``."""
+    fp = question_fingerprints(query_id)
+    fps, part = owners
+    at = np.minimum(np.searchsorted(fps, fp), max(len(fps) - 1, 0))
+    hit = (fps[at] == fp) if len(fps) else np.zeros(len(fp), dtype=bool)
+    return np.where(hit, part[at] if len(fps) else 0, (fp % np.uint64(n)).astype(np.int64)).astype(np.int64)
 
 
 def division_buckets(query_id: pd.Series, divisions: Sequence) -> np.ndarray:
@@ -125,7 +162,8 @@ def _keyed_part(df: pd.DataFrame, n_buckets: int, partition_info=None) -> pd.Dat
 def _ordered_part(df: pd.DataFrame, partition_info=None) -> pd.DataFrame:
     """A run partition already holding whole questions, with its order key."""
     j = partition_info["number"] if partition_info else 0
-    out = df.reset_index()[[c for c in RUN_COLUMNS if c in df.columns or c == df.index.name]].copy()
+    src = df.reset_index() if df.index.name == "query_id" else df
+    out = src[[c for c in RUN_COLUMNS if c in src.columns]].copy()
     out["_row"] = np.int64(j) * ROW_STRIDE + np.arange(len(df), dtype=np.int64)
     return out
 
@@ -339,6 +377,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error")
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
+    owners = None
     if divisions is not None:
         keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
         P = run.npartitions
@@ -346,8 +385,13 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         if run.index.name == "query_id":  # an index without known divisions: a column again
             run = run.reset_index()
         P = run.npartitions
-        keyed = run.map_partitions(_keyed_part, P, meta=_keyed_part(run._meta, P))
-        keyed = keyed.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
+        if P > 1 and not is_dask_frame(golden):  # partitions of whole questions need no shuffle
+            owners = _disjoint_partitions(run)
+        if owners is not None:
+            keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
+        else:
+            keyed = run.map_partitions(_keyed_part, P, meta=_keyed_part(run._meta, P))
+            keyed = keyed.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
     systems = [None]
     if "system" in keyed.columns:
         systems = dask.delayed(_systems_in_order)(
@@ -359,8 +403,12 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         tasks = [dask.delayed(_task)(r, q, systems, ms, mapping, opts)
                  for r, q in zip(keyed.to_delayed(), gq.to_delayed())]
     else:
-        buckets = (question_buckets(golden["query_id"], P) if divisions is None
-                   else division_buckets(golden["query_id"], divisions))
+        if owners is not None:
+            buckets = owner_buckets(golden["query_id"], owners, P)
+        elif divisions is None:
+            buckets = question_buckets(golden["query_id"], P)
+        else:
+            buckets = division_buckets(golden["query_id"], divisions)
         order = np.argsort(buckets, kind="stable")
         starts = np.searchsorted(buckets[order], np.arange(P + 1))
         shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=True)

@@ -18,6 +18,7 @@ import pytest
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
+import dask  # noqa: E402
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 import evalframe as ef  # noqa: E402
@@ -109,6 +110,39 @@ def test_run_partitioned_by_question_is_not_shuffled(client, monkeypatch):
 
     monkeypatch.setattr(type(d), "set_index", no_shuffle)
     assert_same(c.runs, c.qrels, d, measures=["AP", "nDCG@10", "NumRel"])
+
+
+def _by_question_pieces(run: pd.DataFrame, n: int) -> list[pd.DataFrame]:
+    """The run cut into n pieces of whole questions (as a dataset written question by question)."""
+    q = run["query_id"].astype(int)
+    run = run.iloc[np.argsort(q.to_numpy(), kind="stable")]
+    edges = np.quantile(np.unique(q), np.linspace(0, 1, n + 1)[1:-1])
+    piece = np.searchsorted(edges, run["query_id"].astype(int).to_numpy(), side="right")
+    return [run[piece == i] for i in range(n)]
+
+
+@pytest.mark.parametrize("missing", ["zero", "drop"])
+def test_partitions_of_disjoint_questions_are_not_shuffled(client, monkeypatch, missing):
+    c = datasets.load_cranfield()
+    run = c.runs[c.runs["query_id"].astype(int) % 7 != 0]  # some golden questions unanswered
+    d = dd.from_delayed([dask.delayed(p) for p in _by_question_pieces(run, 4)], meta=run.iloc[:0])
+    calls = []
+    set_index = type(d).set_index
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return set_index(*args, **kwargs)
+    monkeypatch.setattr(type(d), "set_index", counted)
+    assert_same(run, c.qrels, d, missing=missing, duplicates="first")
+    assert calls == []
+    shared = _by_question_pieces(run, 4)  # a question's rows in two partitions: shuffled
+    q = shared[0]["query_id"].iloc[-1]
+    shared[1] = pd.concat([shared[0][shared[0]["query_id"] == q].iloc[::2], shared[1]])
+    shared[0] = shared[0].drop(shared[1].index[shared[1]["query_id"] == q], errors="ignore")
+    mixed = pd.concat(shared)
+    assert_same(mixed, c.qrels, dd.from_delayed([dask.delayed(p) for p in shared], meta=run.iloc[:0]),
+                missing=missing)
+    assert calls != []
 
 
 def test_division_buckets():
