@@ -112,7 +112,7 @@ def _disjoint_partitions(run) -> "tuple[np.ndarray, np.ndarray] | None":
     part = np.repeat(np.arange(len(fps)), [len(f) for f in fps])
     order = np.argsort(every, kind="stable")
     every, part = every[order], part[order]
-    if len(every) > 1 and (every[1:] == every[:-1]).any():
+    if len(every) == 0 or (every[1:] == every[:-1]).any():  # no question, or one in two partitions
         return None
     return every, part
 
@@ -122,10 +122,9 @@ def owner_buckets(query_id: pd.Series, owners: tuple[np.ndarray, np.ndarray], n:
     disjoint questions (``owners`` from :func:`_disjoint_partitions`): the one holding
     it, or (a question no partition holds) its fingerprint modulo ``n``."""
     fp = question_fingerprints(query_id)
-    fps, part = owners
-    at = np.minimum(np.searchsorted(fps, fp), max(len(fps) - 1, 0))
-    hit = (fps[at] == fp) if len(fps) else np.zeros(len(fp), dtype=bool)
-    return np.where(hit, part[at] if len(fps) else 0, (fp % np.uint64(n)).astype(np.int64)).astype(np.int64)
+    fps, part = owners  # not empty
+    at = np.minimum(np.searchsorted(fps, fp), len(fps) - 1)
+    return np.where(fps[at] == fp, part[at], (fp % np.uint64(n)).astype(np.int64)).astype(np.int64)
 
 
 def division_buckets(query_id: pd.Series, divisions: Sequence) -> np.ndarray:

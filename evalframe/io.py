@@ -33,7 +33,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 from __future__ import annotations
 
 __all__ = ["read_qrels", "read_run", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
-           "malformed_lines", "line_blocks", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
+           "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
 import io as _io
@@ -177,6 +177,14 @@ def malformed_lines(original: bytes, least: int, most: int | None, *, start: int
             if len(shown) < _MAX:
                 shown.append(f"line {number}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
     return bad, shown
+
+
+def open_binary(path: str | os.PathLike):
+    """``path`` opened for reading bytes, decompressed when it is gzip (by its first
+    two bytes, as a whole file read is)."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 def line_blocks(f, size: int):

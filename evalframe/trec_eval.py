@@ -20,8 +20,8 @@ leave it out); the preference (``-R prefs``), ``qrels_jg`` and z-score
 (``-Z``) modes and the measures ``dcg``, ``ideal_dcg`` and ``yaap`` are not
 provided; ``--memory-budget SIZE`` (evalframe's) bounds the memory a large run
 file takes (it is read a block of whole questions at a time).  Files are read as
-trec_eval reads them (ids as bytes, through latin-1; a first line is data unless it cannot be; indented ``#`` comments in
-a run; C's ``isspace`` separators); the behaviours of trec_eval 10 not copied
+trec_eval reads them (ids as bytes, through latin-1; a first line is data unless
+it cannot be; indented ``#`` comments in a run; C's ``isspace`` separators); the behaviours of trec_eval 10 not copied
 are listed, with the reason, in the README ("trec_eval 9 vs 10").
 """
 from __future__ import annotations
@@ -681,17 +681,20 @@ def _scored(opts, measures: list, rel_len: int | None, run, qrels, *, block: boo
     of ``measures`` (questions x measures) and their relevance strings (or None).
     A ``block`` of a larger run keeps only its own questions (-c's other golden-set
     questions are another block's, or placeholders)."""
-    import pyarrow as pa
-
     from .measures import compute
     from .ranking import judge
     missing = "zero" if opts["c"] and not block else "drop"
     J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
-    ids = pa.array(J.groups["query_id"], pa.string())
-    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    return ids, values, (_relstrings(V, rel_len) if rel_len is not None else None)
+    return _arrow_ids(J.groups["query_id"]), values, (_relstrings(V, rel_len) if rel_len is not None else None)
+
+
+def _arrow_ids(query_id):
+    """Question ids as one Arrow string array."""
+    import pyarrow as pa
+    ids = pa.array(query_id, pa.string())
+    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
 
 
 # ---------------------------------------------------------------------------
@@ -725,13 +728,6 @@ def _block_bytes(budget: int, golden_rows: int) -> int:
     return max(MIN_BLOCK_BYTES, plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0) * TEXT_BYTES_PER_ROW)
 
 
-def _open_run(run_path: str):
-    if run_path.endswith(".gz"):
-        import gzip
-        return gzip.open(run_path, "rb")
-    return open(run_path, "rb")
-
-
 def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):
     """:func:`_scored` over a run file larger than ``budget``, a block of whole
     questions at a time (a run grouped by question, as run files are, is read
@@ -741,11 +737,12 @@ def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str,
     relevance strings), the -c placeholder questions and the run tag."""
     import pyarrow as pa
 
+    from .io import open_binary
     qrels = _read_qrels(qrels_path)
     golden = _question_ids(qrels)
     size = _block_bytes(budget, len(qrels.frame))
     scored = _Blocks(opts, measures, rel_len, qrels, golden)
-    with _open_run(run_path) as f:
+    with open_binary(run_path) as f:
         for block, first_line in _question_blocks(f, size):
             run, tag = _block_run(block, run_path, first_line)
             scored.runid = tag or scored.runid
@@ -788,7 +785,6 @@ class _Blocks:
             return True
         self.parts.append(_scored(*self.args, run, self.qrels, block=True))
         self.unshared = None
-        del run
         # the block's pandas frames sit in reference cycles (pandas' block references):
         # collected now, the young generations only (a few ms), they do not pile up
         # until the collector's next full pass (100 MB a block on 300k rows)
@@ -810,14 +806,14 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
     import shutil
 
     from .errors import EvalframeInputError
-    from .io import line_blocks
+    from .io import line_blocks, open_binary
     n = _bucket_count(run_path, size)
     tmp = tempfile.mkdtemp(prefix="evalframe-trec-eval-")
     try:
         files = [open(os.path.join(tmp, f"bucket-{b:04d}.txt"), "wb") for b in range(n)]
         try:
             last = b""
-            with _open_run(run_path) as f:
+            with open_binary(run_path) as f:
                 for block in line_blocks(f, size):
                     last = block
                     _write_buckets(block if block.endswith(b"\n") else block + b"\n", files)
@@ -855,11 +851,8 @@ def _block_run(block: bytes, run_path: str, first_line: int | None):
 
 
 def _question_ids(run):
-    import pyarrow as pa
     import pyarrow.compute as pc
-    ids = pa.array(run.frame["query_id"], pa.string())
-    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-    return pc.unique(ids)
+    return pc.unique(_arrow_ids(run.frame["query_id"]))
 
 
 def _any_in(ids, seen: list) -> bool:
@@ -897,32 +890,35 @@ def _question_blocks(f, size: int):
         yield carry, line
 
 
-def _last_question_start(block: bytes) -> int:
-    """Where the block's last question's lines start (its last run of lines with
-    the last data line's question id); 0 when every line is that question's.
-    Walks back over that question's lines only."""
-    end, last = len(block), None
-    while end > 0:
-        start = block.rfind(b"\n", 0, end - 1) + 1
-        fields = block[start:end].split(None, 1)
-        if fields and not fields[0].startswith(b"#"):
-            if last is None:
-                last = fields[0]
-            elif fields[0] != last:
-                return end
-        end = start
-    return 0
-
-
-def _last_tag(block: bytes) -> str:
-    """The run tag of the last data line of ``block`` (the file's last block)."""
+def _data_lines_backwards(block: bytes):
+    """(start, end, fields) of each data line of ``block`` (not blank, not a ``#``
+    comment), last line first."""
     end = len(block)
     while end > 0:
         start = block.rfind(b"\n", 0, end - 1) + 1
         fields = block[start:end].split()
         if fields and not fields[0].startswith(b"#"):
-            return fields[5].decode(_ENCODING) if len(fields) > 5 else ""
+            yield start, end, fields
         end = start
+
+
+def _last_question_start(block: bytes) -> int:
+    """Where the block's last question's lines start (its last run of lines with
+    the last data line's question id); 0 when every line is that question's.
+    Walks back over that question's lines only."""
+    last = None
+    for _, end, fields in _data_lines_backwards(block):
+        if last is None:
+            last = fields[0]
+        elif fields[0] != last:
+            return end
+    return 0
+
+
+def _last_tag(block: bytes) -> str:
+    """The run tag of the last data line of ``block`` (the file's last block)."""
+    for _, _, fields in _data_lines_backwards(block):
+        return fields[5].decode(_ENCODING) if len(fields) > 5 else ""
     return ""
 
 
@@ -969,11 +965,11 @@ def _write_buckets(block: bytes, files: list) -> None:
 def _malformed_in_blocks(run_path: str, size: int) -> None:
     """Raise trec_eval's malformed-lines error for the run file read in blocks,
     naming the file's line numbers; return when it has none."""
-    from .io import line_blocks, malformed_lines
+    from .io import line_blocks, malformed_lines, open_binary
     count, shown, line = 0, [], 1
-    with _open_run(run_path) as f:
+    with open_binary(run_path) as f:
         for block in line_blocks(f, size):
-            c, s = malformed_lines(_EXTRA_FIELDS.sub(rb"\1", block), 6, None, start=line)
+            c, s = malformed_lines(block, 6, None, start=line)  # fields beyond the sixth do not count
             count += c
             shown += s[:5 - len(shown)] if len(shown) < 5 else []
             line += block.count(b"\n")

@@ -202,3 +202,12 @@ def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysb
     finally:
         gc.enable()
     assert len(alive) >= 5 and max(alive) == 0
+
+
+def test_a_gzip_run_without_its_extension_is_read_in_blocks_as_whole(tmp_path, capsysbinary):
+    """The block reader tells gzip by its first bytes, as the whole-file reader does."""
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    gz = tmp_path / "r.run"
+    gz.write_bytes(gzip.compress(run.read_bytes()))
+    argv = ["-q", "-m", "all_trec", str(qrels)]
+    assert _out(TINY + argv + [str(gz)], capsysbinary) == _out(argv + [str(run)], capsysbinary)

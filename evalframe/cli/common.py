@@ -397,7 +397,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
     """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
     import io as _io
 
-    from ..io import line_blocks, read_run
+    from ..io import line_blocks, open_binary, read_run
     if is_dataset:
         from ..streaming import open_run_dataset
         for b in open_run_dataset(path).to_batches(batch_size=1 << 20):
@@ -408,9 +408,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
         yield read_input(path, read_run, "run", duplicates=duplicates)
         return
     _check_readable(path, "run")
-    import gzip
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with open_binary(path) as f:
         for block in line_blocks(f, TEXT_BLOCK_BYTES):
             if block.strip():
                 yield _read_block(block, path, read_run, _io, duplicates)
