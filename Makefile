@@ -40,6 +40,8 @@ test: $(TEST_STAMP) $(DOCS_STAMP)
 # The documentation site in docs/_build/html: warnings are errors, nitpicky references.
 docs: $(DOCS_STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -n -q docs docs/_build/html
+	@! grep -rlE '<(script|link)[^>]+(src|href)="https?://' docs/_build/html --include='*.html' \
+		|| { echo "docs: a page loads a script or style from the network (listed above)"; exit 1; }
 
 clean:
 	rm -rf $(VENV) build *.egg-info docs/_build docs/api/generated docs/tutorials/*.ipynb

@@ -36,6 +36,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax from the site's own _static/, not a CDN: the pages read nothing from the
+    # network when opened (sphinx.ext.mathjax alone points at cdn.jsdelivr.net).
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_nb",
 ]
