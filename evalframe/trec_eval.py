@@ -457,21 +457,38 @@ def _read_qrels(qrels_path: str):
 def _read_run(run_path: str):
     """The run checked, its ids factorised once for judge (a CheckedRun), and its tag."""
     from .errors import EvalframeInputError
-    from .io import read_checked_run
 
     if run_path == "-":
-        run = _read_run_bytes(sys.stdin.buffer.read(), "standard input")
-    else:
-        try:
-            run = read_checked_run(run_path, encoding=_ENCODING)
-        except EvalframeInputError:
-            # trec_eval ignores anything after a run line's sixth field
-            data = Path(run_path).read_bytes()
-            if not _EXTRA_FIELDS.search(data):
-                _raise_malformed(data, run_path, 6, None)
-                raise
-            run = _read_run_bytes(data, run_path)
-    return _one_run(run, "standard input" if run_path == "-" else run_path)
+        return _read_run_bytes(sys.stdin.buffer.read(), "standard input")
+    try:
+        return _checked_run(run_path, run_path)
+    except EvalframeInputError:
+        # trec_eval ignores anything after a run line's sixth field
+        data = Path(run_path).read_bytes()
+        if not _EXTRA_FIELDS.search(data):
+            _raise_malformed(data, run_path, 6, None)
+            raise
+        return _read_run_bytes(data, run_path)
+
+
+def _checked_run(source: str, where: str):
+    """The run file ``source`` checked (a CheckedRun, without its tag column) and
+    its tag, the last line's; refuses a file of several runs whose rankings would
+    merge.  trec_eval reads neither the Q0 nor the rank column; a file whose lines
+    all carry one tag is checked without the tag column (it would only be
+    factorised to be dropped)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .io import read_table
+    from .schema import check_run
+    raw = read_table(source, "run", drop=("rank",), encoding=_ENCODING)
+    if "system" in raw and raw.attrs.get("evalframe_ids_trimmed") and len(raw):
+        tags = pa.array(raw["system"])  # the column's own buffers
+        last = tags[len(tags) - 1].as_py()
+        if last.strip() and pc.all(pc.equal(tags, pa.scalar(last, tags.type))).as_py():
+            return check_run(raw.drop(columns="system")), last
+    return _one_run(check_run(raw), where)
 
 
 def _one_run(run, where: str):
@@ -521,7 +538,6 @@ def _read_run_bytes(data: bytes, path: str, first_line: int = 1):
     """Read a TREC run given as bytes, ignoring fields after the sixth (``first_line``:
     the number of the first line of ``data`` in the file, for messages)."""
     from .errors import EvalframeInputError
-    from .io import read_checked_run
 
     if data[:2] == b"\x1f\x8b":
         import gzip
@@ -532,7 +548,7 @@ def _read_run_bytes(data: bytes, path: str, first_line: int = 1):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:
-            return read_checked_run(tmp, encoding=_ENCODING)
+            return _checked_run(tmp, path)
         except EvalframeInputError:
             _raise_malformed(data, path, 6, None, start=first_line)
             raise
@@ -848,7 +864,7 @@ def _block_run(block: bytes, run_path: str, first_line: int | None):
     """A block of a run file as :func:`_read_run` reads a whole file: the checked
     run and its tag.  ``first_line`` numbers the block's lines in messages (None: a
     bucket of the partition pass, whose lines are not the file's)."""
-    return _one_run(_read_run_bytes(block, run_path, first_line or 1), run_path)
+    return _read_run_bytes(block, run_path, first_line or 1)
 
 
 def _question_ids(run):
