@@ -274,7 +274,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else text_type)
                  for c in parsed}
         return pacsv.read_csv(
-            _io.BytesIO(data),
+            pa.BufferReader(data),  # the bytes themselves (a BytesIO is read through Python, copied)
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26, encoding=encoding),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
