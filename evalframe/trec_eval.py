@@ -806,7 +806,7 @@ class _Blocks:
             if not self.parts and self.unshared is None:
                 self.unshared = run
             return True
-        self.parts.append(_scored(*self.args, run, self.qrels, block=True))
+        self.parts.append(_scored(*self.args, run, _golden_rows(self.qrels, asked), block=True))
         self.unshared = None
         # the block's pandas frames sit in reference cycles (pandas' block references):
         # collected now, the young generations only (a few ms), they do not pile up
@@ -821,6 +821,21 @@ class _Blocks:
         if not self.parts and self.unshared is not None and not opts["c"]:
             _scored(opts, measures, rel_len, self.unshared, self.qrels, block=True)  # raises judge's error
         return self.parts, self.seen, self.runid
+
+
+def _golden_rows(qrels, asked):
+    """The golden set's rows of the questions ``asked`` (a block's), checked: a
+    question's values depend on its own rows only, and judging a block against
+    the whole golden set sorted and hashed all of it again for every block."""
+    import pyarrow.compute as pc
+
+    from .schema import encode_qrels
+    names = qrels.query.dictionary  # one probe per golden-set question, not per row
+    wanted = pc.is_in(names, value_set=asked.cast(names.type)).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(np.asarray(wanted, dtype=bool)[qrels.query.codes])
+    if len(rows) == len(qrels.query.codes):
+        return qrels
+    return encode_qrels(qrels.frame.take(rows).reset_index(drop=True))
 
 
 def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
