@@ -9,7 +9,9 @@ medians of ``--repeat``, from the files to the printed output, both
 ``-m all_trec`` (the summary) and ``-q -m all_trec`` (every question too):
 
 Every tool runs in a fresh process (start-up and imports included, as a user
-runs it), output to /dev/null; peak RSS is each child's (``os.wait4``):
+runs it), output to /dev/null; peak RSS and CPU seconds (user + system, all
+threads: a steadier measure than wall time on a loaded machine) are each
+child's (``os.wait4``):
 
 - ``evalframe trec-eval`` (``python -c "from evalframe.cli import main" trec-eval ...``);
 - pytrec_eval: parse both files (``parse_qrel`` / ``parse_run``), evaluate
@@ -69,8 +71,9 @@ def _generate_files(n_q: int, n_d: int, tmp: Path, seed: int) -> None:
     qrels_path.write_text("".join(qlines.tolist()))
 
 
-def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
-    """Run one command in a fresh process, output to /dev/null: (seconds, peak RSS in MiB)."""
+def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float]:
+    """Run one command in a fresh process, output to /dev/null: (seconds, peak RSS in
+    MiB, CPU seconds: user + system over all its threads)."""
     t = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
         proc = subprocess.Popen(argv, stdout=devnull, cwd=cwd)
@@ -78,17 +81,17 @@ def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float]:
     seconds = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{argv!r} failed")
-    return seconds, usage.ru_maxrss / 1024  # Linux: ru_maxrss in KiB
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime  # Linux: ru_maxrss in KiB
 
 
-def evalframe_subprocess(qrels: Path, run: Path, flags: list[str], checkout: Path = ROOT) -> tuple[float, float]:
+def evalframe_subprocess(qrels: Path, run: Path, flags: list[str], checkout: Path = ROOT) -> tuple[float, float, float]:
     """``evalframe trec-eval`` of the source tree ``checkout`` (``python -c`` puts it first on sys.path)."""
     code = "import sys; from evalframe.cli import main; sys.exit(main())"
     return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
                   cwd=checkout)
 
 
-def pytrec_eval_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
+def pytrec_eval_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float, float]:
     return _child([sys.executable, __file__, "--pytrec-worker", str(qrels), str(run), *flags])
 
 
@@ -114,7 +117,7 @@ def pytrec_eval_run(qrels: Path, run: Path, flags: list[str]) -> None:
 
 
 def trec_eval_binary(path: str):
-    def go(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float]:
+    def go(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float, float]:
         return _child([path, *flags, "-m", "all_trec", str(qrels), str(run)])
     return go
 
@@ -162,27 +165,31 @@ def main(argv=None) -> int:
         for mode in args.modes:
             flags = ["-q"] if mode == "q" else []
             times: dict[str, list[float]] = {name: [] for name in contenders}
+            cpus: dict[str, list[float]] = {name: [] for name in contenders}
             peak: dict[str, float] = {name: 0.0 for name in contenders}
             for _ in range(args.repeat):  # interleaved: a load spike hits every tool alike
                 for name, fn in contenders.items():
-                    sec, mib = fn(qrels, run, flags)
+                    sec, mib, cpu_sec = fn(qrels, run, flags)
                     times[name].append(sec)
+                    cpus[name].append(cpu_sec)
                     peak[name] = max(peak[name], mib)
             med = {name: statistics.median(v) for name, v in times.items()}
+            cpu = {name: statistics.median(v) for name, v in cpus.items()}
             base = med[base_name]
             print(f"  {' '.join(flags + ['-m', 'all_trec'])}:")
             for name, sec in med.items():
-                print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe   peak RSS {peak[name]:7.0f} MiB",
-                      flush=True)
-            summary.append((size, mode, med, peak))
+                print(f"    {name:<38} {sec:8.2f} s   {sec / base:6.2f} x evalframe   CPU {cpu[name]:7.2f} s "
+                      f"({cpu[name] / cpu[base_name]:5.2f} x)   peak RSS {peak[name]:7.0f} MiB", flush=True)
+            summary.append((size, mode, med, peak, cpu))
     print(f"\n{'case':12s} {'mode':8s} {'evalframe s':>11s} {'baseline / ef':>14s} {'pytrec_eval / ef':>17s}"
-          f" {'trec_eval / ef':>15s}   peak MiB ({' / '.join(contenders)})")
-    for size, mode, med, peak in summary:
+          f" {'trec_eval / ef':>15s}   peak MiB ({' / '.join(contenders)})   CPU ratios / ef (same order)")
+    for size, mode, med, peak, cpu in summary:
         base = med[base_name]
         ratio = lambda k: f"{med[k] / base:.2f}" if k in med else "-"  # noqa: E731
         mem = " / ".join(f"{peak[k]:.0f}" for k in peak)
+        cpu_ratios = " / ".join(f"{cpu[k] / cpu[base_name]:.2f}" for k in cpu)
         print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('evalframe (baseline tree)'):>14s} "
-              f"{ratio('pytrec_eval (parse+evaluate+print)'):>17s} {ratio('trec_eval'):>15s}   {mem}")
+              f"{ratio('pytrec_eval (parse+evaluate+print)'):>17s} {ratio('trec_eval'):>15s}   {mem}   {cpu_ratios}")
     return 0
 
 

@@ -32,7 +32,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
+__all__ = ["read_qrels", "read_run", "read_table", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
            "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
@@ -208,14 +208,20 @@ def line_blocks(f, size: int):
 
 def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
                       normalise: bool = False, indented_comments: bool = False,
-                      encoding: str = "utf-8") -> pd.DataFrame:
-    """Parse a whitespace-separated file with a fixed number of columns (pyarrow).
+                      encoding: str = "utf-8", keep: Sequence[str] | None = None) -> pd.DataFrame:
+    """Parse a whitespace-separated file with a fixed number of columns (pyarrow);
+    the columns ``keep`` (default all) are returned, in that order.
 
     Files separated by single tabs or single spaces are parsed as they are; any
     other mix of blanks (C's ``isspace``: space, tab, ``\\v``, ``\\f``, ``\\r``) is
     first normalised to single spaces.  ``indented_comments``: a line whose first
     non-blank character is ``#`` is a comment (trec_eval's rule for runs; in
-    qrels only a ``#`` in the first column starts a comment)."""
+    qrels only a ``#`` in the first column starts a comment).
+
+    Text columns are parsed as the type pandas stores them in (large strings
+    under pandas 3: no cast when converted); a numeric column not kept is not
+    parsed at all, a text column not kept is parsed (it is checked for empty
+    fields) but not converted."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -260,15 +266,20 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         n_bad += 1
         return "skip"
 
+    keep = list(names) if keep is None else list(keep)
+    text_type = pa.large_string() if _PANDAS_STR else pa.string()  # pandas 3's str dtype holds large strings
+    parsed = [c for c in names if c in keep or c not in _NUMERIC]
+
     def parse(typed: bool):
-        types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else pa.string())
-                 for c in names}
+        types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else text_type)
+                 for c in parsed}
         return pacsv.read_csv(
-            _io.BytesIO(data),
+            pa.BufferReader(data),  # the bytes themselves (a BytesIO is read through Python, copied)
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26, encoding=encoding),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                 include_columns=parsed),
             memory_pool=parse_pool(),
         )
 
@@ -286,18 +297,18 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
             raise
     if n_bad and simple:  # a line with too many or too few fields split on single blanks
         return _parse_whitespace(original, names, what, path, normalise=True,
-                                 indented_comments=indented_comments, encoding=encoding)
+                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
     if n_bad:
         count, shown = malformed_lines(original, n, n)
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(shown))])
-    if simple and any(table.column(c).type == pa.string() and pc.any(pc.equal(table.column(c), "")).as_py()
-                      for c in names):
+    if simple and any(table.column(c).type == text_type and pc.any(pc.equal(table.column(c), "")).as_py()
+                      for c in parsed):
         # an empty field: blanks were doubled somewhere after all; normalise and parse again
         return _parse_whitespace(original, names, what, path, normalise=True,
-                                 indented_comments=indented_comments, encoding=encoding)
-    df = table.to_pandas(types_mapper=_string_mapper)
+                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
+    df = table.select(keep).to_pandas(types_mapper=_string_mapper)
     df.attrs["evalframe_ids_trimmed"] = True  # split on blanks: ids hold none
     return df
 
@@ -350,9 +361,10 @@ def could_be_data(fields: list[bytes], kind: Literal["qrels", "run"]) -> bool:
 
 
 def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
-                     data: bytes | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+                     data: bytes | None = None, encoding: str = "utf-8", drop: Sequence[str] = ()) -> pd.DataFrame:
     """Read one file: ``path`` names it (its suffix gives the format); the bytes
-    come from ``data`` (an opened file object), ``filesystem`` or the local disk."""
+    come from ``data`` (an opened file object), ``filesystem`` or the local disk.
+    A TREC run's columns named in ``drop`` are left out (never converted)."""
     name = _strip_ext(path)
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if data is None and name.endswith((".parquet", ".pq")):
@@ -401,8 +413,8 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
             f"{path}: first line has {ntok} fields: {first[:200]!r}",
             "TREC qrels lines are 'query_id iteration doc_id relevance' (4 fields)")])
     if ntok == 6:
-        df = _parse_whitespace(data, _RUN_COLS, what, str(path), **opts)
-        return df[["query_id", "doc_id", "rank", "score", "system"]]
+        keep = [c for c in ("query_id", "doc_id", "rank", "score", "system") if c not in drop]
+        return _parse_whitespace(data, _RUN_COLS, what, str(path), keep=keep, **opts)
     if ntok == 3:
         return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path), **opts)
     raise EvalframeInputError(what, [InputProblem(
@@ -449,7 +461,7 @@ def _is_nested_run_mapping(obj: Mapping) -> bool:
 
 
 def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
-         encoding: str = "utf-8") -> pd.DataFrame:
+         encoding: str = "utf-8", drop: Sequence[str] = ()) -> pd.DataFrame:
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if isinstance(source, pd.DataFrame):
         return source
@@ -458,7 +470,7 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None
         return frame
     if isinstance(source, (str, os.PathLike)):
         path = Path(os.fsdecode(os.fspath(source))) if filesystem is not None else local_path(source, what)
-        return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding)
+        return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding, drop=drop)
     if isinstance(source, Mapping):
         return _from_mapping(source, kind)
     if hasattr(source, "read"):  # an opened file object: the caller chose where it reads from
@@ -466,10 +478,44 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None
         if isinstance(data, str):
             data = data.encode(encoding)
         return _read_table_file(Path(str(getattr(source, "name", "") or "")), kind, data=data,
-                                encoding=encoding)
+                                encoding=encoding, drop=drop)
     raise TypeError(f"cannot read a {'golden set' if kind == 'qrels' else 'run'} from "
                     f"{type(source).__name__}: pass a file path, an opened file, a DataFrame (pandas, polars), "
                     "an Arrow table or stream, or a dict of dicts")
+
+
+def read_table(source: Source, kind: Literal["qrels", "run"], *, drop: Sequence[str] = (),
+               filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+    """The table a source holds, as read and before any check (what
+    :func:`read_qrels` / :func:`read_run` then check and clean).
+
+    Parameters
+    ----------
+    source : path, opened binary file, DataFrame or dict
+        See the module docstring; a DataFrame is returned as it is (not copied).
+    kind : {"qrels", "run"}
+    drop : sequence of str
+        Columns of a TREC run text file to leave out, e.g. ``("rank",)``: they are
+        never converted to pandas (a number column is not even parsed).  Other
+        sources keep their columns.
+    filesystem, encoding
+        As :func:`read_qrels`.
+
+    Returns
+    -------
+    DataFrame
+        A TREC run text file gives ``query_id, doc_id, rank, score, system``
+        (without the ``Q0`` column); a TREC qrels file ``query_id, doc_id,
+        relevance``; other formats their own columns.
+
+    Examples
+    --------
+    >>> read_table({"q1": {"d1": 2.0}}, "run").columns.tolist()
+    ['query_id', 'doc_id', 'score']
+    """
+    if kind not in ("qrels", "run"):
+        raise ValueError(f"read_table: kind must be 'qrels' or 'run', got {kind!r}")
+    return _raw(source, kind, filesystem=filesystem, encoding=encoding, drop=tuple(drop))
 
 
 def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",

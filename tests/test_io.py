@@ -464,3 +464,24 @@ def test_any_blank_layout_parses_as_split_on_blanks(tmp_path, seed):
     p.write_bytes(b"".join(bad))
     with pytest.raises(ef.EvalframeInputError, match="line 18: "):
         ef.read_run(p)
+
+
+def test_read_table_drops_trec_run_columns_unparsed(tmp_path):
+    """read_table gives the TREC run as read (without Q0); a column in drop= is left
+    out unparsed (a rank that is not a number is no error), the others are those of
+    the full read, compared with the file's own fields."""
+    lines = ["q1 Q0 d1 1 2.5 tagA", "q1 Q0 d2 x 1.5 tagA", "q2 Q0 d1 3 0.5 tagB"]
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n")
+    fields = [ln.split() for ln in lines]
+    got = evalframe_io.read_table(path, "run", drop=("rank",))
+    assert got.columns.tolist() == ["query_id", "doc_id", "score", "system"]
+    assert got["query_id"].tolist() == [f[0] for f in fields]
+    assert got["doc_id"].tolist() == [f[2] for f in fields]
+    assert got["score"].tolist() == [float(f[4]) for f in fields]
+    assert got["system"].tolist() == [f[5] for f in fields]
+    full = evalframe_io.read_table(path, "run")
+    assert full.columns.tolist() == ["query_id", "doc_id", "rank", "score", "system"]
+    assert full["rank"].tolist() == [f[3] for f in fields]  # not a number: read as text
+    with pytest.raises(ValueError, match="kind must be"):
+        evalframe_io.read_table(path, "runs")

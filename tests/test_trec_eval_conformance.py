@@ -81,6 +81,51 @@ def test_arrow_memory_pool_is_restored_after_the_command(capsys, tmp_path):
     assert pa.default_memory_pool().backend_name == before
 
 
+def test_allocator_settings_are_restored_after_the_command(capsys, tmp_path):
+    """main() turns numpy's huge-page madvise off while it runs (and tunes glibc's
+    malloc) and gives the process its setting back, after success and after an
+    error alike."""
+    from numpy._core.multiarray import _set_madvise_hugepage
+    for setting in (True, False):
+        _set_madvise_hugepage(setting)
+        assert _run(_argv(COMMANDS["out.test"]), capsys)[0] == 0
+        assert _set_madvise_hugepage(setting) is setting
+        bad = tmp_path / "run.txt"
+        bad.write_text("q1 Q0 d1 1\n")
+        assert _run([str(DATA / "qrels.test"), str(bad)], capsys)[0] == 2
+        assert _set_madvise_hugepage(setting) is setting
+    _set_madvise_hugepage(True)  # numpy's default on Linux
+
+
+@pytest.mark.parametrize("second_tag", ["tagA", "tagB"])
+def test_tags_one_or_several_give_trec_eval_runid_and_values(second_tag, tmp_path, capsys):
+    """A run file whose lines carry one tag is checked without its tag column; with
+    two tags (no document listed twice) the rankings merge: runid is the last line's
+    tag either way and the values are those of the one-tag file (an oracle: the
+    conformance file's own output, tags rewritten)."""
+    lines = (DATA / "results.test").read_text().splitlines()
+    half = len(lines) // 2
+    tagged = [" ".join(ln.split()[:5] + ["tagA" if i < half else second_tag]) for i, ln in enumerate(lines)]
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(tagged) + "\n")
+    code, out, err = _run(["-m", "all_trec", "-q", str(DATA / "qrels.test"), str(run)], capsys)
+    assert code == 0, err
+    want = (DATA / "out.test.aq").read_text().splitlines()
+    got = out.splitlines()
+    runid = [ln for ln in got if ln.startswith("runid")]
+    assert runid == [f"runid                 \tall\t{second_tag}"]
+    assert [ln for ln in got if not ln.startswith("runid")] == [ln for ln in want if not ln.startswith("runid")]
+
+
+def test_a_non_numeric_rank_is_ignored_as_trec_eval_ignores_it(tmp_path, capsys):
+    lines = (DATA / "results.test").read_text().splitlines()
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(" ".join(f[:3] + ["r"] + f[4:]) for f in (ln.split() for ln in lines)) + "\n")
+    code, out, err = _run(["-m", "all_trec", "-q", str(DATA / "qrels.test"), str(run)], capsys)
+    assert code == 0, err
+    assert out == (DATA / "out.test.aq").read_text()
+
+
 def test_cli_dispatches_trec_eval(capsys):
     assert cli_main(["trec-eval"] + _argv(COMMANDS["out.test"])) == 0
     assert capsys.readouterr().out == (DATA / "out.test").read_text()

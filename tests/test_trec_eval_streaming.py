@@ -211,3 +211,15 @@ def test_a_gzip_run_without_its_extension_is_read_in_blocks_as_whole(tmp_path, c
     gz.write_bytes(gzip.compress(run.read_bytes()))
     argv = ["-q", "-m", "all_trec", str(qrels)]
     assert _out(TINY + argv + [str(gz)], capsysbinary) == _out(argv + [str(run)], capsysbinary)
+
+
+def test_fields_after_the_sixth_are_ignored_in_blocks_too(spy, tmp_path, capsysbinary):
+    """A run whose lines (some, in later blocks) carry fields after the sixth, read in
+    blocks: trec_eval ignores them, so the output is the conformance file's; each block
+    is read as it is first, and only blocks with such lines are cut."""
+    lines = (DATA / "results.test").read_text().splitlines()
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(ln + (" extra fields" if i % 997 == 5 else "") for i, ln in enumerate(lines)) + "\n")
+    assert _out(TINY + ["-q", "-m", "all_trec", str(DATA / "qrels.test"), str(run)], capsysbinary) \
+        == (DATA / "out.test.aq").read_bytes()
+    assert spy["blocks"] > 1
