@@ -505,3 +505,34 @@ def test_labels_confirmed_on_the_question_too(monkeypatch):
     monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: fp.copy())
     qrels = {"q": {"a": 1}, "p": {"b": 1}}
     assert one({"q": {"b": 2.0, "a": 1.0}}, qrels, "RR", missing="drop") == 0.5
+
+
+def test_row_order_scatter_and_positions_match_the_permutation():
+    # the block form (grouped runs: whole groups move, rows move only inside blocks of
+    # ties) puts the judged rows in place without a permutation: it must agree with one
+    from evalframe.ranking import _sort_plan
+    rng = np.random.default_rng(11)
+    for case in range(40):
+        n_groups = int(rng.integers(1, 30))
+        sizes = rng.integers(1, 12, n_groups)
+        grp = np.repeat(rng.permutation(n_groups) if case % 2 else np.arange(n_groups), sizes)
+        block = np.repeat(np.arange(n_groups), sizes)
+        primary = rng.integers(0, 4, len(grp)).astype(float)
+        primary = primary[np.lexsort((primary, block))]  # sorted inside each (contiguous) group
+        tb = rng.permutation(len(grp))
+        plan, g_s, tied_rows = _sort_plan(grp, primary, lambda rows: tb[rows])
+        assert plan.order is None  # the block form
+        expected = np.lexsort((tb, primary, grp))
+        order = plan.array()
+        assert np.array_equal(np.arange(len(grp)) if order is None else order, expected)
+        assert np.array_equal(g_s, grp[expected])
+        rows = np.flatnonzero(rng.random(len(grp)) < 0.4)
+        values = rng.integers(0, 9, len(rows))
+        full = np.full(len(grp), -1)
+        full[rows] = values
+        assert np.array_equal(plan.scatter(rows, values, -1), full[expected])
+        tied = (primary[1:] == primary[:-1]) & (grp[1:] == grp[:-1])
+        want = np.zeros(len(grp), bool)
+        want[1:] |= tied
+        want[:-1] |= tied
+        assert np.array_equal(np.zeros(len(grp), bool) if tied_rows is None else tied_rows, want)
