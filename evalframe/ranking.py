@@ -793,8 +793,7 @@ def _sort_plan(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[_RowOrde
         return _RowOrder(n, grp=grp, shift=shift, tie_rows=idx,
                          tie_sub=_tie_order(first, tiebreak(idx))), g_s, tied_rows
     del same_g
-    order = _group_primary_order(grp, primary)
-    g_s, p_s = grp[order], primary[order]
+    order, g_s, p_s = _group_primary_order(grp, primary)
     tied = p_s[1:] == p_s[:-1]
     del p_s
     tied &= g_s[1:] == g_s[:-1]
@@ -833,33 +832,56 @@ def _float_order_keys(x: np.ndarray) -> np.ndarray:
     return u
 
 
-def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> np.ndarray:
-    """The stable permutation sorting rows by (grp, primary), ``grp`` >= 0.
+def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stable permutation sorting rows by (grp, primary), ``grp`` >= 0, with
+    ``grp`` and ``primary`` in that order.
 
-    One stable argsort of a single uint64 key: the group code in the high bits,
-    the top bits of ``primary``'s order key below it.  Rows whose keys are equal
-    but whose ``primary`` differ (values closer than the bits kept) are then
-    ordered by (primary, row) inside their blocks, so the result is exactly the
-    stable sort by (grp, primary)."""
+    One in-place sort of a single uint64 key per row: the group code in the high
+    bits, then the top bits of ``primary``'s order key (offset by the smallest,
+    so that a narrow range of scores keeps more of its bits), then the row
+    number, which makes the sort stable and gives the permutation without an
+    argsort.  Rows whose keys tie on (group, score bits) but whose ``primary``
+    differ (values closer than the bits kept) are then ordered by (primary, row)
+    inside their blocks, so the result is exactly the stable sort by (grp, primary)."""
+    n = len(grp)
     bits = max(int(grp.max()).bit_length(), 1)
-    if bits > 40:  # too many groups to leave enough bits to the score: two stable sorts
+    rbits = max((n - 1).bit_length(), 1)
+    if 64 - bits - rbits < 16:  # too many groups or rows to leave enough bits to the score: two stable sorts
         order = np.argsort(primary, kind="stable")
-        return order[np.argsort(grp[order], kind="stable")]
+        order = order[np.argsort(grp[order], kind="stable")]
+        return order, grp[order], primary[order]
     key = _float_order_keys(primary)
-    key >>= np.uint64(bits)
-    key |= grp.astype(np.uint64) << np.uint64(64 - bits)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
+    low = key.min()
+    key -= low
+    drop = max(int(key.max()).bit_length() - (64 - bits - rbits), 0)
+    if drop:
+        key >>= np.uint64(drop)
+    key <<= np.uint64(rbits)
+    key |= np.arange(n, dtype=np.uint64)
+    high = grp.astype(np.uint64)
+    high <<= np.uint64(64 - bits)
+    key |= high
+    del high
+    key.sort()
+    order = (key & np.uint64((1 << rbits) - 1)).astype(np.intp)
+    key >>= np.uint64(rbits)  # (group, score bits)
     same = key[1:] == key[:-1]
+    key >>= np.uint64(64 - bits - rbits)
+    g_s = key.astype(grp.dtype)
     del key
     p_s = primary[order]
-    if (same & (p_s[1:] != p_s[:-1])).any():  # keys too short for some values: order those blocks exactly
+    close = same & (p_s[1:] != p_s[:-1])
+    if close.any():  # keys too short for some values: order those blocks exactly
         idx = np.flatnonzero(_both_sides(same))
-        first = np.flatnonzero((idx == 0) | ~same[np.maximum(idx - 1, 0)])
-        block = np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))
+        block = np.cumsum((idx == 0) | ~same[np.maximum(idx - 1, 0)]) - 1
+        fix = np.zeros(int(block[-1]) + 1, dtype=bool)
+        fix[block[np.searchsorted(idx, np.flatnonzero(close))]] = True
+        keep = fix[block]
+        idx, block = idx[keep], block[keep]
         rows = order[idx]
-        order[idx] = rows[np.lexsort((rows, primary[rows], block))]
-    return order
+        order[idx] = rows = rows[np.lexsort((rows, primary[rows], block))]
+        p_s[idx] = primary[rows]
+    return order, g_s, p_s
 
 
 def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:
