@@ -555,7 +555,7 @@ def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, 
     else:
         systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
     to_golden = pc.index_in(run.query.dictionary.cast(queries.arrow.type), value_set=queries.arrow)
-    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int64)
+    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int32)  # question indexes: int32 codes
     if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
@@ -823,13 +823,18 @@ _ALL = np.uint64(2 ** 64 - 1)
 
 
 def _float_order_keys(x: np.ndarray) -> np.ndarray:
-    """uint64 keys ordered as the float64 values ``x`` are (-0.0 and 0.0 equal)."""
-    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # a copy; -0.0 + 0.0 is 0.0
-    flip = u >> np.uint64(63)
-    flip *= _ALL  # all ones for negatives (whose order reverses), else 0
-    flip |= _SIGN
-    u ^= flip
-    return u
+    """uint64 keys ordered as the float64 values ``x`` are (-0.0 and 0.0 equal);
+    :data:`~evalframe.schema.BLOCK_ROWS` rows at a time (temporaries stay in cache)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty(len(x), dtype=np.uint64)
+    for lo in range(0, len(x), BLOCK_ROWS):
+        u = out[lo:lo + BLOCK_ROWS]
+        np.add(x[lo:lo + BLOCK_ROWS], 0.0, out=u.view(np.float64))  # -0.0 + 0.0 is 0.0
+        flip = u >> np.uint64(63)
+        flip *= _ALL  # all ones for negatives (whose order reverses), else 0
+        flip |= _SIGN
+        u ^= flip
+    return out
 
 
 def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -863,7 +868,7 @@ def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> tuple[np.ndarr
     key |= high
     del high
     key.sort()
-    order = (key & np.uint64((1 << rbits) - 1)).astype(np.intp)
+    order = (key & np.uint64((1 << rbits) - 1)).view(np.int64)  # < 2^63: the same bits
     key >>= np.uint64(rbits)  # (group, score bits)
     same = key[1:] == key[:-1]
     key >>= np.uint64(64 - bits - rbits)
