@@ -89,11 +89,17 @@ def _natural_permutation(arr: pa.Array) -> np.ndarray | None:
     (numerically when every id is an int64 integer, else byte-wise), or None
     when the general rule of :func:`_natural_order` is needed."""
     try:
-        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+        if not _int64_ids(arr):
             return pc.sort_indices(arr).to_numpy()  # byte-wise = code point order
         return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+
+
+def _int64_ids(arr: pa.Array) -> bool:
+    """Whether every string id is an int64 integer written plainly (the ids natural
+    order sorts numerically)."""
+    return bool(pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py())
 
 
 class _Names:
@@ -1052,6 +1058,24 @@ def list_ranks(group: np.ndarray):
 
 
 # --------------------------------------------------------- rankings shorter than a cutoff
+def _first_examples(ids: pd.Series) -> tuple[str, ...]:
+    """The first :data:`MAX_EXAMPLES` of some of one system's group question ids
+    (``ids``, in group order) in their natural order.
+
+    Groups are in natural question order (:func:`judge`), so the first ids are the
+    answer and only they become Python strings; unless all of ``ids`` are integers
+    out of numeric order (the golden set's other ids made its order byte-wise):
+    then they are sorted."""
+    try:
+        arr = pa.array(ids)
+        in_order = not _int64_ids(arr) or bool((np.diff(pc.cast(arr, pa.int64()).to_numpy()) > 0).all())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        in_order = False
+    if in_order:
+        return tuple(str(x) for x in ids.iloc[:MAX_EXAMPLES].to_numpy(dtype=object))
+    return tuple(str(x) for x in _natural_order(ids.to_numpy(dtype=object))[:MAX_EXAMPLES])
+
+
 def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None = None) -> list[Diagnostic]:
     """Records of the rankings that hold fewer than ``k`` documents (but at least one).
 
@@ -1063,7 +1087,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
     n = np.bincount(J.grp, minlength=J.n_groups)
     counted = (n > 0) & (n < k)
     if ignore is not None:  # an engine's own placeholder question
-        counted &= J.groups["query_id"].to_numpy(dtype=object) != ignore
+        counted &= ~(J.groups["query_id"] == ignore).to_numpy(dtype=bool, na_value=False)
     short = np.flatnonzero(counted)
     if not len(short):
         return []
@@ -1072,14 +1096,14 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
         systems = np.asarray(systems, dtype=object)
     else:
         systems, sys_idx = np.array([None], dtype=object), np.zeros(J.n_groups, np.int64)
-    names = J.groups["query_id"].to_numpy(dtype=object)
+    query_ids = J.groups["query_id"]
     records = []
     for s in np.unique(sys_idx[short]):  # one record per system
         rows = short[sys_idx[short] == s]
         action = (f"fewer than {k} retrieved documents: measured on what was returned, so a measure at "
                   f"k = {k} equals its value at the ranking's length")  # the same in every partition
         records.append(Diagnostic(systems[s], Check.SHALLOW_RANKINGS, len(rows), action,
-                                  tuple(str(x) for x in _natural_order(names[rows])[:MAX_EXAMPLES])))
+                                  _first_examples(query_ids.iloc[rows])))
     if warn:
         warn_diagnostics(records, 1)
     return records

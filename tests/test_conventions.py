@@ -536,3 +536,24 @@ def test_row_order_scatter_and_positions_match_the_permutation():
         want[1:] |= tied
         want[:-1] |= tied
         assert np.array_equal(np.zeros(len(grp), bool) if tied_rows is None else tied_rows, want)
+
+
+def test_shallow_rankings_examples_are_the_first_short_questions_in_natural_order():
+    # examples are taken from the first groups (already in natural order); integer ids
+    # among other ids sort byte-wise in the groups but numerically among themselves
+    from evalframe.ranking import judge, natural_order, shallow_rankings
+    rng = np.random.default_rng(2)
+    for case in range(30):
+        pool = np.array([str(i) for i in rng.integers(0, 200, 12)] + ["a", "q7", "b2"], dtype=object)
+        golden = np.unique(pool if case % 3 else pool[:12])
+        qrels = pd.DataFrame({"query_id": golden, "doc_id": "d0", "relevance": 1})
+        asked = golden[rng.random(len(golden)) < 0.7]
+        if not len(asked):
+            continue
+        depth = rng.integers(1, 4, len(asked))
+        run = pd.DataFrame({"query_id": np.repeat(asked, depth),
+                            "doc_id": [f"d{j}" for d in depth for j in range(d)], "score": 1.0})
+        J = judge(run, qrels, missing="drop", warn=False)
+        short = asked[depth < 3]
+        recs = shallow_rankings(J, 3, warn=False)
+        assert (recs[0].examples if recs else ()) == tuple(natural_order(short)[:5]) if len(short) else not recs
