@@ -549,8 +549,26 @@ def _golden_set(qrels: CheckedQrels) -> tuple[_Names, np.ndarray, np.ndarray, np
     queries = _Names(dictionary.take(pa.array(perm)))
     qq = position[qrels.query.codes]
     ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
-    order = np.lexsort((-ql, qq))
+    order = _question_label_order(qq, ql)
     return queries, qq[order], ql[order], order
+
+
+def _question_label_order(qq: np.ndarray, ql: np.ndarray) -> np.ndarray:
+    """``numpy.lexsort((-ql, qq))``: rows by question, then label descending, then row,
+    as one in-place sort of a (question, label, row) key when the three fit in 64 bits."""
+    n = len(qq)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    top = int(ql.max())
+    qbits, lbits, rbits = int(qq.max()).bit_length(), (top - int(ql.min())).bit_length(), max((n - 1).bit_length(), 1)
+    if qbits + lbits + rbits > 63:
+        return np.lexsort((-ql, qq))
+    key = qq.astype(np.uint64) << np.uint64(lbits + rbits)
+    key |= (top - ql).astype(np.uint64) << np.uint64(rbits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    key &= np.uint64((1 << rbits) - 1)
+    return key.view(np.int64)
 
 
 def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

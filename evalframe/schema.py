@@ -295,7 +295,10 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
     if "subtopic" in df:
         return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
-    key = np.sort(pair_keys(coded.query.codes, coded.doc_fingerprint))
+    key = np.empty(len(out), dtype=np.uint64)
+    for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
+        key[lo:lo + BLOCK_ROWS] = pair_keys(coded.query.codes[lo:lo + BLOCK_ROWS], coded.doc_fingerprint[lo:lo + BLOCK_ROWS])
+    key.sort()
     if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
         return coded
     dup = _duplicated(out, ["query_id", "doc_id"])

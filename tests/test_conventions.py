@@ -557,3 +557,13 @@ def test_shallow_rankings_examples_are_the_first_short_questions_in_natural_orde
         short = asked[depth < 3]
         recs = shallow_rankings(J, 3, warn=False)
         assert (recs[0].examples if recs else ()) == tuple(natural_order(short)[:5]) if len(short) else not recs
+
+
+def test_golden_set_order_is_question_then_label_descending_then_row():
+    from evalframe.ranking import _question_label_order
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 7, 5000):
+        for lo, hi in ((0, 4), (-3, 3), (-(2 ** 40), 2 ** 40)):
+            qq = rng.integers(0, 50, n)
+            ql = rng.integers(lo, hi, n)
+            assert np.array_equal(_question_label_order(qq, ql), np.lexsort((-ql, qq)))
