@@ -567,3 +567,17 @@ def test_golden_set_order_is_question_then_label_descending_then_row():
             qq = rng.integers(0, 50, n)
             ql = rng.integers(lo, hi, n)
             assert np.array_equal(_question_label_order(qq, ql), np.lexsort((-ql, qq)))
+
+
+def test_sorted_order_grouped_but_unsorted_inside_groups():
+    # contiguous groups (as a run file), scores in any order inside them: the stable
+    # argsort path, with scores ulps apart and repeated tie-breaking keys
+    rng = np.random.default_rng(8)
+    for n_groups in (1, 40, 3000):
+        sizes = rng.integers(1, 30, n_groups)
+        grp = np.repeat(rng.permutation(n_groups), sizes)
+        base = rng.choice([2.0, -1.0, 0.0, -0.0], len(grp))
+        primary = base + rng.integers(0, 3, len(grp)) * np.spacing(base)
+        tb = rng.integers(0, 4, len(grp))
+        got = _sorted_order(grp, primary, lambda rows: tb[rows])[0]
+        assert np.array_equal(got, np.lexsort((tb, primary, grp)))
