@@ -109,10 +109,22 @@ def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
     G, M = values.shape
     group_of_row = pa.array(np.repeat(np.arange(G), M))
     cols = {c: _arrow_strings(J.groups[c]).take(group_of_row) for c in J.groups.columns}
-    cols["measure"] = pa.array([str(m) for m in ms], pa.large_string()).take(pa.array(np.tile(np.arange(M), G)))
+    cols["measure"] = _tiled_strings([str(m) for m in ms], G)
     out = pd.DataFrame({c: str_column(a) for c, a in cols.items()})
     out["value"] = values.ravel()
     return out
+
+
+def _tiled_strings(names: list[str], times: int):
+    """``names`` repeated ``times`` times as one Arrow large-string array, built from
+    its buffers (the bytes and the offsets tiled: no per-row take)."""
+    import pyarrow as pa
+    raw = [n.encode() for n in names]
+    lengths = np.array([len(b) for b in raw], dtype=np.int64)
+    offsets = np.zeros(len(raw) * times + 1, dtype=np.int64)
+    np.cumsum(np.tile(lengths, times), out=offsets[1:])
+    data = np.tile(np.frombuffer(b"".join(raw), dtype=np.uint8), times)
+    return pa.LargeStringArray.from_buffers(len(raw) * times, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def _arrow_strings(s: pd.Series):

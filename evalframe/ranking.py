@@ -65,8 +65,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import (CheckedQrels, CheckedRun, Codes, byte_order_keys, contiguous_groups, encode_qrels, encode_run,
-                     pair_keys, raw_chunks)
+from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, contiguous_groups, encode_qrels,
+                     encode_run, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -89,11 +89,17 @@ def _natural_permutation(arr: pa.Array) -> np.ndarray | None:
     (numerically when every id is an int64 integer, else byte-wise), or None
     when the general rule of :func:`_natural_order` is needed."""
     try:
-        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
+        if not _int64_ids(arr):
             return pc.sort_indices(arr).to_numpy()  # byte-wise = code point order
         return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
+
+
+def _int64_ids(arr: pa.Array) -> bool:
+    """Whether every string id is an int64 integer written plainly (the ids natural
+    order sorts numerically)."""
+    return bool(pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py())
 
 
 class _Names:
@@ -436,22 +442,29 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     kept = np.flatnonzero(~unknown) if any_unknown else None
     keep = ~unknown if any_unknown else slice(None)
     answered, gid, g_sys, g_q = _groups(sys_codes[keep], rq[keep], len(systems), len(queries), missing)
-    label = _labels(run, kept, rq[keep], qrels, qq, qrels_order)
+    judged_at, judged_where = _judged_rows(run, kept, rq[keep], qrels, qq, qrels_order)
     grp = gid[rq[keep] if run.system is None else sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
-    score = frame["score"].to_numpy(dtype=np.float64)[keep]
-    primary = frame["rank"].to_numpy(dtype=np.float64)[keep] if ties == "rank" else -score
-    order, grp, tied = _ordering(grp, primary, run.doc, kept, ties)  # grp now sorted
+    if ties == "rank":
+        primary = frame["rank"].to_numpy(dtype=np.float64)[keep]
+    else:
+        primary = frame["score"].to_numpy(dtype=np.float64)[keep]
+        primary = np.negative(primary, out=primary if kept is not None else None)  # a copy taken already: in place
+    plan, sorted_grp, tied_rows = _ordering(grp, primary, run.doc, kept, ties)
     del primary
-    if order is not None:  # None: the run was in order already, no row moves (no copy)
-        label = label[order]
+    # rows tied on (group, -score) in the ordering are the rows sharing their score
+    tied_groups = grp[tied_rows] if ties != "rank" and tied_rows is not None else grp[:0]
+    del tied_rows
+    grp = sorted_grp
+    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
+    label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
+    del judged_at, judged_where
+    want_rows = keep_rows or qrels.subtopics is not None
+    order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
     tokens = _take(frame["tokens"].to_numpy(dtype=np.float64)[keep], order) if "tokens" in frame else None
     tokens = tokens.copy() if tokens is not None and order is None else tokens  # never a view of the frame
     rank = _ranks(grp)
-    # rows tied on (group, -score) in the ordering are the rows sharing their score
-    tied_groups = grp[_both_sides(tied)] if ties != "rank" and tied is not None else grp[:0]
-    del score
     source_row = None
-    if keep_rows or qrels.subtopics is not None:
+    if want_rows:
         source_row = _take(np.flatnonzero(~unknown) if any_unknown else np.arange(len(unknown)), order)
     if depth is not None:
         cut = rank <= depth
@@ -536,8 +549,26 @@ def _golden_set(qrels: CheckedQrels) -> tuple[_Names, np.ndarray, np.ndarray, np
     queries = _Names(dictionary.take(pa.array(perm)))
     qq = position[qrels.query.codes]
     ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
-    order = np.lexsort((-ql, qq))
+    order = _question_label_order(qq, ql)
     return queries, qq[order], ql[order], order
+
+
+def _question_label_order(qq: np.ndarray, ql: np.ndarray) -> np.ndarray:
+    """``numpy.lexsort((-ql, qq))``: rows by question, then label descending, then row,
+    as one in-place sort of a (question, label, row) key when the three fit in 64 bits."""
+    n = len(qq)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    top = int(ql.max())
+    qbits, lbits, rbits = int(qq.max()).bit_length(), (top - int(ql.min())).bit_length(), max((n - 1).bit_length(), 1)
+    if qbits + lbits + rbits > 63:
+        return np.lexsort((-ql, qq))
+    key = qq.astype(np.uint64) << np.uint64(lbits + rbits)
+    key |= (top - ql).astype(np.uint64) << np.uint64(rbits)
+    key |= np.arange(n, dtype=np.uint64)
+    key.sort()
+    key &= np.uint64((1 << rbits) - 1)
+    return key.view(np.int64)
 
 
 def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -548,7 +579,7 @@ def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, 
     else:
         systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
     to_golden = pc.index_in(run.query.dictionary.cast(queries.arrow.type), value_set=queries.arrow)
-    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int64)
+    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int32)  # question indexes: int32 codes
     if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
@@ -572,33 +603,35 @@ def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Mi
     return answered, gid, g_sys, g_q
 
 
-def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: CheckedQrels,
-            qq: np.ndarray, qrels_order: np.ndarray) -> np.ndarray:
-    """Each ranked run row's label (``kept``: the rows ranked, None for all; ``rq``
-    their question index): one probe of a (question, doc) key per row into
-    the golden set's keys (``qq``: each golden-set row's question, sorted by
-    ``qrels_order``).
+def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: CheckedQrels,
+                 qq: np.ndarray, qrels_order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranked run rows the golden set judges: their positions among the ranked
+    rows (ascending) and their golden-set rows (``kept``: the run rows ranked, None
+    for all; ``rq`` their question index; ``qq``: each golden-set row's question,
+    sorted by ``qrels_order``).  One probe of a (question, doc) key per row into
+    the golden set's keys.
 
     The keys come from the doc fingerprints computed once for the duplicate
     check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
     strings, so labels are exact."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
     qkeys = np.empty(len(qq), dtype=np.uint64)
     qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
     index = pd.Index(qkeys)
     n = len(rq)
     fp = run.doc_fingerprint
-    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     if index.is_unique:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
         # their (question, doc) keys are made and probed; only the rows it lets through
-        # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on
+        # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on.
+        # Block by block: no temporary as long as the run.
         bitmap = np.zeros(1 << 24, dtype=bool)
         bitmap[(qrels.doc_fingerprint >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
-        high = (fp if kept is None else fp[kept]) >> np.uint64(40)
-        at = np.flatnonzero(bitmap[high.view(np.int64)])
-        del high
+        blocks = []
+        for lo in range(0, n, BLOCK_ROWS):
+            high = (fp[lo:lo + BLOCK_ROWS] if kept is None else fp[kept[lo:lo + BLOCK_ROWS]]) >> np.uint64(40)
+            blocks.append(np.flatnonzero(bitmap[high.view(np.int64)]) + lo)
+        at = np.concatenate(blocks) if blocks else np.zeros(0, np.int64)
+        del blocks
         src = at if kept is None else kept[at]
         where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
         hit = where >= 0
@@ -606,18 +639,14 @@ def _labels(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels: Che
         same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
         same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
-        at, where = at[same], where[same]
-    else:  # two golden-set keys collide (about never): an exact probe on the strings
-        rows = np.arange(len(run.frame)) if kept is None else kept
-        golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order),
-                                            qrels.doc.to_numpy().astype(object)])
-        where = golden.get_indexer(pd.MultiIndex.from_arrays(
-            [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
-        at = np.flatnonzero(where >= 0)
-        where = where[at]
-    label = np.full(n, NOT_JUDGED, dtype=np.int64)
-    label[at] = relevance[where]
-    return label
+        return at[same], where[same]
+    # two golden-set keys collide (about never): an exact probe on the strings
+    rows = np.arange(len(run.frame)) if kept is None else kept
+    golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order), qrels.doc.to_numpy().astype(object)])
+    where = golden.get_indexer(pd.MultiIndex.from_arrays(
+        [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
+    at = np.flatnonzero(where >= 0)
+    return at, where[at]
 
 
 def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -628,11 +657,11 @@ def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 
 def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties
-              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
-    """The permutation ranking every group: by ``primary`` ascending, ties by
-    doc_id byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids
-    of tied rows are read (``kept``: the run rows ranked, None for all).  Also
-    the sorted groups and the tied pairs of the ranked rows (:func:`_sort_rows`)."""
+              ) -> tuple["_RowOrder", np.ndarray, np.ndarray | None]:
+    """How to rank every group: by ``primary`` ascending, ties by doc_id
+    byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids of
+    tied rows are read (``kept``: the run rows ranked, None for all).  Also the
+    sorted groups and the mask of tied rows (:func:`_sort_plan`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -646,7 +675,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
         pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
 
-    return _sort_rows(grp, primary, tiebreak)
+    return _sort_plan(grp, primary, tiebreak)
 
 
 def _ranks(grp: np.ndarray) -> np.ndarray:
@@ -678,59 +707,140 @@ def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.nd
 
 def _sort_rows(grp: np.ndarray, primary: np.ndarray, tiebreak
                ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray | None]:
-    """Permutation sorting rows by (grp, primary, tiebreak), all ascending, and
-    the tied pairs of the sorted rows: entry i is True when sorted rows i and
-    i + 1 share their (grp, primary) (None when no row is tied).
+    """Permutation sorting rows by (grp, primary, tiebreak), all ascending, the
+    sorted ``grp`` and the rows tied on (grp, primary) (a mask of the input's
+    rows; None when no row is tied): :func:`_sort_plan` with the permutation as
+    an array (None when no row moves)."""
+    plan, g_s, tied_rows = _sort_plan(grp, primary, tiebreak)
+    return plan.array(), g_s, tied_rows
+
+
+@dataclass(frozen=True, eq=False)
+class _RowOrder:
+    """Where each of ``n`` rows goes when they are sorted.
+
+    Either an explicit permutation (``order``: sorted position -> row), or, for a
+    run already grouped and sorted inside its groups, whole groups moving as
+    blocks (``shift``: per group code, how far its rows move; None: no block
+    moves; ``grp``: each row's group code) after the rows of each block of ties
+    are permuted in place (``tie_rows``: those rows, ascending; ``tie_sub``: row
+    ``tie_rows[j]``'s place takes row ``tie_rows[tie_sub[j]]``).  The block form
+    puts a few rows (the judged ones) in their places without an n-sized
+    permutation (:meth:`scatter`)."""
+
+    n: int
+    order: np.ndarray | None = None
+    grp: np.ndarray | None = None
+    shift: np.ndarray | None = None
+    tie_rows: np.ndarray | None = None
+    tie_sub: np.ndarray | None = None
+
+    def array(self) -> np.ndarray | None:
+        """The permutation (sorted position -> row), None when no row moves."""
+        if self.order is not None:
+            return self.order
+        if self.shift is None and self.tie_rows is None:
+            return None
+        out = np.arange(self.n)
+        if self.shift is not None:
+            out[self.positions(out)] = out.copy()
+        elif self.tie_rows is not None:
+            out[self.tie_rows] = self.tie_rows[self.tie_sub]
+        return out
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """The sorted position of each of ``rows`` (block form only)."""
+        pos = np.asarray(rows, dtype=np.int64).copy()
+        if self.tie_rows is not None and len(pos):
+            inv = np.empty(len(self.tie_sub), dtype=np.int64)
+            inv[self.tie_sub] = np.arange(len(self.tie_sub))
+            k = np.minimum(np.searchsorted(self.tie_rows, pos), len(self.tie_rows) - 1)
+            hit = self.tie_rows[k] == pos
+            pos[hit] = self.tie_rows[inv[k[hit]]]
+        if self.shift is not None:
+            pos += self.shift[self.grp[rows]]
+        return pos
+
+    def take(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (one per row) in sorted order (``values`` itself when no row moves)."""
+        order = self.array()
+        return values if order is None else values[order]
+
+    def scatter(self, rows: np.ndarray, values: np.ndarray, fill) -> np.ndarray:
+        """An array in sorted order holding ``values`` at the places of ``rows``, ``fill`` elsewhere."""
+        out = np.full(self.n, fill, dtype=values.dtype)
+        if self.order is not None:
+            out[rows] = values
+            return out[self.order]
+        out[self.positions(rows) if self.shift is not None or self.tie_rows is not None else rows] = values
+        return out
+
+
+def _sort_plan(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[_RowOrder, np.ndarray, np.ndarray | None]:
+    """How to sort rows by (grp, primary, tiebreak), all ascending (a
+    :class:`_RowOrder`), the sorted ``grp``, and the rows tied on (grp, primary)
+    with another row (a mask of the input's rows; None when no row is tied).
 
     ``tiebreak(rows)`` returns the tie-breaking key of the given rows (or a
     list of keys, least significant first, as for ``numpy.lexsort``); it is
     called only for rows whose (grp, primary) is tied with another row's.  Runs
     usually arrive grouped by question and sorted by score: that is detected in
-    O(n) and only whole groups move.  Otherwise one stable argsort of a
-    combined key (:func:`_group_primary_order`).  Either way the tie-breaking key is sorted only inside blocks
-    of ties.
-
-    Returns the permutation (None when no row moves), the sorted ``grp`` and
-    the tied pairs.
+    O(n) and only whole groups move, with no n-sized permutation built.
+    Otherwise one stable argsort of a combined key (:func:`_group_primary_order`).
+    Either way the tie-breaking key is sorted only inside blocks of ties.
     """
     n = len(grp)
     if n == 0:
-        return None, grp, None
+        return _RowOrder(0), grp, None
     same_g = grp[1:] == grp[:-1]
     starts = np.flatnonzero(np.concatenate(([True], ~same_g)))
-    del same_g
-    if contiguous_groups(grp, starts) and np.all((primary[1:] >= primary[:-1]) | (grp[1:] != grp[:-1])):
-        # Grouped and sorted within groups: only the blocks move.
+    grouped = contiguous_groups(grp, starts)
+    if grouped and np.all((primary[1:] >= primary[:-1]) | ~same_g):
+        # Grouped and sorted within groups: ties are found in place, only the blocks move.
+        tied = primary[1:] == primary[:-1]
+        tied &= same_g
+        del same_g
         heads = grp[starts]
+        shift = g_s = None
         if np.all(heads[1:] > heads[:-1]):
-            order = None  # already in order: nothing moves
-            g_s, p_s = grp, primary
+            g_s = grp  # already in order: no block moves
         else:
             block_order = np.argsort(heads, kind="stable")
             lengths = np.diff(np.append(starts, n))[block_order]
-            first = starts[block_order]
-            offsets = np.cumsum(lengths) - lengths
-            order = np.repeat(first - offsets, lengths) + np.arange(n)
-            g_s, p_s = grp[order], primary[order]
-    else:
-        order = _group_primary_order(grp, primary)
-        g_s, p_s = grp[order], primary[order]
-    tied = p_s[1:] == p_s[:-1]
-    tied &= g_s[1:] == g_s[:-1]
-    if tied.any():
-        idx = np.flatnonzero(_both_sides(tied))
-        # a block of ties starts at a tied row not tied with the row before it
+            shift = np.zeros(int(heads.max()) + 1, dtype=np.int64)
+            shift[heads[block_order]] = (np.cumsum(lengths) - lengths) - starts[block_order]
+            g_s = np.repeat(heads[block_order], lengths)
+        if not tied.any():
+            return _RowOrder(n, grp=grp, shift=shift), g_s, None
+        tied_rows = _both_sides(tied)
+        idx = np.flatnonzero(tied_rows)
         first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
-        keys = tiebreak(idx if order is None else order[idx])
-        if isinstance(keys, (list, tuple)):
-            sub = np.lexsort((*keys, np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))))
-        else:
-            sub = _sort_in_blocks(first, keys)
-        if order is None:
-            order = np.arange(n)
-        order[idx] = order[idx][sub]  # inside blocks of one group: the sorted groups stay as they are
-        return order, g_s, tied
-    return order, g_s, None
+        return _RowOrder(n, grp=grp, shift=shift, tie_rows=idx,
+                         tie_sub=_tie_order(first, tiebreak(idx))), g_s, tied_rows
+    del same_g
+    order, g_s, p_s = _group_primary_order(grp, primary, grouped=grouped)
+    tied = p_s[1:] == p_s[:-1]
+    del p_s
+    tied &= g_s[1:] == g_s[:-1]
+    if not tied.any():
+        return _RowOrder(n, order=order), g_s, None
+    idx = np.flatnonzero(_both_sides(tied))
+    # a block of ties starts at a tied row not tied with the row before it
+    first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+    rows = order[idx]
+    order[idx] = rows[_tie_order(first, tiebreak(rows))]  # inside blocks of one group: the sorted groups stay
+    tied_rows = np.zeros(n, dtype=bool)
+    tied_rows[rows] = True
+    return _RowOrder(n, order=order), g_s, tied_rows
+
+
+def _tie_order(first: np.ndarray, keys) -> np.ndarray:
+    """The permutation sorting contiguous blocks of tied rows (starting at ``first``)
+    by their tie-breaking key(s), stably, blocks in place."""
+    if isinstance(keys, (list, tuple)):
+        m = len(keys[0])
+        return np.lexsort((*keys, np.repeat(np.arange(len(first)), np.diff(np.append(first, m)))))
+    return _sort_in_blocks(first, keys)
 
 
 _SIGN = np.uint64(1 << 63)
@@ -738,42 +848,95 @@ _ALL = np.uint64(2 ** 64 - 1)
 
 
 def _float_order_keys(x: np.ndarray) -> np.ndarray:
-    """uint64 keys ordered as the float64 values ``x`` are (-0.0 and 0.0 equal)."""
-    u = (np.asarray(x, dtype=np.float64) + 0.0).view(np.uint64)  # a copy; -0.0 + 0.0 is 0.0
-    flip = u >> np.uint64(63)
-    flip *= _ALL  # all ones for negatives (whose order reverses), else 0
-    flip |= _SIGN
-    u ^= flip
-    return u
+    """uint64 keys ordered as the float64 values ``x`` are (-0.0 and 0.0 equal);
+    :data:`~evalframe.schema.BLOCK_ROWS` rows at a time (temporaries stay in cache)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty(len(x), dtype=np.uint64)
+    for lo in range(0, len(x), BLOCK_ROWS):
+        u = out[lo:lo + BLOCK_ROWS]
+        np.add(x[lo:lo + BLOCK_ROWS], 0.0, out=u.view(np.float64))  # -0.0 + 0.0 is 0.0
+        flip = u >> np.uint64(63)
+        flip *= _ALL  # all ones for negatives (whose order reverses), else 0
+        flip |= _SIGN
+        u ^= flip
+    return out
 
 
-def _group_primary_order(grp: np.ndarray, primary: np.ndarray) -> np.ndarray:
-    """The stable permutation sorting rows by (grp, primary), ``grp`` >= 0.
+def _group_primary_order(grp: np.ndarray, primary: np.ndarray, *, grouped: bool = False
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The stable permutation sorting rows by (grp, primary), ``grp`` >= 0, with
+    ``grp`` and ``primary`` in that order.
 
-    One stable argsort of a single uint64 key: the group code in the high bits,
-    the top bits of ``primary``'s order key below it.  Rows whose keys are equal
-    but whose ``primary`` differ (values closer than the bits kept) are then
-    ordered by (primary, row) inside their blocks, so the result is exactly the
-    stable sort by (grp, primary)."""
+    One in-place sort of a single uint64 key per row: the group code in the high
+    bits, then the top bits of ``primary``'s order key (offset by the smallest,
+    so that a narrow range of scores keeps more of its bits), then the row
+    number, which makes the sort stable and gives the permutation without an
+    argsort.  Rows whose keys tie on (group, score bits) but whose ``primary``
+    differ (values closer than the bits kept) are then ordered by (primary, row)
+    inside their blocks, so the result is exactly the stable sort by (grp, primary).
+
+    ``grouped``: every group's rows are contiguous; then a stable argsort of the
+    (group, score bits) key, which runs along the groups already in place, is the
+    faster sort."""
+    n = len(grp)
     bits = max(int(grp.max()).bit_length(), 1)
-    if bits > 40:  # too many groups to leave enough bits to the score: two stable sorts
+    rbits = max((n - 1).bit_length(), 1)
+    if grouped and bits <= 40:
+        key = _float_order_keys(primary)
+        key >>= np.uint64(bits)
+        high = grp.astype(np.uint64)
+        high <<= np.uint64(64 - bits)
+        key |= high
+        del high
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        same = key[1:] == key[:-1]
+        del key
+        return _exact_in_blocks(order, same, grp[order], primary)
+    if 64 - bits - rbits < 16:  # too many groups or rows to leave enough bits to the score: two stable sorts
         order = np.argsort(primary, kind="stable")
-        return order[np.argsort(grp[order], kind="stable")]
+        order = order[np.argsort(grp[order], kind="stable")]
+        return order, grp[order], primary[order]
     key = _float_order_keys(primary)
-    key >>= np.uint64(bits)
-    key |= grp.astype(np.uint64) << np.uint64(64 - bits)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
+    low = key.min()
+    key -= low
+    drop = max(int(key.max()).bit_length() - (64 - bits - rbits), 0)
+    if drop:
+        key >>= np.uint64(drop)
+    key <<= np.uint64(rbits)
+    key |= np.arange(n, dtype=np.uint64)
+    high = grp.astype(np.uint64)
+    high <<= np.uint64(64 - bits)
+    key |= high
+    del high
+    key.sort()
+    order = (key & np.uint64((1 << rbits) - 1)).view(np.int64)  # < 2^63: the same bits
+    key >>= np.uint64(rbits)  # (group, score bits)
     same = key[1:] == key[:-1]
+    key >>= np.uint64(64 - bits - rbits)
+    g_s = key.astype(grp.dtype)
     del key
+    return _exact_in_blocks(order, same, g_s, primary)
+
+
+def _exact_in_blocks(order: np.ndarray, same: np.ndarray, g_s: np.ndarray, primary: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``order`` (sorted by truncated keys; ``same``: adjacent sorted rows share their
+    key) with the blocks of equal keys whose ``primary`` differ re-sorted by
+    (primary, row), and the sorted groups and ``primary``."""
     p_s = primary[order]
-    if (same & (p_s[1:] != p_s[:-1])).any():  # keys too short for some values: order those blocks exactly
+    close = same & (p_s[1:] != p_s[:-1])
+    if close.any():  # keys too short for some values: order those blocks exactly
         idx = np.flatnonzero(_both_sides(same))
-        first = np.flatnonzero((idx == 0) | ~same[np.maximum(idx - 1, 0)])
-        block = np.repeat(np.arange(len(first)), np.diff(np.append(first, len(idx))))
+        block = np.cumsum((idx == 0) | ~same[np.maximum(idx - 1, 0)]) - 1
+        fix = np.zeros(int(block[-1]) + 1, dtype=bool)
+        fix[block[np.searchsorted(idx, np.flatnonzero(close))]] = True
+        keep = fix[block]
+        idx, block = idx[keep], block[keep]
         rows = order[idx]
-        order[idx] = rows[np.lexsort((rows, primary[rows], block))]
-    return order
+        order[idx] = rows = rows[np.lexsort((rows, primary[rows], block))]
+        p_s[idx] = primary[rows]
+    return order, g_s, p_s
 
 
 def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:
@@ -939,6 +1102,24 @@ def list_ranks(group: np.ndarray):
 
 
 # --------------------------------------------------------- rankings shorter than a cutoff
+def _first_examples(ids: pd.Series) -> tuple[str, ...]:
+    """The first :data:`MAX_EXAMPLES` of some of one system's group question ids
+    (``ids``, in group order) in their natural order.
+
+    Groups are in natural question order (:func:`judge`), so the first ids are the
+    answer and only they become Python strings; unless all of ``ids`` are integers
+    out of numeric order (the golden set's other ids made its order byte-wise):
+    then they are sorted."""
+    try:
+        arr = pa.array(ids)
+        in_order = not _int64_ids(arr) or bool((np.diff(pc.cast(arr, pa.int64()).to_numpy()) > 0).all())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        in_order = False
+    if in_order:
+        return tuple(str(x) for x in ids.iloc[:MAX_EXAMPLES].to_numpy(dtype=object))
+    return tuple(str(x) for x in _natural_order(ids.to_numpy(dtype=object))[:MAX_EXAMPLES])
+
+
 def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None = None) -> list[Diagnostic]:
     """Records of the rankings that hold fewer than ``k`` documents (but at least one).
 
@@ -950,7 +1131,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
     n = np.bincount(J.grp, minlength=J.n_groups)
     counted = (n > 0) & (n < k)
     if ignore is not None:  # an engine's own placeholder question
-        counted &= J.groups["query_id"].to_numpy(dtype=object) != ignore
+        counted &= ~(J.groups["query_id"] == ignore).to_numpy(dtype=bool, na_value=False)
     short = np.flatnonzero(counted)
     if not len(short):
         return []
@@ -959,14 +1140,14 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
         systems = np.asarray(systems, dtype=object)
     else:
         systems, sys_idx = np.array([None], dtype=object), np.zeros(J.n_groups, np.int64)
-    names = J.groups["query_id"].to_numpy(dtype=object)
+    query_ids = J.groups["query_id"]
     records = []
     for s in np.unique(sys_idx[short]):  # one record per system
         rows = short[sys_idx[short] == s]
         action = (f"fewer than {k} retrieved documents: measured on what was returned, so a measure at "
                   f"k = {k} equals its value at the ranking's length")  # the same in every partition
         records.append(Diagnostic(systems[s], Check.SHALLOW_RANKINGS, len(rows), action,
-                                  tuple(str(x) for x in _natural_order(names[rows])[:MAX_EXAMPLES])))
+                                  _first_examples(query_ids.iloc[rows])))
     if warn:
         warn_diagnostics(records, 1)
     return records

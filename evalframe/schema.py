@@ -295,7 +295,10 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
     if "subtopic" in df:
         return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
-    key = np.sort(pair_keys(coded.query.codes, coded.doc_fingerprint))
+    key = np.empty(len(out), dtype=np.uint64)
+    for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
+        key[lo:lo + BLOCK_ROWS] = pair_keys(coded.query.codes[lo:lo + BLOCK_ROWS], coded.doc_fingerprint[lo:lo + BLOCK_ROWS])
+    key.sort()
     if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
         return coded
     dup = _duplicated(out, ["query_id", "doc_id"])
@@ -605,11 +608,10 @@ def _arrow_id_status(s: pd.Series) -> str | None:
         return None
     import pyarrow.compute as pc
     status = "clean"
-    for ch, off, data in _string_chunks(arr):
+    for ch, (off, data) in zip(arr.chunks, raw_chunks(arr)):  # offsets as stored: no int64 copy
         if not len(ch):
             continue
-        length = np.diff(off)
-        if not length.all():
+        if not (off[1:] != off[:-1]).all():  # an empty id
             return None
         suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
         if len(suspect):
@@ -885,7 +887,9 @@ def _duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndar
     block of whole groups when the run is grouped, settle the common case, no duplicates; rows sharing a key are then compared on the
     strings themselves, so the answer is exact."""
     n = len(group)
-    key = (pair_keys(group, fingerprint) >> np.uint64(32)).astype(np.uint32)
+    key = np.empty(n, dtype=np.uint32)
+    for lo in range(0, n, BLOCK_ROWS):  # block by block: the 64-bit temporaries stay in cache
+        key[lo:lo + BLOCK_ROWS] = pair_keys(group[lo:lo + BLOCK_ROWS], fingerprint[lo:lo + BLOCK_ROWS]) >> np.uint64(32)
     dup = np.zeros(n, dtype=bool)
     shared = []
     for lo, hi in _group_blocks(group):  # a key repeats inside a group, so inside a block

@@ -505,3 +505,79 @@ def test_labels_confirmed_on_the_question_too(monkeypatch):
     monkeypatch.setattr(ranking, "pair_keys", lambda codes, fp: fp.copy())
     qrels = {"q": {"a": 1}, "p": {"b": 1}}
     assert one({"q": {"b": 2.0, "a": 1.0}}, qrels, "RR", missing="drop") == 0.5
+
+
+def test_row_order_scatter_and_positions_match_the_permutation():
+    # the block form (grouped runs: whole groups move, rows move only inside blocks of
+    # ties) puts the judged rows in place without a permutation: it must agree with one
+    from evalframe.ranking import _sort_plan
+    rng = np.random.default_rng(11)
+    for case in range(40):
+        n_groups = int(rng.integers(1, 30))
+        sizes = rng.integers(1, 12, n_groups)
+        grp = np.repeat(rng.permutation(n_groups) if case % 2 else np.arange(n_groups), sizes)
+        block = np.repeat(np.arange(n_groups), sizes)
+        primary = rng.integers(0, 4, len(grp)).astype(float)
+        primary = primary[np.lexsort((primary, block))]  # sorted inside each (contiguous) group
+        tb = rng.permutation(len(grp))
+        plan, g_s, tied_rows = _sort_plan(grp, primary, lambda rows: tb[rows])
+        assert plan.order is None  # the block form
+        expected = np.lexsort((tb, primary, grp))
+        order = plan.array()
+        assert np.array_equal(np.arange(len(grp)) if order is None else order, expected)
+        assert np.array_equal(g_s, grp[expected])
+        rows = np.flatnonzero(rng.random(len(grp)) < 0.4)
+        values = rng.integers(0, 9, len(rows))
+        full = np.full(len(grp), -1)
+        full[rows] = values
+        assert np.array_equal(plan.scatter(rows, values, -1), full[expected])
+        tied = (primary[1:] == primary[:-1]) & (grp[1:] == grp[:-1])
+        want = np.zeros(len(grp), bool)
+        want[1:] |= tied
+        want[:-1] |= tied
+        assert np.array_equal(np.zeros(len(grp), bool) if tied_rows is None else tied_rows, want)
+
+
+def test_shallow_rankings_examples_are_the_first_short_questions_in_natural_order():
+    # examples are taken from the first groups (already in natural order); integer ids
+    # among other ids sort byte-wise in the groups but numerically among themselves
+    from evalframe.ranking import judge, natural_order, shallow_rankings
+    rng = np.random.default_rng(2)
+    for case in range(30):
+        pool = np.array([str(i) for i in rng.integers(0, 200, 12)] + ["a", "q7", "b2"], dtype=object)
+        golden = np.unique(pool if case % 3 else pool[:12])
+        qrels = pd.DataFrame({"query_id": golden, "doc_id": "d0", "relevance": 1})
+        asked = golden[rng.random(len(golden)) < 0.7]
+        if not len(asked):
+            continue
+        depth = rng.integers(1, 4, len(asked))
+        run = pd.DataFrame({"query_id": np.repeat(asked, depth),
+                            "doc_id": [f"d{j}" for d in depth for j in range(d)], "score": 1.0})
+        J = judge(run, qrels, missing="drop", warn=False)
+        short = asked[depth < 3]
+        recs = shallow_rankings(J, 3, warn=False)
+        assert (recs[0].examples if recs else ()) == tuple(natural_order(short)[:5]) if len(short) else not recs
+
+
+def test_golden_set_order_is_question_then_label_descending_then_row():
+    from evalframe.ranking import _question_label_order
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 7, 5000):
+        for lo, hi in ((0, 4), (-3, 3), (-(2 ** 40), 2 ** 40)):
+            qq = rng.integers(0, 50, n)
+            ql = rng.integers(lo, hi, n)
+            assert np.array_equal(_question_label_order(qq, ql), np.lexsort((-ql, qq)))
+
+
+def test_sorted_order_grouped_but_unsorted_inside_groups():
+    # contiguous groups (as a run file), scores in any order inside them: the stable
+    # argsort path, with scores ulps apart and repeated tie-breaking keys
+    rng = np.random.default_rng(8)
+    for n_groups in (1, 40, 3000):
+        sizes = rng.integers(1, 30, n_groups)
+        grp = np.repeat(rng.permutation(n_groups), sizes)
+        base = rng.choice([2.0, -1.0, 0.0, -0.0], len(grp))
+        primary = base + rng.integers(0, 3, len(grp)) * np.spacing(base)
+        tb = rng.integers(0, 4, len(grp))
+        got = _sorted_order(grp, primary, lambda rows: tb[rows])[0]
+        assert np.array_equal(got, np.lexsort((tb, primary, grp)))
