@@ -50,8 +50,9 @@ from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "TEXT_BYTES_PER_ROW", "text_run_rows"]
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
+import gc
 import glob as _glob
 import math
 import os
@@ -79,12 +80,13 @@ from .rollup import UNIT, Rollup
 from .schema import ALIASES, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
-#: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
-#: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run at 2 GiB, 2.0M-row
-#: partitions peaked at about 745 bytes per partition row beyond the golden set, the
-#: output and the reader, the allocator's slack included): partitions are sized with it.
-BYTES_PER_ROW = 800
+#: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
+#: frame, codes, fingerprints, sort keys and the per-row intermediates of the measures),
+#: measured on the benchmark's data (benchmarks/bench_scale.py, the 20M-row slice,
+#: grouped, partitions of 0.35M to 4.1M rows): peak RSS grows by 200 to 225 bytes per
+#: partition row (the allocator's slack included); partitions are sized with 300.  Longer
+#: ids cost more (each id byte is held about three times).
+BYTES_PER_ROW = 300
 
 #: Memory held per row of the per-question table while the parts are evaluated: each part
 #: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
@@ -95,6 +97,11 @@ OUT_BYTES_PER_ROW = 24
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
 READ_BYTES = 128 * 2 ** 20
+
+#: Memory the first partition makes resident beyond the imports, whatever its size: the
+#: code and caches of the libraries' functions first called then (Parquet reading, Arrow
+#: compute kernels, the measures), measured 38 to 43 MiB on a 20,000-row run.
+FIRST_USE_BYTES = 48 * 2 ** 20
 
 #: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
 TEXT_BYTES_PER_ROW = 40
@@ -334,8 +341,12 @@ class _Assembler:
             if "system" in J.groups.columns:
                 self.system.append(_codes(J.groups["system"], self.system_ids))
         self.n_golden += len(golden_ids)
-        del J, run
-        pa.default_memory_pool().release_unused()  # the partition's memory back, before the next
+        del J, run, part
+        # the partition's frames sit in reference cycles (pandas' block references): collected
+        # now (the young generations, a few ms), they do not pile up until the collector's next
+        # full pass (one or two partitions' worth held at once); then Arrow's memory back
+        gc.collect(1)
+        pa.default_memory_pool().release_unused()
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -497,36 +508,59 @@ def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
 
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:
+    """A batch as a frame, its ids cleaned as :func:`~evalframe.schema.ids_to_str` cleans them;
+    string ids stay Arrow-backed (no Python string per row)."""
     df = table.to_pandas()
-    df["query_id"] = ids_to_str(df["query_id"]).to_numpy()
+    df["query_id"] = ids_to_str(df["query_id"])
     if "system" in df:
-        df["system"] = ids_to_str(df["system"]).to_numpy()
+        df["system"] = ids_to_str(df["system"])
     return df
 
 
-def _query_fingerprints(qids: pd.Series) -> np.ndarray:
-    return fingerprints(pa.chunked_array([pa.array(qids.to_numpy(dtype=object), pa.large_string())]))
+def _id_array(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> pa.ChunkedArray:
+    """Ids cleaned by :func:`~evalframe.schema.ids_to_str` as one large_string chunked
+    array: an Arrow string column is kept (zero-copy when it needs no trimming); other
+    columns are converted (then a Python string per row, as the in-memory path does)."""
+    if not isinstance(ids, pd.Series):
+        ids = ids.to_pandas()
+    arr = pa.array(ids_to_str(ids), from_pandas=True)
+    if not isinstance(arr, pa.ChunkedArray):
+        arr = pa.chunked_array([arr])
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _query_fingerprints(qids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
+    """64-bit fingerprints of question ids (strings, as :func:`_id_array` cleans them)."""
+    if isinstance(qids, pd.Series):
+        qids = _id_array(qids)
+    if not isinstance(qids, pa.ChunkedArray):
+        qids = pa.chunked_array([qids])
+    return fingerprints(qids)
 
 
 class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
-def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int) -> int:
+def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int,
+                    bytes_per_row: int = BYTES_PER_ROW) -> int:
     """Run rows a partition may hold: the budget less the golden set held
     (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put
-    together (:data:`OUT_BYTES_PER_ROW` per row it will have) and the reader
-    (:data:`READ_BYTES`, at most a quarter of the budget), at :data:`BYTES_PER_ROW` per row; at least
-    ``MIN_BATCH_ROWS`` (1,000).
+    together (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader
+    (:data:`READ_BYTES`, at most a quarter of the budget) and the libraries' first use
+    (:data:`FIRST_USE_BYTES`, at most an eighth of the budget), at ``bytes_per_row``
+    (:data:`BYTES_PER_ROW`) per row; at least ``MIN_BATCH_ROWS`` (1,000).
 
     Examples
     --------
-    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (2 * 2 ** 30 - READ_BYTES) // BYTES_PER_ROW
+    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (
+    ...     2 * 2 ** 30 - READ_BYTES - FIRST_USE_BYTES) // BYTES_PER_ROW
     True
     """
     reader = min(READ_BYTES, budget // 4)  # a small budget reads small batches
-    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader
-    return max(MIN_BATCH_ROWS, room // BYTES_PER_ROW)
+    first_use = min(FIRST_USE_BYTES, budget // 8)
+    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader - first_use
+    return max(MIN_BATCH_ROWS, room // bytes_per_row)
 
 
 def _progress_bar(enabled: bool | None, total: int, desc: str):
@@ -570,8 +604,12 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
 
 def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
     qids = pd.unique(df["query_id"])
-    fp = np.unique(_query_fingerprints(pd.Series(qids, dtype=object)))
-    if len(done) and np.isin(fp, done, assume_unique=True).any():
+    rows = _query_fingerprints(df["query_id"])
+    fp = np.unique(rows)
+    # a batch whose question ids change more often than it has questions is not grouped
+    # itself (a shuffled run): told before its first partition is evaluated for nothing
+    if len(fp) != 1 + np.count_nonzero(rows[1:] != rows[:-1]) or (
+            len(done) and np.isin(fp, done, assume_unique=True).any()):
         raise _NotGrouped
     g = golden.lookup(qids)
     asm.add(_Part(df, golden.rows(g[g >= 0])))
@@ -586,9 +624,8 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     try:
         for table in reader.batches(min(max(1, batch_rows // 4), 1 << 20)):
             bar.update(table.num_rows)
-            qids = ids_to_str(pd.Series(table.column("query_id").to_pandas()))
-            table = table.set_column(table.schema.get_field_index("query_id"), "query_id",
-                                     pa.array(qids.to_numpy(dtype=object), pa.large_string()))
+            qids = _id_array(table.column("query_id"))  # Arrow throughout: no Python string per row
+            table = table.set_column(table.schema.get_field_index("query_id"), "query_id", qids)
             _write_buckets(table, _bucket_of(qids, n_buckets), n_buckets, writers,
                            lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
         if qrels_dataset is not None:
@@ -616,7 +653,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             run = run if run is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in ("query_id",)})
             qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
             if "system" in run:
-                run["system"] = ids_to_str(run["system"]).to_numpy()
+                run["system"] = ids_to_str(run["system"])
             asm.add(_Part(run, qrels))
         for p in (path,):
             if os.path.exists(p):
@@ -635,7 +672,7 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     return df
 
 
-def _bucket_of(qids: pd.Series, n_buckets: int) -> np.ndarray:
+def _bucket_of(qids: "pd.Series | pa.ChunkedArray", n_buckets: int) -> np.ndarray:
     return (_query_fingerprints(qids) % np.uint64(n_buckets)).astype(np.int64)
 
 

@@ -341,3 +341,22 @@ def test_rollup_by_a_run_column_is_refused_when_streamed(tmp_path):
     source = write_parts(run, tmp_path / "run", 3)
     with pytest.raises(ValueError, match="rollup must be a chunk -> page table"):
         ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4))
+
+
+def test_a_run_shuffled_within_its_first_batch_is_partitioned_without_evaluating_it(tmp_path, monkeypatch):
+    """A batch whose question ids are not grouped sends the run to the partition pass at
+    once: no partition is judged (and thrown away) before the buckets are written."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds).sample(frac=1, random_state=11, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 4)
+    spy = Spy(monkeypatch)
+    judged_before = []
+    buckets = streaming._stream_buckets
+
+    def recording(*a, **k):
+        judged_before.append(spy.parts)
+        return buckets(*a, **k)
+    monkeypatch.setattr(streaming, "_stream_buckets", recording)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10"], memory_budget=budget_for(run, ds.qrels, 6))
+    assert_same(a, b)
+    assert judged_before == [0] and spy.parts >= 4

@@ -19,7 +19,7 @@ def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader()
                                 (64 * 2 ** 20, 9_000, 21_000), (2 ** 30, 0, 0)]:
         rows = streaming.plan_batch_rows(budget, golden_rows=golden, out_rows=out)
         held = (golden * streaming.QRELS_BYTES_PER_ROW + out * streaming.OUT_BYTES_PER_ROW
-                + min(streaming.READ_BYTES, budget // 4))
+                + min(streaming.READ_BYTES, budget // 4) + min(streaming.FIRST_USE_BYTES, budget // 8))
         assert held + rows * streaming.BYTES_PER_ROW <= budget < held + (rows + 1) * streaming.BYTES_PER_ROW
     # a budget the fixed parts fill: the smallest partition, not zero or negative rows
     assert streaming.plan_batch_rows(2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == streaming.MIN_BATCH_ROWS
