@@ -50,7 +50,7 @@ from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES", "TEXT_BYTES_PER_ROW", "text_run_rows"]
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES", "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
 import gc
 import glob as _glob
@@ -97,6 +97,14 @@ OUT_BYTES_PER_ROW = 24
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
 READ_BYTES = 128 * 2 ** 20
+
+#: Peak memory of the in-memory engine per run row of a table read whole (reading,
+#: cleaning, judging, measuring at once): measured 170 bytes per row on a 5M-row Parquet
+#: file of the benchmark's data and 218 per estimated row (:func:`text_run_rows`) for the
+#: evaluate command on a 7M-line TREC text run (benchmarks' real_run_7000x1000, the seven
+#: default measures), with margin.  A run is read whole when its rows at this figure fit the
+#: budget (then streamed in partitions sized with :data:`BYTES_PER_ROW`).
+WHOLE_BYTES_PER_ROW = 300
 
 #: Memory the first partition makes resident beyond the imports, whatever its size: the
 #: code and caches of the libraries' functions first called then (Parquet reading, Arrow
@@ -735,7 +743,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             qrels = qd.to_table().to_pandas()
     golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
     golden_rows = 0 if golden is None else len(golden.frame)
-    if qrels_dataset is None and n_rows * BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
+    if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
     systems = reader.systems()
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
