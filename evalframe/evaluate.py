@@ -468,7 +468,7 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
     if (conflicts != "error" or columns) and not is_dataset_source(qrels):
         qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, rollup=rollup,
+    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
                           options=StreamOptions(budget, progress), **conv)
     if out is not None:
         return out, run, qrels

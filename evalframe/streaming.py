@@ -77,7 +77,7 @@ from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
 from .rollup import UNIT, Rollup
-from .schema import ALIASES, fingerprints, ids_to_str
+from .schema import ALIASES, Conflicts, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
@@ -703,7 +703,7 @@ def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers:
 def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
                     warn: bool = True, columns: Mapping[str, str] | None = None,
-                    rollup: Rollup | None = None, options: StreamOptions
+                    conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
@@ -715,6 +715,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     ms : list of Measure, or None for diagnostics only
     columns : dict, optional
         ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
+    conflicts : {"error", "max", "min", "majority"}
+        Conflicting labels of a golden set read here (a Parquet dataset), resolved once
+        (a table the caller read was resolved by it); a golden set hashed into buckets
+        (larger than half the budget) takes "error" only, and its conflicts are then
+        reported by the partition holding them.
     rollup : DataFrame or dict, optional
         A chunk -> page table: each partition is rolled up (its questions' rows are all there);
         a run column naming the pages is refused (the map would be the partition's only).
@@ -739,8 +744,13 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         qd = open_run_dataset(qrels, "golden set (qrels)")
         if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
             qrels_dataset = qd
-        else:
-            qrels = qd.to_table().to_pandas()
+            if conflicts != "error":
+                raise ValueError(f"evaluate: conflicts must be 'error' for a golden set larger than half the "
+                                 f"memory budget (it is hashed into buckets with the run), got {conflicts!r}; "
+                                 "resolve its conflicting labels first (read_qrels(..., conflicts=...) on its "
+                                 "files) or raise memory_budget")
+        else:  # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
+            qrels = read_qrels(qd.to_table().to_pandas(), columns=columns, conflicts=conflicts)
     golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:

@@ -360,3 +360,69 @@ def test_a_run_shuffled_within_its_first_batch_is_partitioned_without_evaluating
     a, b = both(run, source, ds.qrels, ["AP", "nDCG@10"], memory_budget=budget_for(run, ds.qrels, 6))
     assert_same(a, b)
     assert judged_before == [0] and spy.parts >= 4
+
+
+def conflicting(ds, qs=None):
+    qrels = ds.qrels.reset_index(drop=True)
+    if qs is not None:
+        qrels = qrels[qrels.query_id.isin(qs)].reset_index(drop=True)
+    twice = qrels.iloc[::9].assign(relevance=lambda d: d.relevance + 1)  # conflicting labels in many questions
+    return pd.concat([qrels, twice], ignore_index=True).sample(frac=1, random_state=8, ignore_index=True)
+
+
+def same_error(in_memory, streamed):
+    with pytest.raises(ef.EvalframeInputError) as a:
+        in_memory()
+    with pytest.raises(ef.EvalframeInputError) as b:
+        streamed()
+    assert str(b.value) == str(a.value)
+
+
+@pytest.mark.parametrize("conflicts", ["error", "max", "majority"])
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_conflicts_of_a_parquet_golden_set(conflicts, layout, tmp_path):
+    """A golden set given as a (small) Parquet file: conflicting labels raise the in-memory
+    call's error (conflicts='error') or are resolved once, as in memory."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=7, ignore_index=True)
+    qrels = conflicting(ds)
+    qpath = tmp_path / "qrels.parquet"
+    qrels.to_parquet(qpath, index=False)
+    source = write_parts(run, tmp_path / "run", 6)
+    budget = budget_for(run, qrels, 6)
+    measures = ["AP", "nDCG@10", "NumRel"]
+    if conflicts == "error":
+        same_error(lambda: ef.evaluate(run, str(qpath), measures),
+                   lambda: ef.evaluate(source, str(qpath), measures, memory_budget=budget))
+        return
+    a, b = both(run, source, str(qpath), measures, conflicts=conflicts, memory_budget=budget)
+    assert_same(a, b)
+    assert "golden_set_conflicting_labels" in set(a[1]["check"])
+
+
+@pytest.mark.parametrize("conflicts", ["error", "max", "min"])
+def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, tmp_path):
+    """A golden set larger than half the budget is hashed into buckets with the run: its
+    conflicting labels (spread over its files) are an input error, as in memory (the message
+    is the partition's, as for any input error found per partition); resolving them there is
+    refused with a message (not done yet: the resolution needs the whole golden set's order)."""
+    ds = ef.datasets.load_cranfield()
+    qs = list(pd.unique(ds.qrels.query_id))[:40]
+    qrels = conflicting(ds, qs)
+    run = with_warnings(ds)
+    run = run[run.query_id.isin(qs + ["runonly-" + q for q in qs])].sample(frac=1, random_state=2, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 4)
+    qrels_dir = write_parts(qrels, tmp_path / "qrels", 3)
+    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if conflicts == "error":
+            with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
+                ef.evaluate(run, qrels, ["AP"])
+            with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
+                ef.evaluate(source, qrels_dir, ["AP"], memory_budget=budget)
+        else:
+            with pytest.raises(ValueError, match="conflicts must be 'error' for a golden set larger than half"):
+                ef.evaluate(source, qrels_dir, ["AP"], conflicts=conflicts, memory_budget=budget)
