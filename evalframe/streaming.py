@@ -76,7 +76,7 @@ from .io import read_qrels
 from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
-from .rollup import UNIT, Rollup
+from .rollup import UNIT, Rollup, rollup_column
 from .schema import ALIASES, Conflicts, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
@@ -509,6 +509,25 @@ def _file_batches(dataset: pads.Dataset, cols: list[str], rows: int) -> Iterator
                 yield t if t.schema.equals(target) else t.cast(target)
 
 
+def _page_pairs(sources: "list[tuple[pads.Dataset, str | None]]", column: str) -> pd.DataFrame:
+    """The distinct (chunk, page) pairs of the run column ``column`` naming each chunk's
+    page, over every dataset (one pass over those two columns): the map
+    :func:`~evalframe.rollup.rollup_column` reads from a whole run (a chunk given two
+    pages is its error; a pair with a missing id is counted once, not once per row)."""
+    names = ("chunk_id", "passage_id") + ALIASES["doc_id"]
+    pairs = []
+    for dataset, _ in sources:
+        rollup_column(dataset.schema.empty_table().to_pandas(), column)  # its errors: no such column ...
+        lower = {str(c).strip().lower(): c for c in dataset.schema.names if c != column}
+        chunk = next(lower[n] for n in names if n in lower)
+        for t in _file_batches(dataset, [chunk, column], 1 << 20):
+            pairs.append(t.rename_columns(["chunk", "page"]).group_by(["chunk", "page"]).aggregate([]))
+    table = pa.concat_tables(pairs, promote_options="permissive") if pairs else None
+    if table is None or not table.num_rows:
+        return pd.DataFrame({"chunk": pd.Series(dtype=object), "page": pd.Series(dtype=object)})
+    return table.group_by(["chunk", "page"]).aggregate([]).to_pandas()
+
+
 def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
     if isinstance(run, Mapping):
         return [(open_run_dataset(v), str(k)) for k, v in run.items()]
@@ -720,9 +739,10 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         (a table the caller read was resolved by it); a golden set hashed into buckets
         (larger than half the budget) takes "error" only, and its conflicts are then
         reported by the partition holding them.
-    rollup : DataFrame or dict, optional
+    rollup : DataFrame, dict or str, optional
         A chunk -> page table: each partition is rolled up (its questions' rows are all there);
-        a run column naming the pages is refused (the map would be the partition's only).
+        a run column naming the pages: its (chunk, page) pairs are read from the whole run first
+        (one pass over the two columns), then used as the table (not with ``columns=``).
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
 
@@ -732,10 +752,13 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
+    page_column = None
     if isinstance(rollup, str):
-        raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
-                         f"Parquet dataset, got the run column {rollup!r}; evaluate it in memory (raise "
-                         "memory_budget) or pass the table of that column's (chunk, page) pairs")
+        if columns:
+            raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
+                             f"Parquet dataset read with columns=, got the run column {rollup!r}; pass the table "
+                             "of that column's (chunk, page) pairs")
+        page_column, rollup = rollup, None  # the map is read from the whole run once it must stream
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, rollup=rollup)
     reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
@@ -755,6 +778,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
+    if page_column is not None:
+        conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
     systems = reader.systems()
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)

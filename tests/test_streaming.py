@@ -335,12 +335,38 @@ def test_rollup_per_partition(layout, tmp_path, monkeypatch):
     assert spy.parts >= 4
 
 
-def test_rollup_by_a_run_column_is_refused_when_streamed(tmp_path):
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_rollup_by_a_run_column_when_streamed(layout, tmp_path, monkeypatch):
+    """rollup='page' (a run column naming each chunk's page): the map is the whole run's
+    (chunk, page) pairs, so a part's golden-set chunks that no run row of that part holds are
+    rolled up too; table, diagnostics and warnings as the in-memory call."""
     ds = ef.datasets.load_cranfield()
-    run = ds.runs.reset_index(drop=True).assign(page=lambda d: "p" + d.doc_id)
+    run = with_warnings(ds)
+    run = run[~run.query_id.str.startswith("runonly-")]  # integer ids only: mixed ids' examples differ by part
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=6, ignore_index=True)
+    run = run.assign(page=lambda d: "p" + (d.doc_id.astype(int) // 3).astype(str))
+    source = write_parts(run, tmp_path / "run", 6)
+    spy = Spy(monkeypatch)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10", "NumRel"], rollup="page",
+                memory_budget=budget_for(run, ds.qrels, 6))
+    assert_same(a, b)
+    assert "unit" in a[0].columns and "rollup_run_rows_collapsed" in set(a[1]["check"])
+    assert "rollup_golden_rows_merged" in set(a[1]["check"])
+    assert spy.parts >= 4
+    twice = run.assign(page=lambda d: d.page.where(d.index != 7, "other"))  # one chunk, two pages
+    source = write_parts(twice, tmp_path / "twice", 3)
+    same_error(lambda: ef.evaluate(twice, ds.qrels, ["AP"], rollup="page"),
+               lambda: ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4)))
+
+
+def test_rollup_by_a_run_column_with_columns_is_refused_when_streamed(tmp_path):
+    ds = ef.datasets.load_cranfield()
+    run = ds.runs.reset_index(drop=True).assign(page=lambda d: "p" + d.doc_id).rename(columns={"doc_id": "docno"})
     source = write_parts(run, tmp_path / "run", 3)
     with pytest.raises(ValueError, match="rollup must be a chunk -> page table"):
-        ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4))
+        ef.evaluate(source, ds.qrels, ["AP"], rollup="page", columns={"docno": "doc_id"},
+                    memory_budget=budget_for(run, ds.qrels, 4))
 
 
 def test_a_run_shuffled_within_its_first_batch_is_partitioned_without_evaluating_it(tmp_path, monkeypatch):
