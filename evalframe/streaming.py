@@ -50,7 +50,8 @@ from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES", "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
+           "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
 import gc
 import glob as _glob
