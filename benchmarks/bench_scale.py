@@ -2,6 +2,7 @@
 
     nice -n 5 .venv/bin/python benchmarks/bench_scale.py                       # 1,000,000 x 100
     nice -n 5 .venv/bin/python benchmarks/bench_scale.py --questions 20000 --docs 100 --budget 256MiB
+    nice -n 5 .venv/bin/python benchmarks/bench_scale.py --full-on slice --budget 410MiB --skip dask
 
 Writes (never holding it whole in memory: generated in chunks of questions) a run of
 ``--questions`` x ``--docs`` rows with string ids, scores on a coarse grid (so some
@@ -191,6 +192,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--layouts", nargs="*", default=["grouped", "shuffled"], choices=["grouped", "shuffled"])
     p.add_argument("--skip", nargs="*", default=[], choices=["full", "slice", "dask"])
+    p.add_argument("--full-on", default="run", choices=["run", "slice"],
+                   help="what step 1 streams: the full run, or the slice (with a budget scaled down, "
+                        "e.g. --full-on slice --budget 410MiB: the slice at a fifth of the 2 GiB)")
     return p.parse_args(argv)
 
 
@@ -205,16 +209,19 @@ def main(argv=None) -> int:
     on_disk = sum(f.stat().st_size for f in (base / "run_grouped").iterdir())
     print(f"run: {args.questions:,} questions x {args.docs} docs = {rows:,} rows "
           f"({on_disk / 2 ** 30:.2f} GiB of Parquet per layout); budget {budget / 2 ** 30:.2f} GiB; "
-          f"in-memory estimate {rows * streaming.BYTES_PER_ROW / 2 ** 30:.1f} GiB")
+          f"in-memory estimate {rows * streaming.WHOLE_BYTES_PER_ROW / 2 ** 30:.1f} GiB")
     ok = True
     if "full" not in args.skip:
+        what, golden = ("run", "qrels") if args.full_on == "run" else ("slice", "qrels_slice")
+        rows = rows if args.full_on == "run" else slice_q * args.docs
         for layout in args.layouts:
-            r = child(CHILD_STREAM, str(base / f"run_{layout}"), str(base / "qrels.parquet"), str(budget),
+            r = child(CHILD_STREAM, str(base / f"{what}_{layout}"), str(base / f"{golden}.parquet"), str(budget),
                       json.dumps(MEASURES))
             overhead = r["base_rss"]
             within = r["peak_rss"] <= budget + overhead
             ok &= within
-            print(f"full {layout:8s}: {r['seconds']:8.1f} s  {rows / r['seconds']:12,.0f} rows/s  "
+            step = "full" if args.full_on == "run" else "slice"
+            print(f"{step} {layout:8s}: {r['seconds']:8.1f} s  {rows / r['seconds']:12,.0f} rows/s  "
                   f"peak RSS {r['peak_rss'] / 2 ** 30:.2f} GiB = fixed overhead {overhead / 2 ** 30:.2f} GiB "
                   f"(interpreter and imports) + {(r['peak_rss'] - overhead) / 2 ** 30:.2f} GiB "
                   f"({'within' if within else 'OVER'} the budget); sampled peak at "
@@ -223,7 +230,7 @@ def main(argv=None) -> int:
         s_rows = slice_q * args.docs
         for layout, target in [x for x in (("grouped", 0.60), ("shuffled", 0.35)) if x[0] in args.layouts]:
             r = child(CHILD_SLICE, str(base / f"slice_{layout}"), str(base / "qrels_slice.parquet"),
-                      str(budget if s_rows * streaming.BYTES_PER_ROW > budget else max(1, s_rows * 40)),
+                      str(budget if s_rows * streaming.WHOLE_BYTES_PER_ROW > budget else max(1, s_rows * 40)),
                       json.dumps(MEASURES), str(args.repeat))
             mem, stream = min(r["times"]["memory"]), min(r["times"]["stream"])
             ratio = mem / stream

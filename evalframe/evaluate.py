@@ -26,7 +26,7 @@ from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, shallow_rankings
 from .rollup import Rollup
-from .streaming import BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .streaming import WHOLE_BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 from .streaming import memory_budget as parse_memory_budget
 
 Engine = Literal["auto", "memory", "dask"]
@@ -464,11 +464,11 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
     if not is_dataset_source(run):
         return None, run, qrels
     if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
-            and open_run_dataset(run).count_rows() * BYTES_PER_ROW <= budget):
+            and open_run_dataset(run).count_rows() * WHOLE_BYTES_PER_ROW <= budget):
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
     if (conflicts != "error" or columns) and not is_dataset_source(qrels):
         qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, rollup=rollup,
+    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
                           options=StreamOptions(budget, progress), **conv)
     if out is not None:
         return out, run, qrels

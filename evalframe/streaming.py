@@ -50,8 +50,10 @@ from __future__ import annotations
 
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "TEXT_BYTES_PER_ROW", "text_run_rows"]
+           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
+           "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
+import gc
 import glob as _glob
 import math
 import os
@@ -75,16 +77,17 @@ from .io import read_qrels
 from .measures import Measure, compute
 from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
-from .rollup import UNIT, Rollup
-from .schema import ALIASES, fingerprints, ids_to_str
+from .rollup import UNIT, Rollup, rollup_column
+from .schema import ALIASES, Conflicts, fingerprints, ids_to_str
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
-#: partition (string ids of about 10 bytes, the Arrow copies, codes, fingerprints,
-#: sort keys and the per-row intermediates of the measures), measured on the
-#: benchmark's data (benchmarks/bench_scale.py: on the 100M-row run at 2 GiB, 2.0M-row
-#: partitions peaked at about 745 bytes per partition row beyond the golden set, the
-#: output and the reader, the allocator's slack included): partitions are sized with it.
-BYTES_PER_ROW = 800
+#: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
+#: frame, codes, fingerprints, sort keys and the per-row intermediates of the measures),
+#: measured on the benchmark's data (benchmarks/bench_scale.py, the 20M-row slice,
+#: grouped, partitions of 0.35M to 4.1M rows): peak RSS grows by 200 to 225 bytes per
+#: partition row (the allocator's slack included); partitions are sized with 300.  Longer
+#: ids cost more (each id byte is held about three times).
+BYTES_PER_ROW = 300
 
 #: Memory held per row of the per-question table while the parts are evaluated: each part
 #: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
@@ -95,6 +98,19 @@ OUT_BYTES_PER_ROW = 24
 #: Memory of the reader beyond the batch it hands over (a Parquet row group being
 #: decoded, its compressed pages, the writers of the partition pass).
 READ_BYTES = 128 * 2 ** 20
+
+#: Peak memory of the in-memory engine per run row of a table read whole (reading,
+#: cleaning, judging, measuring at once): measured 170 bytes per row on a 5M-row Parquet
+#: file of the benchmark's data and 218 per estimated row (:func:`text_run_rows`) for the
+#: evaluate command on a 7M-line TREC text run (benchmarks' real_run_7000x1000, the seven
+#: default measures), with margin.  A run is read whole when its rows at this figure fit the
+#: budget (then streamed in partitions sized with :data:`BYTES_PER_ROW`).
+WHOLE_BYTES_PER_ROW = 300
+
+#: Memory the first partition makes resident beyond the imports, whatever its size: the
+#: code and caches of the libraries' functions first called then (Parquet reading, Arrow
+#: compute kernels, the measures), measured 38 to 43 MiB on a 20,000-row run.
+FIRST_USE_BYTES = 48 * 2 ** 20
 
 #: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
 TEXT_BYTES_PER_ROW = 40
@@ -334,8 +350,12 @@ class _Assembler:
             if "system" in J.groups.columns:
                 self.system.append(_codes(J.groups["system"], self.system_ids))
         self.n_golden += len(golden_ids)
-        del J, run
-        pa.default_memory_pool().release_unused()  # the partition's memory back, before the next
+        del J, run, part
+        # the partition's frames sit in reference cycles (pandas' block references): collected
+        # now (the young generations, a few ms), they do not pile up until the collector's next
+        # full pass (one or two partitions' worth held at once); then Arrow's memory back
+        gc.collect(1)
+        pa.default_memory_pool().release_unused()
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -471,21 +491,42 @@ class _Reader:
 
 def _file_batches(dataset: pads.Dataset, cols: list[str], rows: int) -> Iterator[pa.Table]:
     """Batches of ``rows`` rows of ``cols``, read one Parquet row group at a time: the
-    dataset scanner reads ahead (files and batches), holding several times the batch."""
+    dataset scanner reads ahead (files and batches), holding several times the batch.
+    Each file is opened when its turn comes and closed after it: a file read to its end
+    keeps its last row group's buffers until it is closed (about 40 MiB per file of
+    1M-row groups, which grew with the number of files read)."""
     target = pa.schema([dataset.schema.field(c) for c in cols])
-    files = None
-    if isinstance(dataset, pads.FileSystemDataset) and dataset.format.default_extname == "parquet":
-        files = [pq.ParquetFile(f, filesystem=dataset.filesystem) for f in dataset.files]
-        if not all(set(cols) <= set(f.schema_arrow.names) for f in files):
-            files = None  # columns from the partitioning: the scanner knows them
-    if files is None:
+    direct = (isinstance(dataset, pads.FileSystemDataset) and dataset.format.default_extname == "parquet"
+              and all(set(cols) <= set(pq.read_schema(f, filesystem=dataset.filesystem).names)
+                      for f in dataset.files))  # else columns from the partitioning: the scanner knows them
+    if not direct:
         for b in dataset.to_batches(columns=cols, batch_size=rows, batch_readahead=0, fragment_readahead=0):
             yield pa.Table.from_batches([b])
         return
-    for f in files:
-        for b in f.iter_batches(batch_size=rows, columns=cols):
-            t = pa.Table.from_batches([b])
-            yield t if t.schema.equals(target) else t.cast(target)
+    for path in dataset.files:
+        with pq.ParquetFile(path, filesystem=dataset.filesystem) as f:
+            for b in f.iter_batches(batch_size=rows, columns=cols):
+                t = pa.Table.from_batches([b])
+                yield t if t.schema.equals(target) else t.cast(target)
+
+
+def _page_pairs(sources: "list[tuple[pads.Dataset, str | None]]", column: str) -> pd.DataFrame:
+    """The distinct (chunk, page) pairs of the run column ``column`` naming each chunk's
+    page, over every dataset (one pass over those two columns): the map
+    :func:`~evalframe.rollup.rollup_column` reads from a whole run (a chunk given two
+    pages is its error; a pair with a missing id is counted once, not once per row)."""
+    names = ("chunk_id", "passage_id") + ALIASES["doc_id"]
+    pairs = []
+    for dataset, _ in sources:
+        rollup_column(dataset.schema.empty_table().to_pandas(), column)  # its errors: no such column ...
+        lower = {str(c).strip().lower(): c for c in dataset.schema.names if c != column}
+        chunk = next(lower[n] for n in names if n in lower)
+        for t in _file_batches(dataset, [chunk, column], 1 << 20):
+            pairs.append(t.rename_columns(["chunk", "page"]).group_by(["chunk", "page"]).aggregate([]))
+    table = pa.concat_tables(pairs, promote_options="permissive") if pairs else None
+    if table is None or not table.num_rows:
+        return pd.DataFrame({"chunk": pd.Series(dtype=object), "page": pd.Series(dtype=object)})
+    return table.group_by(["chunk", "page"]).aggregate([]).to_pandas()
 
 
 def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
@@ -495,36 +536,59 @@ def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
 
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:
+    """A batch as a frame, its ids cleaned as :func:`~evalframe.schema.ids_to_str` cleans them;
+    string ids stay Arrow-backed (no Python string per row)."""
     df = table.to_pandas()
-    df["query_id"] = ids_to_str(df["query_id"]).to_numpy()
+    df["query_id"] = ids_to_str(df["query_id"])
     if "system" in df:
-        df["system"] = ids_to_str(df["system"]).to_numpy()
+        df["system"] = ids_to_str(df["system"])
     return df
 
 
-def _query_fingerprints(qids: pd.Series) -> np.ndarray:
-    return fingerprints(pa.chunked_array([pa.array(qids.to_numpy(dtype=object), pa.large_string())]))
+def _id_array(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> pa.ChunkedArray:
+    """Ids cleaned by :func:`~evalframe.schema.ids_to_str` as one large_string chunked
+    array: an Arrow string column is kept (zero-copy when it needs no trimming); other
+    columns are converted (then a Python string per row, as the in-memory path does)."""
+    if not isinstance(ids, pd.Series):
+        ids = ids.to_pandas()
+    arr = pa.array(ids_to_str(ids), from_pandas=True)
+    if not isinstance(arr, pa.ChunkedArray):
+        arr = pa.chunked_array([arr])
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _query_fingerprints(qids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
+    """64-bit fingerprints of question ids (strings, as :func:`_id_array` cleans them)."""
+    if isinstance(qids, pd.Series):
+        qids = _id_array(qids)
+    if not isinstance(qids, pa.ChunkedArray):
+        qids = pa.chunked_array([qids])
+    return fingerprints(qids)
 
 
 class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
-def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int) -> int:
+def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int,
+                    bytes_per_row: int = BYTES_PER_ROW) -> int:
     """Run rows a partition may hold: the budget less the golden set held
     (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put
-    together (:data:`OUT_BYTES_PER_ROW` per row it will have) and the reader
-    (:data:`READ_BYTES`, at most a quarter of the budget), at :data:`BYTES_PER_ROW` per row; at least
-    ``MIN_BATCH_ROWS`` (1,000).
+    together (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader
+    (:data:`READ_BYTES`, at most a quarter of the budget) and the libraries' first use
+    (:data:`FIRST_USE_BYTES`, at most an eighth of the budget), at ``bytes_per_row``
+    (:data:`BYTES_PER_ROW`) per row; at least ``MIN_BATCH_ROWS`` (1,000).
 
     Examples
     --------
-    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (2 * 2 ** 30 - READ_BYTES) // BYTES_PER_ROW
+    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (
+    ...     2 * 2 ** 30 - READ_BYTES - FIRST_USE_BYTES) // BYTES_PER_ROW
     True
     """
     reader = min(READ_BYTES, budget // 4)  # a small budget reads small batches
-    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader
-    return max(MIN_BATCH_ROWS, room // BYTES_PER_ROW)
+    first_use = min(FIRST_USE_BYTES, budget // 8)
+    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader - first_use
+    return max(MIN_BATCH_ROWS, room // bytes_per_row)
 
 
 def _progress_bar(enabled: bool | None, total: int, desc: str):
@@ -568,8 +632,12 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
 
 def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
     qids = pd.unique(df["query_id"])
-    fp = np.unique(_query_fingerprints(pd.Series(qids, dtype=object)))
-    if len(done) and np.isin(fp, done, assume_unique=True).any():
+    rows = _query_fingerprints(df["query_id"])
+    fp = np.unique(rows)
+    # a batch whose question ids change more often than it has questions is not grouped
+    # itself (a shuffled run): told before its first partition is evaluated for nothing
+    if len(fp) != 1 + np.count_nonzero(rows[1:] != rows[:-1]) or (
+            len(done) and np.isin(fp, done, assume_unique=True).any()):
         raise _NotGrouped
     g = golden.lookup(qids)
     asm.add(_Part(df, golden.rows(g[g >= 0])))
@@ -584,9 +652,8 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     try:
         for table in reader.batches(min(max(1, batch_rows // 4), 1 << 20)):
             bar.update(table.num_rows)
-            qids = ids_to_str(pd.Series(table.column("query_id").to_pandas()))
-            table = table.set_column(table.schema.get_field_index("query_id"), "query_id",
-                                     pa.array(qids.to_numpy(dtype=object), pa.large_string()))
+            qids = _id_array(table.column("query_id"))  # Arrow throughout: no Python string per row
+            table = table.set_column(table.schema.get_field_index("query_id"), "query_id", qids)
             _write_buckets(table, _bucket_of(qids, n_buckets), n_buckets, writers,
                            lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
         if qrels_dataset is not None:
@@ -614,7 +681,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             run = run if run is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in ("query_id",)})
             qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
             if "system" in run:
-                run["system"] = ids_to_str(run["system"]).to_numpy()
+                run["system"] = ids_to_str(run["system"])
             asm.add(_Part(run, qrels))
         for p in (path,):
             if os.path.exists(p):
@@ -633,7 +700,7 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     return df
 
 
-def _bucket_of(qids: pd.Series, n_buckets: int) -> np.ndarray:
+def _bucket_of(qids: "pd.Series | pa.ChunkedArray", n_buckets: int) -> np.ndarray:
     return (_query_fingerprints(qids) % np.uint64(n_buckets)).astype(np.int64)
 
 
@@ -656,7 +723,7 @@ def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers:
 def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
                     warn: bool = True, columns: Mapping[str, str] | None = None,
-                    rollup: Rollup | None = None, options: StreamOptions
+                    conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
@@ -668,9 +735,15 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     ms : list of Measure, or None for diagnostics only
     columns : dict, optional
         ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
-    rollup : DataFrame or dict, optional
+    conflicts : {"error", "max", "min", "majority"}
+        Conflicting labels of a golden set read here (a Parquet dataset), resolved once
+        (a table the caller read was resolved by it); a golden set hashed into buckets
+        (larger than half the budget) takes "error" only, and its conflicts are then
+        reported by the partition holding them.
+    rollup : DataFrame, dict or str, optional
         A chunk -> page table: each partition is rolled up (its questions' rows are all there);
-        a run column naming the pages is refused (the map would be the partition's only).
+        a run column naming the pages: its (chunk, page) pairs are read from the whole run first
+        (one pass over the two columns), then used as the table (not with ``columns=``).
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
 
@@ -680,10 +753,13 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
+    page_column = None
     if isinstance(rollup, str):
-        raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
-                         f"Parquet dataset, got the run column {rollup!r}; evaluate it in memory (raise "
-                         "memory_budget) or pass the table of that column's (chunk, page) pairs")
+        if columns:
+            raise ValueError(f"evaluate: rollup must be a chunk -> page table (DataFrame or dict) for a streamed "
+                             f"Parquet dataset read with columns=, got the run column {rollup!r}; pass the table "
+                             "of that column's (chunk, page) pairs")
+        page_column, rollup = rollup, None  # the map is read from the whole run once it must stream
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, rollup=rollup)
     reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
@@ -692,12 +768,19 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         qd = open_run_dataset(qrels, "golden set (qrels)")
         if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
             qrels_dataset = qd
-        else:
-            qrels = qd.to_table().to_pandas()
+            if conflicts != "error":
+                raise ValueError(f"evaluate: conflicts must be 'error' for a golden set larger than half the "
+                                 f"memory budget (it is hashed into buckets with the run), got {conflicts!r}; "
+                                 "resolve its conflicting labels first (read_qrels(..., conflicts=...) on its "
+                                 "files) or raise memory_budget")
+        else:  # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
+            qrels = read_qrels(qd.to_table().to_pandas(), columns=columns, conflicts=conflicts)
     golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
     golden_rows = 0 if golden is None else len(golden.frame)
-    if qrels_dataset is None and n_rows * BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
+    if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
+    if page_column is not None:
+        conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
     systems = reader.systems()
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)

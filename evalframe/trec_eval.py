@@ -733,9 +733,13 @@ MAX_BUCKETS = 512
 
 #: Peak memory of the whole-file command per run line, about: measured 215 bytes
 #: (peak RSS 2.0 GB on 9.4 M lines, ``-q -m all_trec``, benchmarks/bench_trec_eval.py's
-#: 100000x100), with margin.  The blocks are sized by the streaming engine's
-#: own figure, :data:`evalframe.streaming.BYTES_PER_ROW`.
+#: 100000x100), with margin.
 WHOLE_FILE_BYTES_PER_LINE = 300
+
+#: Peak memory per run line of a block (its text, the parsed table, the judged rows and
+#: every measure's intermediates; measured with this figure: ``-q -m all_trec`` at 512 MiB
+#: peaked at 0.59 GiB): blocks are sized with it by :func:`evalframe.streaming.plan_batch_rows`.
+BLOCK_BYTES_PER_LINE = 800
 
 
 def _larger_than(run_path: str, budget: int) -> bool:
@@ -748,7 +752,8 @@ def _block_bytes(budget: int, golden_rows: int) -> int:
     gives the budget after the golden set held (the per-question values, 8 bytes per
     question and measure, are small beside a block's rows)."""
     from .streaming import TEXT_BYTES_PER_ROW, plan_batch_rows
-    return max(MIN_BLOCK_BYTES, plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0) * TEXT_BYTES_PER_ROW)
+    rows = plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0, bytes_per_row=BLOCK_BYTES_PER_LINE)
+    return max(MIN_BLOCK_BYTES, rows * TEXT_BYTES_PER_ROW)
 
 
 def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):

@@ -335,9 +335,120 @@ def test_rollup_per_partition(layout, tmp_path, monkeypatch):
     assert spy.parts >= 4
 
 
-def test_rollup_by_a_run_column_is_refused_when_streamed(tmp_path):
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_rollup_by_a_run_column_when_streamed(layout, tmp_path, monkeypatch):
+    """rollup='page' (a run column naming each chunk's page): the map is the whole run's
+    (chunk, page) pairs, so a part's golden-set chunks that no run row of that part holds are
+    rolled up too; table, diagnostics and warnings as the in-memory call."""
     ds = ef.datasets.load_cranfield()
-    run = ds.runs.reset_index(drop=True).assign(page=lambda d: "p" + d.doc_id)
+    run = with_warnings(ds)
+    run = run[~run.query_id.str.startswith("runonly-")]  # integer ids only: mixed ids' examples differ by part
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=6, ignore_index=True)
+    run = run.assign(page=lambda d: "p" + (d.doc_id.astype(int) // 3).astype(str))
+    source = write_parts(run, tmp_path / "run", 6)
+    spy = Spy(monkeypatch)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10", "NumRel"], rollup="page",
+                memory_budget=budget_for(run, ds.qrels, 6))
+    assert_same(a, b)
+    assert "unit" in a[0].columns and "rollup_run_rows_collapsed" in set(a[1]["check"])
+    assert "rollup_golden_rows_merged" in set(a[1]["check"])
+    assert spy.parts >= 4
+    twice = run.assign(page=lambda d: d.page.where(d.index != 7, "other"))  # one chunk, two pages
+    source = write_parts(twice, tmp_path / "twice", 3)
+    same_error(lambda: ef.evaluate(twice, ds.qrels, ["AP"], rollup="page"),
+               lambda: ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4)))
+
+
+def test_rollup_by_a_run_column_with_columns_is_refused_when_streamed(tmp_path):
+    ds = ef.datasets.load_cranfield()
+    run = ds.runs.reset_index(drop=True).assign(page=lambda d: "p" + d.doc_id).rename(columns={"doc_id": "docno"})
     source = write_parts(run, tmp_path / "run", 3)
     with pytest.raises(ValueError, match="rollup must be a chunk -> page table"):
-        ef.evaluate(source, ds.qrels, ["AP"], rollup="page", memory_budget=budget_for(run, ds.qrels, 4))
+        ef.evaluate(source, ds.qrels, ["AP"], rollup="page", columns={"docno": "doc_id"},
+                    memory_budget=budget_for(run, ds.qrels, 4))
+
+
+def test_a_run_shuffled_within_its_first_batch_is_partitioned_without_evaluating_it(tmp_path, monkeypatch):
+    """A batch whose question ids are not grouped sends the run to the partition pass at
+    once: no partition is judged (and thrown away) before the buckets are written."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds).sample(frac=1, random_state=11, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 4)
+    spy = Spy(monkeypatch)
+    judged_before = []
+    buckets = streaming._stream_buckets
+
+    def recording(*a, **k):
+        judged_before.append(spy.parts)
+        return buckets(*a, **k)
+    monkeypatch.setattr(streaming, "_stream_buckets", recording)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10"], memory_budget=budget_for(run, ds.qrels, 6))
+    assert_same(a, b)
+    assert judged_before == [0] and spy.parts >= 4
+
+
+def conflicting(ds, qs=None):
+    qrels = ds.qrels.reset_index(drop=True)
+    if qs is not None:
+        qrels = qrels[qrels.query_id.isin(qs)].reset_index(drop=True)
+    twice = qrels.iloc[::9].assign(relevance=lambda d: d.relevance + 1)  # conflicting labels in many questions
+    return pd.concat([qrels, twice], ignore_index=True).sample(frac=1, random_state=8, ignore_index=True)
+
+
+def same_error(in_memory, streamed):
+    with pytest.raises(ef.EvalframeInputError) as a:
+        in_memory()
+    with pytest.raises(ef.EvalframeInputError) as b:
+        streamed()
+    assert str(b.value) == str(a.value)
+
+
+@pytest.mark.parametrize("conflicts", ["error", "max", "majority"])
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_conflicts_of_a_parquet_golden_set(conflicts, layout, tmp_path):
+    """A golden set given as a (small) Parquet file: conflicting labels raise the in-memory
+    call's error (conflicts='error') or are resolved once, as in memory."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=7, ignore_index=True)
+    qrels = conflicting(ds)
+    qpath = tmp_path / "qrels.parquet"
+    qrels.to_parquet(qpath, index=False)
+    source = write_parts(run, tmp_path / "run", 6)
+    budget = budget_for(run, qrels, 6)
+    measures = ["AP", "nDCG@10", "NumRel"]
+    if conflicts == "error":
+        same_error(lambda: ef.evaluate(run, str(qpath), measures),
+                   lambda: ef.evaluate(source, str(qpath), measures, memory_budget=budget))
+        return
+    a, b = both(run, source, str(qpath), measures, conflicts=conflicts, memory_budget=budget)
+    assert_same(a, b)
+    assert "golden_set_conflicting_labels" in set(a[1]["check"])
+
+
+@pytest.mark.parametrize("conflicts", ["error", "max", "min"])
+def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, tmp_path):
+    """A golden set larger than half the budget is hashed into buckets with the run: its
+    conflicting labels (spread over its files) are an input error, as in memory (the message
+    is the partition's, as for any input error found per partition); resolving them there is
+    refused with a message (not done yet: the resolution needs the whole golden set's order)."""
+    ds = ef.datasets.load_cranfield()
+    qs = list(pd.unique(ds.qrels.query_id))[:40]
+    qrels = conflicting(ds, qs)
+    run = with_warnings(ds)
+    run = run[run.query_id.isin(qs + ["runonly-" + q for q in qs])].sample(frac=1, random_state=2, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 4)
+    qrels_dir = write_parts(qrels, tmp_path / "qrels", 3)
+    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if conflicts == "error":
+            with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
+                ef.evaluate(run, qrels, ["AP"])
+            with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
+                ef.evaluate(source, qrels_dir, ["AP"], memory_budget=budget)
+        else:
+            with pytest.raises(ValueError, match="conflicts must be 'error' for a golden set larger than half"):
+                ef.evaluate(source, qrels_dir, ["AP"], conflicts=conflicts, memory_budget=budget)

@@ -62,3 +62,17 @@ def test_a_bad_memory_budget_is_one_line(cranfield_files, capsys):
     qrels, texts, _ = cranfield_files
     status, out, err = command(["evaluate", qrels, texts[0], "--memory-budget", "lots"], capsys)
     assert status == 2 and "--memory-budget must be a size" in err and "Traceback" not in err
+
+
+def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypatch):
+    """The commands read the runs whole when their rows at the in-memory engine's whole-table
+    figure (streaming.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
+    from evalframe import streaming
+    _, texts, _ = cranfield_files
+    rows = sum(streaming.text_run_rows(p) for p in texts)
+    monkeypatch.setattr(streaming, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part
+    with common.run_source(texts, budget=rows * streaming.WHOLE_BYTES_PER_ROW) as runs:
+        assert isinstance(runs, pd.DataFrame)
+    monkeypatch.setattr(streaming, "BYTES_PER_ROW", 1)
+    with common.run_source(texts, budget=rows * streaming.WHOLE_BYTES_PER_ROW - 1) as runs:
+        assert not isinstance(runs, pd.DataFrame)  # blocks written to a temporary dataset

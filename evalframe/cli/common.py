@@ -351,7 +351,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
     whole), which is removed when the ``with`` block ends, on error and on Ctrl-C too.
     """
-    from ..streaming import BYTES_PER_ROW, is_dataset_source, open_run_dataset, text_run_rows
+    from ..streaming import WHOLE_BYTES_PER_ROW, is_dataset_source, open_run_dataset, text_run_rows
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -364,7 +364,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
             rows += open_run_dataset(path).count_rows()
         elif os.path.exists(path) and not os.path.isdir(path):
             rows += text_run_rows(path)
-    if not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * BYTES_PER_ROW <= budget:
+    if not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * WHOLE_BYTES_PER_ROW <= budget:
         yield read_runs(args, duplicates=duplicates, progress=progress, columns=columns, ties=ties,
                         encoding=encoding)
         return
