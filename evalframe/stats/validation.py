@@ -212,7 +212,8 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
     """Return a checked copy with str ids, float64 values and a ``system`` column.
 
     ``codes``, a dict, receives the key columns' sorted codes found while checking
-    (see :func:`sorted_codes`; rows as the copy's), for the caller to reuse.
+    (see :func:`sorted_codes`; rows as the copy's), for the caller to reuse; with it, key
+    columns that are categoricals of strings stay categorical (see :func:`key_array`).
 
     Raises
     ------
@@ -229,11 +230,12 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
                 *_null_key_problems(df, extra)]
     if problems:
         raise EvalframeInputError(table, problems)
+    keep = codes is not None  # a caller grouping on codes reads categoricals through theirs
     out = pd.DataFrame({  # string columns keep their arrays (no Python object per row)
-        "system": (key_array(df["system"]) if "system" in df.columns
+        "system": (key_array(df["system"], keep) if "system" in df.columns
                    else np.full(len(df), SINGLE_SYSTEM, dtype=object)),
-        "query_id": key_array(df["query_id"]),
-        "measure": key_array(df["measure"]),
+        "query_id": key_array(df["query_id"], keep),
+        "measure": key_array(df["measure"], keep),
         "value": pd.to_numeric(df["value"]).to_numpy(dtype=np.float64),
     })
     for col in extra:
@@ -250,11 +252,11 @@ def is_string_categorical(dtype) -> bool:
         and (dtype.categories.dtype != object or all(isinstance(c, str) for c in dtype.categories))
 
 
-def key_array(col: pd.Series):
+def key_array(col: pd.Series, keep_categorical: bool = True):
     """A key column's values as strings: a categorical of strings stays categorical (its
-    codes are the ids' codes: no string per row is built or hashed again), anything
-    else is converted with ``astype(str)``."""
-    if is_string_categorical(col.dtype):
+    codes are the ids' codes: no string per row is built or hashed again) when
+    ``keep_categorical``, anything else is converted with ``astype(str)``."""
+    if keep_categorical and is_string_categorical(col.dtype):
         return col.array
     return col.astype(str).array
 
