@@ -16,8 +16,8 @@ How the work is split
    its partitions are the buckets, and a golden-set question goes to the partition whose
    division range holds it.  Nor is a run whose partitions hold disjoint questions (the
    files of a dataset written question by question; one pass over ``query_id`` checks
-   it, with a golden set held on the client): a golden-set question goes to the
-   partition holding it.
+   it): a golden-set question goes to the partition holding it (a Dask golden set is
+   then shuffled alone onto those partitions; the run stays where it is).
 2. The golden set is read and checked once on the client.  A small one (a pandas table,
    a path, or a one-partition Dask table) is sent once to every worker and each task
    takes its bucket's rows; a Dask golden set of several partitions is shuffled on the
@@ -316,11 +316,17 @@ def _page_map(run, column: str):
     return (rest.rename(columns={chunk[0]: "doc_id"}) if chunk[0] != "doc_id" else rest), mapping
 
 
-def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, partition_info=None) -> pd.DataFrame:
+def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, owners=None, partition_info=None) -> pd.DataFrame:
+    """A golden-set partition with each row's bucket (the run partition its question is
+    evaluated in) and order key."""
     j = partition_info["number"] if partition_info else 0
     out = df.copy()
-    out["_bucket"] = (question_buckets(df["query_id"], n_buckets) if divisions is None
-                      else division_buckets(df["query_id"], divisions))
+    if owners is not None:
+        out["_bucket"] = owner_buckets(df["query_id"], owners, n_buckets)
+    elif divisions is None:
+        out["_bucket"] = question_buckets(df["query_id"], n_buckets)
+    else:
+        out["_bucket"] = division_buckets(df["query_id"], divisions)
     out["_row"] = np.int64(j) * ROW_STRIDE + np.arange(len(df), dtype=np.int64)
     return out
 
@@ -384,7 +390,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         if run.index.name == "query_id":  # an index without known divisions: a column again
             run = run.reset_index()
         P = run.npartitions
-        if P > 1 and not is_dask_frame(golden):  # partitions of whole questions need no shuffle
+        if P > 1:  # partitions of whole questions need no shuffle (a Dask golden set is moved to them)
             owners = _disjoint_partitions(run)
         if owners is not None:
             keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
@@ -397,7 +403,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
             [dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])
 
     if is_dask_frame(golden):
-        gq = golden.map_partitions(_qrels_part, P, divisions, meta=_qrels_part(golden._meta, P, divisions))
+        gq = golden.map_partitions(_qrels_part, P, divisions, owners, meta=_qrels_part(golden._meta, P, divisions))
         gq = gq.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
         tasks = [dask.delayed(_task)(r, q, systems, ms, mapping, opts)
                  for r, q in zip(keyed.to_delayed(), gq.to_delayed())]

@@ -135,6 +135,10 @@ def test_partitions_of_disjoint_questions_are_not_shuffled(client, monkeypatch, 
     monkeypatch.setattr(type(d), "set_index", counted)
     assert_same(run, c.qrels, d, missing=missing, duplicates="first")
     assert calls == []
+    # a Dask golden set: shuffled alone onto the run's partitions (the run was shuffled too)
+    assert_same(run, c.qrels, d, dd.from_pandas(c.qrels, npartitions=3), missing=missing)
+    assert len(calls) == 1
+    calls.clear()
     shared = _by_question_pieces(run, 4)  # a question's rows in two partitions: shuffled
     q = shared[0]["query_id"].iloc[-1]
     shared[1] = pd.concat([shared[0][shared[0]["query_id"] == q].iloc[::2], shared[1]])

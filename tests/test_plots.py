@@ -234,3 +234,24 @@ def test_asl_curve(tmp_path):
     assert y.tolist() == sorted(curve[curve.measure == "AP"]["p_value"])  # drawn, not recomputed
     assert "p-value" in ax.get_ylabel()
     _save(ax, tmp_path, "asl")
+
+
+def test_paired_differences_many_questions_bounded():
+    """Defect: one bar per question made report.html take ~10 minutes at 200,000 questions;
+    beyond MAX_BARS questions the sorted differences are two areas through MAX_BARS ranks."""
+    from matplotlib.collections import PolyCollection
+
+    rng = np.random.default_rng(0)
+    n = plots.MAX_BARS * 5 + 3
+    q = [f"q{i}" for i in range(n)]
+    pq = pd.DataFrame({"system": ["a"] * n + ["b"] * n, "query_id": q * 2, "measure": "AP",
+                       "value": np.r_[rng.random(n), rng.random(n)]})
+    ax = plots.plot_paired_differences(pq, system_a="a", system_b="b", measure="AP")
+    assert not ax.patches and len(ax.collections) == 2
+    assert all(isinstance(c, PolyCollection) for c in ax.collections)
+    w = pq.pivot(index="query_id", columns="system", values="value")
+    d = np.sort((w["b"] - w["a"]).to_numpy())  # slow reference: the sorted differences
+    ys = np.concatenate([c.get_paths()[0].vertices[:, 1] for c in ax.collections if c.get_paths()])
+    assert ys.min() == pytest.approx(d[0]) and ys.max() == pytest.approx(d[-1])
+    assert ax.get_xlim() == (0.5, n + 0.5)
+    plt.close(ax.figure)

@@ -667,3 +667,32 @@ def test_readme_caption_names_every_difference_clear_of_zero(cran):
     assert "only the hybrid" not in caption
     for r in clear.itertuples(index=False):
         assert f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" in caption, r.system_b
+
+
+def test_measure_rows_select_and_order_match_pandas():
+    """MeasureRows holds the evaluation as codes: its rows, dtypes and the report's
+    per-question order equal a plain pandas selection and sort (the slow reference)."""
+    import numpy as np
+    import pandas as pd
+
+    from evalframe.report.build import per_question_table
+    from evalframe.report.tables import MeasureRows
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in ("zeta", "alpha"):
+        q = [f"q{i}" for i in rng.permutation(50)[:45]]
+        for m in ("R@5", "AP", "P@5"):
+            rows.append(pd.DataFrame({"system": s, "query_id": q, "measure": m, "value": rng.random(len(q))}))
+    t = pd.concat(rows, ignore_index=True).astype({"system": "str", "query_id": "str", "measure": "str"})
+    mr = MeasureRows(t)
+    want = pd.concat([t[t["measure"] == m] for m in ("AP", "R@5")]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(mr.select(["AP", "R@5", "nope"]), want, check_exact=True)
+    compact = mr.select(["AP", "R@5"], compact=True)
+    assert isinstance(compact["query_id"].dtype, pd.CategoricalDtype)
+    pd.testing.assert_frame_equal(compact.astype({c: "str" for c in ("system", "query_id", "measure")}), want)
+    first_seen = {q: i for i, q in enumerate(pd.unique(t["query_id"]))}
+    order = {"zeta": 0, "alpha": 1}
+    ref = want.assign(_s=want["system"].map(order), _q=want["query_id"].map(first_seen)) \
+        .sort_values(["_s", "_q"], kind="stable").drop(columns=["_s", "_q"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(per_question_table(mr, ["AP", "R@5"], ["zeta", "alpha"]), ref, check_exact=True)

@@ -362,3 +362,22 @@ def test_notebook_view_stays_compact_with_many_measures_and_pairs(rep):
     shown, hidden = big.measures[:COMPACT_MEASURES], big.measures[COMPACT_MEASURES:]
     assert all(f">{m}<" in svg for m in shown) and not any(f">{m}<" in svg for m in hidden)
     assert "(the first 6 measures)" in nb
+
+
+def test_html_and_pngs_build_each_plot_once(rep, tmp_path, monkeypatch):
+    """Defect: report.html and save_plots built every plot twice (the command wrote both);
+    to_html(plots_dir=) builds each figure once and writes it as SVG and PNG."""
+    from evalframe.report.model import Report
+
+    calls = []
+    for name in ("plot_forest", "plot_curves", "plot_differences", "plot_sample_size", "plot_power",
+                 "plot_segments", "plot_segment_forest"):
+        orig = getattr(Report, name)
+        monkeypatch.setattr(Report, name, lambda self, *a, _o=orig, _n=name, **k: (calls.append(_n), _o(self, *a, **k))[1])
+    rep.to_html(tmp_path / "report.html", plots_dir=tmp_path / "plots")
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == 7
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == sorted(p.name for p in rep.save_plots(tmp_path / "saved"))
+    from PIL import Image
+    for name in pngs:  # the sizes save_plots writes
+        assert Image.open(tmp_path / "plots" / name).size == Image.open(tmp_path / "saved" / name).size

@@ -129,10 +129,9 @@ def run(args: argparse.Namespace) -> int:
             rep.to_parquet(out / "parquet")
             (out / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
             (out / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
-            rep.to_html(out / "report.html", golden_set=args.qrels)
-            import matplotlib
-            matplotlib.use("Agg")
-            written = rep.save_plots(out / "plots")
+            # each plot is built once, for the page (SVG) and plots/ (PNG)
+            rep.to_html(out / "report.html", golden_set=args.qrels, plots_dir=out / "plots")
+            written = sorted((out / "plots").glob("*.png"))
     finally:
         progress.close()
     if args.format == "markdown":

@@ -15,6 +15,7 @@ import typing
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from .. import stats
@@ -188,9 +189,11 @@ def report_options(*, measures=None, baseline: str | None = None,
 def per_question_table(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
     """The rows of ``measures`` in (system, query_id, measure) order, as :func:`evaluate`
     returns them (questions in their first-seen order in the evaluation)."""
-    per_all = rows.table
-    return order_by(rows.select(measures), ["system", "query_id"],
-                    {"system": systems, "query_id": pd.unique(per_all["query_id"])})
+    pos = rows.positions(measures)
+    system_rank = pd.Index(systems).get_indexer(rows.system_names)
+    q_rank = rows.question_order()
+    key = system_rank[rows.system_codes(pos)].astype(np.int64) * len(q_rank) + q_rank[rows.query_codes(pos)]
+    return rows.take(pos[np.argsort(key, kind="stable")])
 
 
 def summary_table(per_question: pd.DataFrame, *, resampling: Mapping[str, object],
@@ -341,6 +344,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     systems = list(pd.unique(per_all["system"]))
     _check_systems(systems, opts)
     rows = MeasureRows(per_all)
+    del per_all  # held compactly by rows from here on
     per_q = per_question_table(rows, names, systems)
     n_questions = int(per_q.groupby("system")["query_id"].nunique().max())
     per_q, seg_cols, seg_diag = join_segments(per_q, seg_table)
@@ -357,9 +361,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     changes = change_table(per_q, systems=systems, measures=names, baseline=opts.baseline, n=n_changes,
                            queries=queries)
     step("metric@k curves")
-    curves = curve_table(rows.select(opts.curve_names), opts.curve, opts.curve_ks, rel=rel,
+    curves = curve_table(rows.select(opts.curve_names, compact=True), opts.curve, opts.curve_ks, rel=rel,
                          confidence=opts.confidence, systems=systems)
-    stages_t = stage_table(rows.select(opts.stage_names), opts.stages, rel=rel, interval=opts.resampling)
+    stages_t = stage_table(rows.select(opts.stage_names, compact=True), opts.stages, rel=rel, interval=opts.resampling)
     step("sample-size planning")
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")

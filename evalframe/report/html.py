@@ -224,13 +224,15 @@ _SVG_DROP = [re.compile(p, re.S) for p in (r"<\?xml.*?\?>\s*", r"<!DOCTYPE.*?>\s
 
 
 def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *, prefix: str,
-               label: str = "") -> str:
+               label: str = "", png: "tuple[object, tuple[float, float], int] | None" = None) -> str:
     """Draw ``draw(ax)`` on a new matplotlib figure and return it as inline ``<svg>`` markup.
 
     Text stays text (``svg.fonttype = "none"``: small, sharp, selectable); the XML prologue,
     the metadata block and the namespace declarations (addresses, which an HTML page does
     not need) are dropped; every ``id`` is prefixed with ``prefix`` so that several plots can
     share a page, and matplotlib's stylesheet is scoped to this plot (class ``prefix``). ``label`` becomes the ``aria-label``.
+    ``png = (path, figsize, dpi)`` also writes the same figure (drawn once: its artists are
+    not built again) as a PNG of that size.
 
     Examples
     --------
@@ -249,6 +251,11 @@ def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+        if png is not None:
+            path, png_size, dpi = png
+            fig.set_size_inches(*png_size)
+            fig.tight_layout()
+            fig.savefig(path, dpi=dpi)
     svg = buf.getvalue()
     for p in _SVG_DROP:
         svg = p.sub("", svg)

@@ -234,7 +234,8 @@ class Report:
         (the compact form of :meth:`to_html`)."""
         return render.to_html(self)
 
-    def to_html(self, path, *, title: str | None = None, golden_set: str | None = None) -> Path:
+    def to_html(self, path, *, title: str | None = None, golden_set: str | None = None,
+                plots_dir=None, dpi: int = 130) -> Path:
         """Write the report as one self-contained HTML page and return its path.
 
         The page holds the question the report answers, warnings, the summary (intervals,
@@ -250,6 +251,10 @@ class Report:
             The page title (default: systems and number of questions).
         golden_set : str, optional
             What the golden set is called (a file or collection name), shown in the question.
+        plots_dir : str or Path, optional
+            Also write every plot as PNG there, as :meth:`save_plots` does (same names and
+            sizes, ``dpi``), from the figures drawn for the page: each plot is built once
+            for both (the ``evalframe report`` command writes its ``plots/`` this way).
 
         Returns
         -------
@@ -273,7 +278,10 @@ class Report:
         """
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set), encoding="utf-8")
+        if plots_dir is not None:
+            Path(plots_dir).mkdir(parents=True, exist_ok=True)
+        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi),
+                     encoding="utf-8")
         return p
 
     def to_markdown(self, digits: int = 3) -> str:

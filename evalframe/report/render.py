@@ -6,6 +6,8 @@ can be added without touching the model.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
@@ -275,7 +277,7 @@ def to_html(rep: ReportView) -> str:
 
 
 def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str | None = None,
-                 plots: bool = True) -> str:
+                 plots: bool = True, png_dir=None, dpi: int = 130) -> str:
     """The report as one self-contained HTML page (what :meth:`Report.to_html` writes).
 
     In order: the question the report answers (systems, golden set, questions, measures,
@@ -292,6 +294,9 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
         What the golden set is called (a file name, a collection), shown in the question.
     plots : bool
         Draw the plots (matplotlib's SVG backend); False leaves the section out.
+    png_dir : path, optional
+        Also write each plot as ``<name>.png`` there (at ``dpi``, the size
+        :meth:`Report.save_plots` uses), from the figure drawn for the page.
 
     Returns
     -------
@@ -328,7 +333,8 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
         sections.append(("stages", "Pipeline stages", _stages_html(rep)))
     sections.append(("diagnostics", "Diagnostics", _diagnostics_html(rep)))
     if plots:
-        figs = [_figure_html(s, "p") for s in plot_specs(rep)]
+        figs = [_figure_html(s, "p", png=None if png_dir is None else (Path(png_dir) / f"{s.name}.png", s.figsize, dpi))
+                for s in plot_specs(rep)]
         sections.append(("plots", "Plots", "<div class='ef-figures'>" + "".join(figs) + "</div>"))
     sections.append(("how-to-read", "How to read this", _howto_html(rep)))
     toc = " ".join(f"<a href='#{i}'>{H.escape(h)}</a>" for i, h, _ in sections)
@@ -609,12 +615,12 @@ def _grid_html(rep: ReportView, rows: pd.DataFrame, check: str, words: str, digi
                    caption=f"The diagnostics rows <code>{check}</code>: {words}.", name=check)
 
 
-def _figure_html(spec: PlotSpec, prefix: str, *, wide: bool | None = None) -> str:
+def _figure_html(spec: PlotSpec, prefix: str, *, wide: bool | None = None, png=None) -> str:
     wide = spec.name in ("forest", "segment_forest", "segments") if wide is None else wide
     # half-width figures are drawn a fifth smaller, so their text is not shrunk as much on screen
     size = spec.figsize if wide else (spec.figsize[0] * 0.8, spec.figsize[1] * 0.8)
     try:
-        svg = H.svg_figure(spec.draw, size, prefix=f"ef-{prefix}-{spec.name}", label=spec.caption)
+        svg = H.svg_figure(spec.draw, size, prefix=f"ef-{prefix}-{spec.name}", label=spec.caption, png=png)
     except ImportError:  # matplotlib is a dependency; a trimmed install still gets the tables
         return f"<figure><figcaption>(not drawn: matplotlib is not installed) {H.escape(spec.caption)}</figcaption></figure>"
     return (f"<figure id='{prefix}-{spec.name}'{' class=ef-wide' if wide else ''}><div class='ef-plot'>{svg}</div>"

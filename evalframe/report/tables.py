@@ -51,27 +51,80 @@ def order_rows(df: pd.DataFrame, systems: Sequence[str], measures: Sequence[str]
 
 
 class MeasureRows:
-    """A per-question table indexed by measure once, to take the rows of a few measures
-    quickly (each section of the report needs its own measures of one evaluation).
+    """A per-question table held compactly and indexed by measure once, to take the rows
+    of a few measures quickly (each section of the report needs its own measures of one
+    evaluation).
+
+    The key columns are factorised once: ``system``, ``query_id`` and ``measure`` are
+    held as integer codes into their distinct values (``query_id``'s sorted, as the
+    statistics sort them), so taking rows moves integers, not strings.
 
     Parameters
     ----------
     per_question : DataFrame
-        ``system, query_id, measure, value`` (not copied, not changed).
+        ``system, query_id, measure, value`` without missing keys (not changed; not kept).
     """
 
-    def __init__(self, per_question: pd.DataFrame):
-        self.table = per_question
-        codes, uniques = pd.factorize(per_question["measure"])
-        self._codes = codes
-        self._position = {str(m): i for i, m in enumerate(uniques)}
+    KEYS = ("system", "query_id", "measure")
 
-    def select(self, measures: Sequence[str]) -> pd.DataFrame:
-        """The rows of ``measures``, measure by measure in the order given, each measure's
-        rows in their order in the table (absent measures are skipped)."""
+    def __init__(self, per_question: pd.DataFrame):
+        self._codes: dict[str, np.ndarray] = {}
+        self._values: dict[str, pd.Index] = {}
+        for c in self.KEYS:
+            codes, uniques = pd.factorize(per_question[c], sort=c == "query_id")
+            self._codes[c] = codes.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                                               if len(uniques) < np.iinfo(t).max))
+            self._values[c] = uniques if isinstance(uniques, pd.Index) else pd.Index(uniques)
+        self._value = per_question["value"].to_numpy()
+        self._columns = list(per_question.columns)
+        self._position = {str(m): i for i, m in enumerate(self._values["measure"])}
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def positions(self, measures: Sequence[str]) -> np.ndarray:
+        """Row positions of ``measures``, measure by measure in the order given, each
+        measure's rows in their order in the table (absent measures are skipped)."""
         wanted = [self._position[m] for m in dict.fromkeys(measures) if m in self._position]
-        rank = np.full(len(self._position) + 1, -1, dtype=np.int64)
+        rank = np.full(len(self._position), -1, dtype=np.int64)
         rank[wanted] = np.arange(len(wanted))
-        r = rank[self._codes]  # code -1 (a missing measure name) maps to the last slot: -1
+        r = rank[self._codes["measure"]]
         keep = np.flatnonzero(r >= 0)
-        return self.table.iloc[keep[np.argsort(r[keep], kind="stable")]].reset_index(drop=True)
+        return keep[np.argsort(r[keep], kind="stable")]
+
+    def question_order(self) -> np.ndarray:
+        """Rank of each ``query_id`` code in the order the questions first appear."""
+        first_seen = pd.unique(self._codes["query_id"])
+        rank = np.empty(len(self._values["query_id"]), dtype=np.int64)
+        rank[first_seen] = np.arange(len(first_seen))
+        return rank
+
+    @property
+    def system_names(self) -> pd.Index:
+        """The systems, in the order of their codes (first appearance)."""
+        return self._values["system"]
+
+    def system_codes(self, positions: np.ndarray) -> np.ndarray:
+        """The ``system`` codes of these rows (codes follow the systems' first appearance)."""
+        return self._codes["system"][positions]
+
+    def query_codes(self, positions: np.ndarray) -> np.ndarray:
+        """The ``query_id`` codes of these rows (codes follow the ids' sorted order)."""
+        return self._codes["query_id"][positions]
+
+    def take(self, positions: np.ndarray, *, compact: bool = False) -> pd.DataFrame:
+        """These rows as a table ``system, query_id, measure, value`` with the dtypes of
+        the table given, or with the key columns categorical (``compact``: what the
+        statistics functions read without building a string per row)."""
+        cols = {}
+        for c in self.KEYS:
+            codes = self._codes[c][positions]
+            values = self._values[c]
+            cols[c] = (pd.Categorical.from_codes(codes, categories=values) if compact
+                       else values.take(codes).array)
+        cols["value"] = self._value[positions]
+        return pd.DataFrame(cols)[[c for c in self._columns if c in cols]]
+
+    def select(self, measures: Sequence[str], *, compact: bool = False) -> pd.DataFrame:
+        """The rows of ``measures`` (see :meth:`positions`; ``compact``: see :meth:`take`)."""
+        return self.take(self.positions(measures), compact=compact)

@@ -29,6 +29,7 @@ from .validation import (
     clean_table,
     run_starts,
     sorted_codes,
+    unique_key_order,
 )
 
 __all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS"]
@@ -93,12 +94,15 @@ ANALYTIC_INTERVALS: dict[str, Callable[[GroupStats, float], tuple[np.ndarray, np
 RESAMPLED_INTERVALS = ("bootstrap", "bca")
 
 
-def _group_table(df: pd.DataFrame, keys: list[str], known: dict[str, np.ndarray] | None = None):
+def _group_table(df: pd.DataFrame, keys: list[str], known: dict[str, np.ndarray] | None = None,
+                 cluster: str | None = None):
     """Sorted table, row positions per group, and n / mean / sd / binary per group
     (``known``: column codes :func:`clean_table` found).
 
-    A group (system, by..., measure) is *binary* when each of its own values is 0 or 1:
-    the decision never looks at other systems or segments.
+    The sorted table holds what the intervals read: ``value``, ``query_id`` (integer
+    codes when the keys have codes, which identify the questions as the ids do) and the
+    ``cluster`` column.  A group (system, by..., measure) is *binary* when each of its own
+    values is 0 or 1: the decision never looks at other systems or segments.
     """
     codes = sorted_codes(df, [*keys, "query_id"], known=known)
     if codes is None:  # key columns of other kinds: pandas sorts and groups them
@@ -111,22 +115,28 @@ def _group_table(df: pd.DataFrame, keys: list[str], known: dict[str, np.ndarray]
         binary = df["value"].isin([0.0, 1.0]).groupby([df[k] for k in keys], sort=False).all()
         res["binary"] = binary.reindex(res.index).to_numpy()
         return df, list(groups.indices.values()), res.reset_index()
-    # The same order as sort_values (each key column's codes follow its sorted values), and
-    # the same per-group sums (pandas' groupby, rows in the same order), on integer codes.
-    order = np.lexsort(codes[::-1])
-    df = df.take(order).reset_index(drop=True)
-    new_group = run_starts([c[order] for c in codes[:-1]])
+    # The same order as sort_values (each key column's codes follow its sorted values; the
+    # keys are unique, checked by clean_table), and the same per-group sums (pandas'
+    # groupby, rows in the same order), on integer codes: no string column is reordered.
+    order = unique_key_order(codes)
+    in_order = [c[order] for c in codes]
+    new_group = run_starts(in_order[:-1])
     starts = np.flatnonzero(new_group)
     gid = np.cumsum(new_group) - 1
-    g = df["value"].groupby(gid, sort=False)
-    res = df[keys].take(starts).reset_index(drop=True)
-    res["n"] = np.diff(np.r_[starts, len(df)]).astype(np.int64)
+    slim = pd.DataFrame({"value": df["value"].to_numpy()[order], "query_id": in_order[-1]})
+    if cluster:
+        slim[cluster] = df[cluster].to_numpy()[order]
+    g = slim["value"].groupby(gid, sort=False)
+    res = df[keys].take(order[starts]).reset_index(drop=True)
+    for c in ("system", "measure"):  # a categorical key comes out as the strings it holds
+        if isinstance(res[c].dtype, pd.CategoricalDtype):
+            res[c] = res[c].astype(str)
+    res["n"] = np.diff(np.r_[starts, len(slim)]).astype(np.int64)
     res["mean"] = g.mean().to_numpy()
     res["sd"] = g.std(ddof=1).to_numpy()
-    res["binary"] = df["value"].isin([0.0, 1.0]).groupby(gid, sort=False).all().to_numpy()
-    positions = [np.arange(a, b) for a, b in zip(starts, np.r_[starts[1:], len(df)])]
-    return df, positions, res
-
+    res["binary"] = slim["value"].isin([0.0, 1.0]).groupby(gid, sort=False).all().to_numpy()
+    positions = [np.arange(a, b) for a, b in zip(starts, np.r_[starts[1:], len(slim)])]
+    return slim, positions, res
 
 
 def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFrame,
@@ -184,6 +194,8 @@ def _bootstrap_bounds(df: pd.DataFrame, positions: list[np.ndarray], methods: np
     """Fill lo / hi of the resampled groups: one bootstrap per set of shared questions."""
     n_resamples, seed, confidence = opts["n_resamples"], opts["seed"], opts["confidence"]
     resampled = np.flatnonzero(np.isin(methods, RESAMPLED_INTERVALS))
+    if not resampled.size:
+        return
     values = df["value"].to_numpy()
     codes_all = pd.factorize(df[cluster])[0] if cluster else None
     for idx in same_question_sets(positions, df["query_id"].to_numpy(), resampled):
@@ -314,7 +326,7 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     known: dict[str, np.ndarray] = {}
     df = clean_table(per_question, by=by, cluster=cluster, codes=known)
     keys = ["system", *by, "measure"]
-    df, positions, res = _group_table(df, keys, known)
+    df, positions, res = _group_table(df, keys, known, cluster)
     g = _group_stats(df, positions, res, cluster)
     methods = _resolve_methods(res, method, cluster)
     opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)

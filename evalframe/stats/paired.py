@@ -99,6 +99,8 @@ class PairedData:
     ds: list[np.ndarray] = field(init=False)
     diff: np.ndarray = field(init=False)
     sd: np.ndarray = field(init=False)
+    #: bootstrap distributions drawn so far (see :meth:`bootstrap`)
+    boots: dict = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.n = np.array([len(r) for r in self.rows], dtype=np.int64)
@@ -142,6 +144,16 @@ class PairedData:
 
     def stacked(self, idx: np.ndarray) -> np.ndarray:
         return np.column_stack([self.ds[i] for i in idx])
+
+    def bootstrap(self, entries: np.ndarray, sub: np.ndarray, clusters: np.ndarray | None,
+                  n_resamples: int, seed: int) -> np.ndarray:
+        """:func:`bootstrap_means` of ``sub`` (the differences of ``entries``), drawn once per
+        (entries, n_resamples, seed): the intervals at other levels (one-sided, adjusted
+        for the family) read the same distribution instead of drawing it again."""
+        key = (tuple(int(i) for i in entries), n_resamples, seed)
+        if key not in self.boots:
+            self.boots[key] = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=clusters)
+        return self.boots[key]
 
 
 @dataclass
@@ -315,7 +327,7 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
         cl = None if data.codes is None else data.codes[idx[0]]
         for cols in column_batches(len(idx), D.shape[0], B):
             sub, ii = D[:, cols], idx[cols]
-            boot = bootstrap_means(sub, n_resamples=B, seed=opts.seed, clusters=cl)
+            boot = data.bootstrap(ii, sub, cl, B, opts.seed)
             obs = sub.mean(axis=0)
             if opts.ci == "bca":
                 lo[ii], hi[ii] = bca_ci(boot, obs, jackknife_means(sub, cl), opts.confidence)

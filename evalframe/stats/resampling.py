@@ -174,9 +174,11 @@ def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int, exact: bool
 
 def same_question_sets(rows: Sequence[np.ndarray], qids: np.ndarray,
                        members: Sequence[int]) -> list[list[int]]:
-    """Group ``members`` whose rows hold the same questions (in the same order)."""
+    """Group ``members`` whose rows hold the same questions (in the same order);
+    ``qids`` are the question ids, or integer codes of them."""
     by_key: dict[bytes, list[int]] = {}
     for i in members:
-        key = np.asarray(qids[rows[i]], dtype=str).tobytes()
+        q = qids[rows[i]]
+        key = q.tobytes() if q.dtype.kind in "iu" else np.asarray(q, dtype=str).tobytes()
         by_key.setdefault(key, []).append(i)
     return list(by_key.values())

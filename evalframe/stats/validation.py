@@ -6,6 +6,7 @@ table are one :class:`~evalframe.errors.EvalframeInputError` listing every probl
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -20,7 +21,8 @@ __all__ = [
     "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM",
     "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
-    "sorted_codes", "run_starts",
+    "sorted_codes", "run_starts", "combined_codes", "unique_key_order", "key_array",
+    "is_string_categorical",
 ]
 
 SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
@@ -170,13 +172,15 @@ def _null_key_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]
 
 def _duplicated(df: pd.DataFrame, key: list[str], known: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Rows whose ``key`` repeats another row's (all copies), on integer codes when it can
-    (each column's codes kept in ``known``)."""
+    (each column's codes kept in ``known``): a count per key when the keys are dense (as
+    a per-question table's are), a hash otherwise."""
     codes = sorted_codes(df, key, known=known)
-    if codes is None or np.prod([float(c.max(initial=0)) + 1 for c in codes]) >= 2.0 ** 62:
+    combined = None if codes is None else combined_codes(codes)
+    if combined is None:
         return df.duplicated(key, keep=False).to_numpy()
-    combined = np.zeros(len(df), dtype=np.int64)
-    for c in codes:
-        combined = combined * (int(c.max(initial=0)) + 1) + c
+    combined, size = combined
+    if size <= DENSE_KEYS_PER_ROW * len(df) + 1_000_000:
+        return np.bincount(combined, minlength=size)[combined] > 1
     return pd.Series(combined).duplicated(keep=False).to_numpy()
 
 
@@ -208,7 +212,8 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
     """Return a checked copy with str ids, float64 values and a ``system`` column.
 
     ``codes``, a dict, receives the key columns' sorted codes found while checking
-    (see :func:`sorted_codes`; rows as the copy's), for the caller to reuse.
+    (see :func:`sorted_codes`; rows as the copy's), for the caller to reuse; with it, key
+    columns that are categoricals of strings stay categorical (see :func:`key_array`).
 
     Raises
     ------
@@ -225,11 +230,12 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
                 *_null_key_problems(df, extra)]
     if problems:
         raise EvalframeInputError(table, problems)
+    keep = codes is not None  # a caller grouping on codes reads categoricals through theirs
     out = pd.DataFrame({  # string columns keep their arrays (no Python object per row)
-        "system": (df["system"].astype(str).array if "system" in df.columns
+        "system": (key_array(df["system"], keep) if "system" in df.columns
                    else np.full(len(df), SINGLE_SYSTEM, dtype=object)),
-        "query_id": df["query_id"].astype(str).array,
-        "measure": df["measure"].astype(str).array,
+        "query_id": key_array(df["query_id"], keep),
+        "measure": key_array(df["measure"], keep),
         "value": pd.to_numeric(df["value"]).to_numpy(dtype=np.float64),
     })
     for col in extra:
@@ -238,6 +244,21 @@ def clean_table(per_question: pd.DataFrame, *, by: list[str], cluster: str | Non
     if problems:
         raise EvalframeInputError(table, problems)
     return out
+
+
+def is_string_categorical(dtype) -> bool:
+    """A categorical dtype whose categories are strings."""
+    return isinstance(dtype, pd.CategoricalDtype) and pd.api.types.is_string_dtype(dtype.categories.dtype) \
+        and (dtype.categories.dtype != object or all(isinstance(c, str) for c in dtype.categories))
+
+
+def key_array(col: pd.Series, keep_categorical: bool = True):
+    """A key column's values as strings: a categorical of strings stays categorical (its
+    codes are the ids' codes: no string per row is built or hashed again) when
+    ``keep_categorical``, anything else is converted with ``astype(str)``."""
+    if keep_categorical and is_string_categorical(col.dtype):
+        return col.array
+    return col.astype(str).array
 
 
 def sorted_codes(df: pd.DataFrame, columns: list[str],
@@ -254,6 +275,17 @@ def sorted_codes(df: pd.DataFrame, columns: list[str],
             out.append(known[c])
             continue
         col = df[c]
+        if is_string_categorical(col.dtype) and not bool(col.isna().any()):
+            cats = col.cat.categories
+            codes = col.cat.codes.to_numpy().astype(np.int64)
+            if not cats.is_monotonic_increasing:  # codes ranked as the categories sort
+                rank = np.empty(len(cats), dtype=np.int64)
+                rank[cats.argsort()] = np.arange(len(cats))
+                codes = rank[codes]
+            out.append(codes)
+            if known is not None:
+                known[c] = codes
+            continue
         if not (pd.api.types.is_string_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype)) \
                 or isinstance(col.dtype, pd.CategoricalDtype) or col.dtype == object and c not in (
                     "system", "query_id", "measure") or bool(col.isna().any()):
@@ -262,6 +294,41 @@ def sorted_codes(df: pd.DataFrame, columns: list[str],
         if known is not None:
             known[c] = out[-1]
     return out
+
+
+#: a key space up to this many slots per row (plus a million) is counted densely
+DENSE_KEYS_PER_ROW = 2
+
+
+def combined_codes(codes: list[np.ndarray]) -> tuple[np.ndarray, int] | None:
+    """One int64 code per row that orders as the tuple of ``codes`` does
+    (lexicographically, first column first), and the size of its range; None when the
+    range passes 2**62."""
+    ranges = [int(c.max(initial=0)) + 1 for c in codes]
+    size = math.prod(ranges)
+    if size >= 2 ** 62:
+        return None
+    combined = np.zeros(len(codes[0]) if codes else 0, dtype=np.int64)
+    for c, r in zip(codes, ranges):
+        combined *= r
+        combined += c
+    return combined, size
+
+
+def unique_key_order(codes: list[np.ndarray]) -> np.ndarray:
+    """Row positions that sort the rows by ``codes`` (first column first), for keys that
+    are unique: ``np.lexsort(codes[::-1])`` (any sort gives the same order when no two
+    rows tie), by placing each row at its key when the key space is dense, else by one
+    sort of the combined code."""
+    combined = combined_codes(codes)
+    if combined is None:
+        return np.lexsort(codes[::-1])
+    combined, size = combined
+    if size <= DENSE_KEYS_PER_ROW * len(combined) + 1_000_000:
+        slot = np.full(size, -1, dtype=np.int64)
+        slot[combined] = np.arange(len(combined))
+        return slot[slot >= 0]
+    return np.argsort(combined)
 
 
 def run_starts(codes: list[np.ndarray]) -> np.ndarray:
