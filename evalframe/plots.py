@@ -398,7 +398,7 @@ def plot_curves(curves: pd.DataFrame, *, family: str | None = None, systems: Seq
 def plot_paired_differences(per_question: pd.DataFrame, *, system_a: str, system_b: str, measure: str,
                             comparison: pd.DataFrame | None = None, ax=None):
     """Per-question differences ``b - a`` on one measure, sorted, one bar per question
-    (beyond :data:`MAX_BARS` questions, one area per sign through that many evenly spaced
+    (beyond ``MAX_BARS`` (2000) questions, one area per sign through that many evenly spaced
     ranks: the same picture, drawn in constant time).
 
     Parameters
