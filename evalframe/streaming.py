@@ -773,9 +773,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                                  f"memory budget (it is hashed into buckets with the run), got {conflicts!r}; "
                                  "resolve its conflicting labels first (read_qrels(..., conflicts=...) on its "
                                  "files) or raise memory_budget")
-        else:  # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
-            qrels = read_qrels(qd.to_table().to_pandas(), columns=columns, conflicts=conflicts)
-    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns))
+        else:
+            qrels = qd.to_table().to_pandas()
+    # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
+    # (a table the caller resolved has none left: resolving it again changes nothing)
+    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns, conflicts=conflicts))
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
