@@ -228,7 +228,8 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
     return {"table": table, "records": list(J.records), "silent": silent,
-            "conflict_keys": _conflict_keys(J.records, qrels, qrels_row)}
+            "conflict_keys": _conflict_keys(J.records, qrels, qrels_row),
+            "integer_questions": J.integer_questions}
 
 
 def _conflict_keys(records, qrels: pd.DataFrame, qrels_row: np.ndarray | None) -> dict:
@@ -258,7 +259,7 @@ def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> di
 
 def _summary(part: dict) -> dict:
     return {"records": part["records"], "silent": part["silent"], "meta": part["table"].iloc[:0],
-            "conflict_keys": part["conflict_keys"]}
+            "conflict_keys": part["conflict_keys"], "integer_questions": part["integer_questions"]}
 
 
 def _table(part: dict) -> pd.DataFrame:
@@ -421,8 +422,9 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
                  for i, r in enumerate(keyed.to_delayed())]
     parts = dask.persist(*tasks)
     summaries, systems = dask.compute([dask.delayed(_summary)(p) for p in parts], systems)
+    flags = [s["integer_questions"] for s in summaries]  # the whole golden set's: every question is in a part
     records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
-                     systems, missing, rel)
+                     systems, missing, rel, integer_questions=None if None in flags else all(flags))
     records = _conflicts_record(records, resolved, [s["conflict_keys"] for s in summaries])
     if warn:
         warn_diagnostics(records, rel)
@@ -433,7 +435,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
 
 
 def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
-           missing: Missing, rel: int) -> list[Diagnostic]:
+           missing: Missing, rel: int, *, integer_questions: bool | None) -> list[Diagnostic]:
     """Merge the partitions' diagnostics; a system that answers no golden question of any
     partition is reported, and when no system answers any the run is refused."""
     nowhere = [s for s in systems if all(s in part for part in silent)]
@@ -443,7 +445,8 @@ def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
             "check that both tables use the same question ids (ids are compared as strings)")])
     action = "scored 0 on every question" if missing == "zero" else "dropped"  # as judge() says it
     quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
-    return merge_diagnostics([list(r) + quiet for r in records], systems=systems)
+    return merge_diagnostics([list(r) + quiet for r in records], systems=systems,
+                             integer_questions=integer_questions)
 
 
 def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None,

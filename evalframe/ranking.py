@@ -55,7 +55,7 @@ __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_r
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
            "natural_order", "str_column", "shallow_rankings"]
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
 from typing import Callable, Iterable, Literal, Sequence
@@ -84,14 +84,14 @@ Ties = Literal["doc_id_desc", "doc_id_asc", "rank"]
 Missing = Literal["zero", "drop"]
 
 
-def _natural_permutation(arr: pa.Array) -> np.ndarray | None:
+def _natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
     """The permutation putting distinct Arrow string ids in natural order
-    (numerically when every id is an int64 integer, else byte-wise), or None
-    when the general rule of :func:`_natural_order` is needed."""
+    (numerically when every id is an int64 integer, else byte-wise) and whether
+    it is numeric, or None when the general rule of :func:`_natural_order` is needed."""
     try:
         if not _int64_ids(arr):
-            return pc.sort_indices(arr).to_numpy()  # byte-wise = code point order
-        return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")
+            return pc.sort_indices(arr).to_numpy(), False  # byte-wise = code point order
+        return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable"), True
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
 
@@ -106,8 +106,10 @@ class _Names:
     """Distinct ids held as an Arrow array, indexed like a numpy array; Python
     strings are made only for the few that are shown (examples, messages)."""
 
-    def __init__(self, arr: pa.Array):
+    def __init__(self, arr: pa.Array, numeric: bool | None = None):
         self.arrow = arr
+        #: whether their natural order is numeric (every id an integer); None: not known
+        self.numeric = numeric
 
     def __len__(self) -> int:
         return len(self.arrow)
@@ -140,21 +142,24 @@ def str_column(a) -> pd.Series:
 
 def _natural_order(ids: np.ndarray) -> np.ndarray:
     """Sorted unique ids: numerically when every id is an integer, else as strings."""
+    return _natural_order_rule(ids)[0]
+
+
+def _natural_order_rule(ids: np.ndarray) -> tuple[np.ndarray, bool]:
+    """:func:`_natural_order` and whether it sorted numerically (every id an integer)."""
     uniq = pd.unique(pd.Series(ids, dtype=object))
-    import pyarrow as pa
-    import pyarrow.compute as pc
     try:
         arr = pa.array(uniq, type=pa.large_string())
-        if not pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
-            return uniq[pc.sort_indices(arr).to_numpy()].astype(object)  # byte-wise = code point order
-        return uniq[np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")].astype(object)
+        if not _int64_ids(arr):
+            return uniq[pc.sort_indices(arr).to_numpy()].astype(object), False  # byte-wise = code point order
+        return uniq[np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")].astype(object), True
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass  # not all strings, or an integer beyond int64: the general rule below
     s = pd.Series(uniq, dtype=object)
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
-        return s.iloc[np.argsort(num.to_numpy(), kind="stable")].to_numpy(dtype=object)
-    return np.sort(s.to_numpy(dtype=object))
+        return s.iloc[np.argsort(num.to_numpy(), kind="stable")].to_numpy(dtype=object), True
+    return np.sort(s.to_numpy(dtype=object)), False
 
 
 def natural_order(ids: np.ndarray) -> np.ndarray:
@@ -209,6 +214,15 @@ class Diagnostic:
         What evalframe did about it.
     examples : tuple of str
         Up to :data:`MAX_EXAMPLES` examples, in natural order.
+    numeric : bool or None
+        Whether ``examples`` were ordered numerically, every id of the set they
+        were ordered in (the golden set's questions, or the questions dropped)
+        being an integer; None: not said (a merge orders the union naturally).
+    bytewise : tuple of str
+        When ``numeric``: the first examples byte-wise, which a merge with a part
+        whose ids are not all integers lists (the whole call's order is byte-wise).
+
+    ``numeric`` and ``bytewise`` say how to merge; records compare without them.
     """
 
     system: str | None
@@ -216,6 +230,8 @@ class Diagnostic:
     count: int
     action: str
     examples: tuple[str, ...] = ()
+    numeric: bool | None = field(default=None, compare=False)
+    bytewise: tuple[str, ...] = field(default=(), compare=False)
 
     def row(self) -> dict:
         """The diagnostics table's row (``check`` as its string value)."""
@@ -228,8 +244,15 @@ def diagnostics_table(records: Iterable[Diagnostic]) -> pd.DataFrame:
     return pd.DataFrame([r.row() for r in records], columns=DIAGNOSTIC_COLUMNS)
 
 
+#: Checks whose examples are listed in the golden set's natural order (the others: in
+#: their own, as the questions dropped (all systems') or a system's short rankings).
+_GOLDEN_ORDERED = frozenset({Check.GOLDEN_QUESTIONS_NOT_IN_RUN, Check.SCORE_TIES,
+                            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT})
+
+
 def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
-                      systems: Sequence[str | None] | None = None) -> list[Diagnostic]:
+                      systems: Sequence[str | None] | None = None,
+                      integer_questions: bool | None = None) -> list[Diagnostic]:
     """Merge the diagnostics of partitions of the questions (see the module docstring).
 
     Parameters
@@ -239,35 +262,54 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
     systems : sequence of str, optional
         The systems in the whole run's order (first appearance), which is the
         order :func:`judge` reports them in; default: first appearance in ``parts``.
+    integer_questions : bool, optional
+        Whether every question id of the whole golden set is an integer (the
+        parts' ``Judged.integer_questions`` all true), which decides the order
+        of examples that are golden-set questions; default: whether every
+        record merged says its examples were numeric (a part without records
+        may hold the only text id: engines pass it).
 
     Returns
     -------
     list of Diagnostic
         Counts summed per (check, system, action); examples the first
-        :data:`MAX_EXAMPLES` of the union in natural order;
+        :data:`MAX_EXAMPLES` of the union in the whole call's natural order;
         ``system_without_golden_questions`` kept when every partition reports it.
         Ordered by check, then by system.
     """
     parts = [list(p) for p in parts]
-    merged: dict[tuple, list] = {}
+    merged: dict[tuple, list[Diagnostic]] = {}
     for part in parts:
         for r in part:
-            entry = merged.setdefault((r.check, r.system, r.action), [0, [], 0])
-            entry[0] += int(r.count)
-            entry[1].extend(r.examples)
-            entry[2] += 1
+            merged.setdefault((r.check, r.system, r.action), []).append(r)
+    dropped_numeric = all(r.numeric for part in parts for r in part  # one order for all systems
+                          if r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET)
     checks = list(Check)
     position = {name: i for i, name in enumerate(systems or ())}
     out = []
-    for (check, system, action), (count, examples, seen) in sorted(  # stable: first appearance
+    for (check, system, action), records in sorted(  # stable: first appearance
             merged.items(), key=lambda kv: (checks.index(kv[0][0]), position.get(kv[0][1], len(position)))):
+        count = sum(int(r.count) for r in records)
         if check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
-            if seen < len(parts):
+            if len(records) < len(parts):
                 continue
-            count, ex = 1, tuple(examples[:1])
-        else:
+            out.append(Diagnostic(system, check, 1, action, records[0].examples[:1]))
+            continue
+        if any(r.numeric is None for r in records):  # order not said: the union's natural order
+            examples = [e for r in records for e in r.examples]
             ex = tuple(str(e) for e in _natural_order(np.array(examples, dtype=object))[:MAX_EXAMPLES])
-        out.append(Diagnostic(system, check, count, action, ex))
+            out.append(Diagnostic(system, check, count, action, ex))
+            continue
+        numeric = (dropped_numeric if check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET
+                   else integer_questions if integer_questions is not None and check in _GOLDEN_ORDERED
+                   else all(r.numeric for r in records))
+        bytewise = tuple(sorted({e for r in records for e in (r.bytewise if r.numeric else r.examples)})[:MAX_EXAMPLES])
+        if not numeric:
+            out.append(Diagnostic(system, check, count, action, bytewise, False))
+            continue
+        examples = np.array([e for r in records for e in r.examples], dtype=object)
+        ex = tuple(str(e) for e in _natural_order(examples)[:MAX_EXAMPLES])
+        out.append(Diagnostic(system, check, count, action, ex, True, bytewise))
     return out
 
 
@@ -346,6 +388,10 @@ class Judged:
     tokens : float64 array (N,) or None
         Per retrieved document: its token count, when the run has a ``tokens``
         column (measures at a token budget read it).
+    integer_questions : bool or None
+        Whether every question id of the golden set is an integer (questions are
+        then in numeric order); engines that evaluate in parts pass their parts'
+        conjunction to :func:`merge_diagnostics`.
     """
 
     groups: pd.DataFrame
@@ -362,6 +408,7 @@ class Judged:
     records: tuple[Diagnostic, ...] = field(default=(), repr=False)
     subtopics: Subtopics | None = field(default=None, repr=False)
     tokens: np.ndarray | None = field(default=None, repr=False)
+    integer_questions: bool | None = field(default=None, repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -403,7 +450,8 @@ class Judged:
                       None if self.source_row is None else self.source_row[keep],
                       records=self.records,
                       subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep),
-                      tokens=None if self.tokens is None else self.tokens[keep])
+                      tokens=None if self.tokens is None else self.tokens[keep],
+                      integer_questions=self.integer_questions)
 
 
 # ---------------------------------------------------------------- judge and its steps
@@ -486,7 +534,8 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     return Judged(groups, g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
                   label.astype(np.int64, copy=False), qq.astype(np.int64, copy=False), ql, len(queries),
                   diagnostics_table(records), source_row,
-                  records=tuple(records), subtopics=subtopics, tokens=tokens)
+                  records=tuple(records), subtopics=subtopics, tokens=tokens,
+                  integer_questions=queries.numeric)
 
 
 def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
@@ -540,13 +589,15 @@ def _golden_set(qrels: CheckedQrels) -> tuple[_Names, np.ndarray, np.ndarray, np
     """The golden set's questions in natural order, and its rows sorted by
     (question, label descending): (queries, question index, label, row order)."""
     dictionary = qrels.query.dictionary
-    perm = _natural_permutation(dictionary)
-    if perm is None:  # the general rule, on Python objects (integers beyond int64)
-        names = _natural_order(qrels.query.names)
+    natural = _natural_permutation(dictionary)
+    if natural is None:  # the general rule, on Python objects (integers beyond int64)
+        names, numeric = _natural_order_rule(qrels.query.names)
         perm = pd.Index(qrels.query.names).get_indexer(names)
+    else:
+        perm, numeric = natural
     position = np.empty(len(perm), dtype=np.int64)
     position[perm] = np.arange(len(perm))
-    queries = _Names(dictionary.take(pa.array(perm)))
+    queries = _Names(dictionary.take(pa.array(perm)), numeric)
     qq = position[qrels.query.codes]
     ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     order = _question_label_order(qq, ql)
@@ -987,9 +1038,11 @@ def _diagnostics(run_queries: Codes, systems: np.ndarray, sys_codes: np.ndarray,
 
 
 def _per_system(check: Check, action: str, systems: np.ndarray, sys_idx: np.ndarray,
-                key: np.ndarray, names: np.ndarray, counts: np.ndarray | None = None) -> list[Diagnostic]:
+                key: np.ndarray, names, counts: np.ndarray | None = None, *,
+                numeric: bool | None) -> list[Diagnostic]:
     """One record per system from distinct (system, item) pairs: the count of
-    items (or ``counts``) and the names of the first items in ``key`` order."""
+    items (or ``counts``) and the names of the first items in ``key`` order (the
+    natural order, numeric when ``numeric``: then also the first byte-wise)."""
     if not len(sys_idx):
         return []
     order = np.lexsort((key, sys_idx))
@@ -999,8 +1052,19 @@ def _per_system(check: Check, action: str, systems: np.ndarray, sys_idx: np.ndar
     shown_sys = sys_idx[shown]
     counts = n_items if counts is None else counts
     return [Diagnostic(systems[s], check, int(counts[s]), action,
-                       tuple(str(x) for x in names[shown[shown_sys == s]]))
+                       tuple(str(x) for x in names[shown[shown_sys == s]]), numeric,
+                       _bytewise_first(names[order[starts[s]:starts[s] + n_items[s]]]) if numeric else ())
             for s in np.flatnonzero(n_items)]  # one record per system, at most 5 examples each
+
+
+def _bytewise_first(names) -> tuple[str, ...]:
+    """The first :data:`MAX_EXAMPLES` of some distinct ids (``_Names``, an Arrow or an
+    object array) byte-wise, found by Arrow's top-k (no sort of them all)."""
+    arr = names.arrow if isinstance(names, _Names) else names
+    arr = arr if isinstance(arr, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(arr, dtype=object), pa.large_string())
+    if len(arr) > MAX_EXAMPLES:
+        arr = arr.take(pc.select_k_unstable(arr, k=MAX_EXAMPLES, sort_keys=[("dummy", "ascending")]))
+    return tuple(sorted(str(x) for x in arr.to_pylist()))
 
 
 def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq) -> list[Diagnostic]:
@@ -1013,8 +1077,10 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     names = run_queries.names
     dropped = np.unique(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
-    natural[dropped] = pd.Index(_natural_order(names[dropped])).get_indexer(names[dropped])
-    return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], names[q])
+    sorted_ids, numeric = _natural_order_rule(names[dropped])
+    natural[dropped] = pd.Index(sorted_ids).get_indexer(names[dropped])
+    return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], names[q],
+                       numeric=numeric)
 
 
 def _systems_without_golden_questions(systems, answered, missing) -> list[Diagnostic]:
@@ -1026,7 +1092,7 @@ def _systems_without_golden_questions(systems, answered, missing) -> list[Diagno
 def _golden_questions_not_in_run(systems, queries, answered, missing) -> list[Diagnostic]:
     s, q = np.nonzero(~answered)
     return _per_system(Check.GOLDEN_QUESTIONS_NOT_IN_RUN, "scored 0" if missing == "zero" else "dropped",
-                       systems, s, q, queries[q])
+                       systems, s, q, queries[q], numeric=queries.numeric)
 
 
 def _score_ties(systems, queries, g_sys, g_q, tied_groups, ties) -> list[Diagnostic]:
@@ -1035,7 +1101,8 @@ def _score_ties(systems, queries, g_sys, g_q, tied_groups, ties) -> list[Diagnos
     rows = np.bincount(g_sys[tied_groups], minlength=len(systems))
     u = np.unique(tied_groups)
     action = f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}"
-    return _per_system(Check.SCORE_TIES, action, systems, g_sys[u], g_q[u], queries[g_q[u]], counts=rows)
+    return _per_system(Check.SCORE_TIES, action, systems, g_sys[u], g_q[u], queries[g_q[u]], counts=rows,
+                       numeric=queries.numeric)
 
 
 def _golden_questions_without_relevant(queries, qq, ql, rel) -> list[Diagnostic]:
@@ -1044,7 +1111,8 @@ def _golden_questions_without_relevant(queries, qq, ql, rel) -> list[Diagnostic]
         return []
     return [Diagnostic(None, Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT, int(norel.sum()),
                        "counted (most measures score 0)",
-                       tuple(str(x) for x in queries[norel][:MAX_EXAMPLES]))]
+                       tuple(str(x) for x in queries[norel][:MAX_EXAMPLES]), queries.numeric,
+                       _bytewise_first(queries[norel]) if queries.numeric else ())]
 
 
 _WARNINGS = {
@@ -1102,9 +1170,10 @@ def list_ranks(group: np.ndarray):
 
 
 # --------------------------------------------------------- rankings shorter than a cutoff
-def _first_examples(ids: pd.Series) -> tuple[str, ...]:
+def _first_examples(ids: pd.Series) -> Diagnostic:
     """The first :data:`MAX_EXAMPLES` of some of one system's group question ids
-    (``ids``, in group order) in their natural order.
+    (``ids``, in group order) in their natural order, as a record's ``examples``,
+    ``numeric`` and ``bytewise`` (the other fields empty).
 
     Groups are in natural question order (:func:`judge`), so the first ids are the
     answer and only they become Python strings; unless all of ``ids`` are integers
@@ -1112,12 +1181,17 @@ def _first_examples(ids: pd.Series) -> tuple[str, ...]:
     then they are sorted."""
     try:
         arr = pa.array(ids)
-        in_order = not _int64_ids(arr) or bool((np.diff(pc.cast(arr, pa.int64()).to_numpy()) > 0).all())
+        numeric = _int64_ids(arr)
+        in_order = not numeric or bool((np.diff(pc.cast(arr, pa.int64()).to_numpy()) > 0).all())
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        in_order = False
+        arr, in_order = None, False
     if in_order:
-        return tuple(str(x) for x in ids.iloc[:MAX_EXAMPLES].to_numpy(dtype=object))
-    return tuple(str(x) for x in _natural_order(ids.to_numpy(dtype=object))[:MAX_EXAMPLES])
+        first = tuple(str(x) for x in ids.iloc[:MAX_EXAMPLES].to_numpy(dtype=object))
+    else:
+        natural, numeric = _natural_order_rule(ids.to_numpy(dtype=object))
+        first = tuple(str(x) for x in natural[:MAX_EXAMPLES])
+    bytewise = _bytewise_first(arr if arr is not None else ids.to_numpy(dtype=object)) if numeric else ()
+    return Diagnostic(None, Check.SHALLOW_RANKINGS, 0, "", first, numeric, bytewise)
 
 
 def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None = None) -> list[Diagnostic]:
@@ -1146,8 +1220,8 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
         rows = short[sys_idx[short] == s]
         action = (f"fewer than {k} retrieved documents: measured on what was returned, so a measure at "
                   f"k = {k} equals its value at the ranking's length")  # the same in every partition
-        records.append(Diagnostic(systems[s], Check.SHALLOW_RANKINGS, len(rows), action,
-                                  _first_examples(query_ids.iloc[rows])))
+        first = _first_examples(query_ids.iloc[rows])
+        records.append(replace(first, system=systems[s], count=len(rows), action=action))
     if warn:
         warn_diagnostics(records, 1)
     return records

@@ -296,6 +296,7 @@ class _Assembler:
         self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
         self.n_golden = 0  # golden-set questions of the parts so far
         self.records: list[list[Diagnostic]] = []
+        self.integer_questions: list[bool | None] = []  # per part: its golden set's ids all integers
         self.anchor: _Part | None = None
         self.deferred: list[_Part] = []
         self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
@@ -342,6 +343,7 @@ class _Assembler:
         gone = set(absent)
         self.records.append([r for r in J.records if not (
             r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)])
+        self.integer_questions.append(J.integer_questions)
         if self.ms:
             # compact: per (system, question) group its codes and a row of values, the
             # long table of strings is built once, in result()
@@ -359,7 +361,9 @@ class _Assembler:
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
-        records = merge_diagnostics(self.records, systems=systems)
+        flags = self.integer_questions
+        records = merge_diagnostics(self.records, systems=systems,
+                                    integer_questions=None if None in flags else all(flags))
         checks = list(Check)
         records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
@@ -788,9 +792,10 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     taken = set(golden.queries) if golden is not None else set()
-    placeholder = "evalframe:system-without-rows-here"
-    while placeholder in taken:
-        placeholder += "#"
+    placeholder = -999999999999999999  # an integer id, so a part's dropped questions keep the whole's order
+    while str(placeholder) in taken:
+        placeholder += 1
+    placeholder = str(placeholder)
     asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped = golden is not None

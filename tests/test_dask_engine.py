@@ -340,3 +340,25 @@ def test_rollup_per_question_inside_each_partition(client):
     diag = ef.diagnostics(dd.from_pandas(run, npartitions=3), qrels, rollup=mapping)
     assert {"rollup_run_rows_collapsed", "rollup_golden_rows_merged"} <= set(diag["check"])
     pd.testing.assert_frame_equal(diag, ef.diagnostics(run, qrels, rollup=mapping))
+
+
+@pytest.mark.parametrize("ids", ["integers", "mixed"])
+def test_examples_of_integer_and_mixed_question_ids_are_the_in_memory_ones(client, ids):
+    """Questions 1..30 (and "x"): examples are listed numerically only when every golden-set
+    id is an integer, though a partition holding only integers would order its own numerically
+    (and the partition holding "x" has no record of questions without a relevant document)."""
+    names = [str(i) for i in range(1, 31)] + (["x"] if ids == "mixed" else [])
+    qrels = pd.DataFrame({"query_id": names, "doc_id": "d", "relevance": [0] * 30 + [1] * (len(names) - 30)})
+    run = pd.DataFrame({"query_id": np.repeat(names, 2), "doc_id": ["d", "e"] * len(names), "score": 1.0,
+                        "system": "s"})
+    run = run[run["query_id"] != "7"]  # a golden question unanswered
+    extra = pd.DataFrame({"query_id": ["1000", "200"], "doc_id": "d", "score": 1.0, "system": "s"})
+    run = pd.concat([run, extra], ignore_index=True)  # run-only questions, dropped
+    position = {q: i for i, q in enumerate(dict.fromkeys(run["query_id"]))}
+    piece = run["query_id"].map(position).to_numpy() // 11  # whole questions: 1..11, 12..22, the rest
+    for d in (dd.from_pandas(run, npartitions=3),  # rows cut anywhere: shuffled by question
+              dd.from_delayed([dask.delayed(run[piece == i]) for i in range(3)], meta=run.iloc[:0])):
+        assert_same(run, qrels, d, measures=["AP", "P@5"])
+    expected = ef.diagnostics(run, qrels)
+    first = "1, 10, 11, 12, 13" if ids == "mixed" else "1, 2, 3, 4, 5"
+    assert expected.loc[expected["check"] == "golden_questions_without_relevant", "examples"].tolist() == [first]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
-from evalframe.ranking import diagnostics_table, judge, merge_diagnostics
+from evalframe.ranking import diagnostics_table, judge, merge_diagnostics, shallow_rankings
 from make_snapshot import MEASURES
 from strategies import cases
 
@@ -93,11 +93,6 @@ def test_partitions_of_random_cases_give_the_whole(case, assignment):
                                          "AP(judged_only=True)", "Rprec", "RBP(residual=True)"], rel=rel)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "defect, not fixable in merge_diagnostics alone: a partition of integer ids keeps only its "
-    "numeric first five (1..5), so '10' reaches no record; the records must also carry the byte-wise "
-    "first five and whether their ordering set was all integers, and the engines must say whether the "
-    "whole golden set is (a part without records may hold the only text id)"))
 def test_mixed_integer_and_text_question_ids_keep_the_whole_calls_examples():
     """Question ids 1..20 and "x": the whole golden set is not all integers, so the whole
     call lists examples byte-wise (1, 10, 11, 12, 13), while a partition holding only
@@ -111,6 +106,69 @@ def test_mixed_integer_and_text_question_ids_keep_the_whole_calls_examples():
         got = diagnostics_table(merge_diagnostics(
             (records(run[run.query_id.isin(p)], qrels[qrels.query_id.isin(p)]) for p in parts), systems=["s"]))
         pd.testing.assert_frame_equal(got, whole)
+
+
+def judged_records(run, qrels, k=3):
+    """(records with the shallow rankings at cutoff k, whether every golden-set id is an integer)."""
+    J = judge(ef.read_run(run), ef.read_qrels(qrels), missing="zero", warn=False)
+    return list(J.records) + shallow_rankings(J, k, warn=False), J.integer_questions
+
+
+def merged_parts(run, qrels, parts):
+    """The diagnostics table of the parts merged as the engines merge them."""
+    judged = [judged_records(run[run.query_id.isin(p)], qrels[qrels.query_id.isin(p)]) for p in parts]
+    return diagnostics_table(merge_diagnostics(
+        [r for r, _ in judged], systems=list(dict.fromkeys(run.system)),
+        integer_questions=all(flag for _, flag in judged)))
+
+
+def test_a_part_without_records_may_hold_the_only_text_id():
+    """Questions 1..20 have no relevant document, "x" has one: the part holding "x"
+    has no golden_questions_without_relevant record, yet makes the whole's order byte-wise."""
+    ids = [str(i) for i in range(1, 21)] + ["x"]
+    qrels = pd.DataFrame({"query_id": ids, "doc_id": "d", "relevance": [0] * 20 + [1]})
+    run = pd.DataFrame({"query_id": ids, "doc_id": "d", "score": 1.0, "system": "s"})
+    whole = diagnostics_table(judged_records(run, qrels)[0])
+    assert whole.loc[whole["check"] == "golden_questions_without_relevant", "examples"].tolist() == ["1, 10, 11, 12, 13"]
+    pd.testing.assert_frame_equal(merged_parts(run, qrels, [ids[:20], ["x"]]), whole)
+
+
+@st.composite
+def mixed_id_cases(draw):
+    """Two systems over questions drawn from integers (also negative, beyond 9), ids that
+    look like integers but are not ("007", "+3") and text; run-only and unanswered
+    questions, ties, questions without a relevant document, short rankings."""
+    pool = ["1", "2", "3", "9", "10", "11", "12", "20", "100", "-3", "0", "007", "+3", "x", "a1", "B"]
+    ids = draw(st.lists(st.sampled_from(pool), min_size=3, max_size=12, unique=True))
+    golden = draw(st.lists(st.sampled_from(ids), min_size=2, max_size=len(ids), unique=True))
+    answered = draw(st.lists(st.sampled_from(ids), min_size=1, max_size=len(ids), unique=True))
+    shared = [q for q in answered if q in golden]
+    if not shared:
+        answered.append(golden[0])
+    qrels, run = [], []
+    for q in golden:
+        for d in range(draw(st.integers(1, 3))):
+            qrels.append((q, f"d{d}", draw(st.integers(0, 2))))
+    for system in ("A", "B"):
+        for q in answered:
+            for d in range(draw(st.integers(1, 4))):
+                run.append((system, q, f"d{d}", float(draw(st.integers(0, 2)))))
+    qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame(run, columns=["system", "query_id", "doc_id", "score"])
+    part_of = {q: draw(st.integers(0, 2)) for q in ids}
+    return run, qrels, part_of
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed_id_cases())
+def test_merged_examples_of_mixed_ids_are_the_whole_calls(case):
+    run, qrels, part_of = case
+    shared = [q for q in dict.fromkeys(run.query_id) if q in set(qrels.query_id)]
+    ok = {part_of[q] for q in shared}  # a part must share a question with the run (else an input error)
+    part_of = {q: (p if p in ok else part_of[shared[0]]) for q, p in part_of.items()}
+    parts = [[q for q, p in part_of.items() if p == i] for i in sorted(set(part_of.values()))]
+    whole = diagnostics_table(judged_records(run, qrels)[0])
+    pd.testing.assert_frame_equal(merged_parts(run, qrels, parts), whole)
 
 
 def test_integer_question_ids_list_examples_numerically_whole_and_in_parts():
