@@ -535,13 +535,13 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
             _examples(srt, dup[srt.index.to_numpy()])))
     if problems:
         raise EvalframeInputError("run", problems)
-    if dup.any():
-        if duplicates == "max":
-            order = out.sort_values("score", ascending=False, kind="stable").index
-            out = out.loc[order].drop_duplicates(keys, keep="first").sort_index()
-        else:
-            out = out.drop_duplicates(keys, keep="first")
-        out = out.reset_index(drop=True)
+    if dup.any():  # only the (few) repeated rows are compared: the rest is kept as it is
+        copies = np.flatnonzero(dup)
+        if duplicates == "max":  # the highest score first, ties in the input's order
+            copies = copies[np.argsort(-sc[copies], kind="stable")]
+        keep = np.ones(len(out), dtype=bool)
+        keep[copies[out.iloc[copies].duplicated(keys, keep="first").to_numpy()]] = False
+        out = out[keep].reset_index(drop=True)
         coded = None
     if "rank" in out:
         out["rank"] = out["rank"].astype(np.int64) if (out["rank"] == np.round(out["rank"])).all() else out["rank"]

@@ -113,6 +113,30 @@ def test_duplicates_options():
     assert ef.read_run(dup, duplicates="first").sort_values("doc_id").score.tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("ids", ["text", "integer"])
+@pytest.mark.parametrize("duplicates", ["first", "max"])
+def test_duplicates_keep_the_rows_pandas_keeps(duplicates, ids):
+    """Against pandas' drop_duplicates on the whole table: many systems, repeats of 2-4 copies with
+    tied scores, in grouped and shuffled order; the kept rows keep the input's order."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    run = pd.DataFrame({"system": rng.choice(["a", "b", "c"], n), "query_id": rng.integers(0, 40, n),
+                        "doc_id": rng.integers(0, 60, n), "score": rng.integers(0, 4, n).astype(float)})
+    if ids == "text":
+        run = run.astype({"query_id": str, "doc_id": str})
+        run["doc_id"] = "d" + run["doc_id"]
+    for frame in (run.sort_values(["system", "query_id"], kind="stable"), run):
+        frame = frame.reset_index(drop=True)
+        keys = ["system", "query_id", "doc_id"]
+        order = frame.sort_values("score", ascending=False, kind="stable").index if duplicates == "max" else frame.index
+        expected = frame.loc[order].drop_duplicates(keys, keep="first").sort_index()
+        got = ef.read_run(frame, duplicates=duplicates)
+        assert len(expected) < len(frame) - 100
+        assert got["score"].tolist() == expected["score"].tolist()
+        for c in keys:
+            assert got[c].astype(str).tolist() == expected[c].astype(str).tolist()
+
+
 def test_qrels_problems():
     bad = pd.DataFrame({"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "c", "d"],
                         "relevance": [1, 0.5, "x", np.nan]})
