@@ -298,9 +298,21 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
     key = np.empty(len(out), dtype=np.uint64)
     for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
         key[lo:lo + BLOCK_ROWS] = pair_keys(coded.query.codes[lo:lo + BLOCK_ROWS], coded.doc_fingerprint[lo:lo + BLOCK_ROWS])
-    key.sort()
-    if not (key[1:] == key[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
+    srt = np.sort(key)
+    if not (srt[1:] == srt[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
         return coded
+    del srt
+    pairs = _pairs(coded, key)
+    if pairs is not None:  # one group per (query_id, doc_id): resolved on codes
+        label, conflicted = _resolved(*pairs, values, "max" if conflicts == "error" else conflicts)
+        if not len(conflicted) or conflicts != "error":  # identical repeats only, or resolved
+            first = pairs[1]
+            out = out.iloc[first].reset_index(drop=True).assign(relevance=label)
+            if not len(conflicted):
+                return encode_qrels(out)
+            examples = tuple(f"{q}:{d}" for q, d in out.iloc[conflicted[:_MAX_EXAMPLES]][["query_id", "doc_id"]]
+                             .itertuples(index=False))
+            return replace(encode_qrels(out), conflicts=ResolvedConflicts(conflicts, len(conflicted), examples))
     dup = _duplicated(out, ["query_id", "doc_id"])
     votes = out
     if dup.any():
@@ -317,6 +329,59 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
             "conflicts='min' or conflicts='majority' to keep the highest, the lowest or the most frequent label",
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
     return encode_qrels(out)
+
+
+def _pairs(coded: CheckedQrels, key: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(pair number of each row, first row of each pair): the (query_id, doc_id) pairs
+    numbered in order of first appearance, from the rows' 64-bit pair keys, confirmed on
+    the ids themselves; None when two different pairs share a key (then the caller
+    compares the strings)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    start = np.empty(len(sk), dtype=bool)
+    start[:1] = True
+    np.not_equal(sk[1:], sk[:-1], out=start[1:])
+    del sk
+    group = np.cumsum(start) - 1
+    firsts = order[start]  # stable: the earliest row of each key
+    rows, ref = order[~start], firsts[group[~start]]
+    q = coded.query.codes
+    if not (q[rows] == q[ref]).all() or not pc.all(pc.equal(coded.doc.take(pa.array(rows)),
+                                                            coded.doc.take(pa.array(ref)))).as_py():
+        return None
+    by_row = np.argsort(firsts, kind="stable")
+    number = np.empty(len(firsts), dtype=np.int64)
+    number[by_row] = np.arange(len(firsts))
+    pair = np.empty(len(key), dtype=np.int64)
+    pair[order] = number[group]
+    return pair, firsts[by_row]
+
+
+def _resolved(pair: np.ndarray, first: np.ndarray, labels: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
+    """(label of each pair, the pairs with more than one distinct label), ``how`` as
+    :func:`resolve_conflicts`: every row is a vote."""
+    order = np.lexsort((labels, pair))
+    p, v = pair[order], labels[order]
+    new = np.empty(len(p), dtype=bool)
+    new[:1] = True
+    new[1:] = (p[1:] != p[:-1]) | (v[1:] != v[:-1])
+    at = np.flatnonzero(new)  # one run per (pair, label), labels ascending within a pair
+    run_pair, run_label = p[at], v[at]
+    conflicted = np.flatnonzero(np.bincount(run_pair, minlength=len(first)) > 1)
+    if how == "majority":  # the most votes, a tie going to the higher label
+        votes = np.diff(np.append(at, len(p)))
+        pick = np.lexsort((run_label, votes, run_pair))
+        run_pair, run_label = run_pair[pick], run_label[pick]
+    edge = np.empty(len(run_pair), dtype=bool)
+    if how == "min":  # the first run of each pair
+        edge[:1] = True
+        edge[1:] = run_pair[1:] != run_pair[:-1]
+    else:  # "max" and "majority": the last
+        edge[-1:] = True
+        edge[:-1] = run_pair[1:] != run_pair[:-1]
+    return run_label[edge], conflicted
 
 
 def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:

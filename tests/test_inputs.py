@@ -283,10 +283,8 @@ def _resolved_by_loop(votes, how):
 def test_conflicts_resolved_as_a_loop_would(how):
     votes = _votes()
     oracle, n_conflicted = _resolved_by_loop(votes, how)
-    got = ef.read_qrels(votes, conflicts=how)
-    key = ["query_id", "doc_id"]
-    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
-                                  oracle.sort_values(key).reset_index(drop=True), check_dtype=False)
+    got = ef.read_qrels(votes, conflicts=how)  # one row per pair, where the pair first appears
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), oracle, check_dtype=False)
     run = pd.DataFrame({"query_id": votes["query_id"], "doc_id": votes["doc_id"]}).drop_duplicates()
     run["score"] = np.arange(len(run), dtype=float)
     same(ef.evaluate(run, votes, MEASURES, conflicts=how), ef.evaluate(run, oracle, MEASURES))
@@ -300,6 +298,57 @@ def test_conflicts_resolved_as_a_loop_would(how):
         warnings.simplefilter("ignore")
         rep = ef.report(run, votes, measures=["RR"], n_resamples=20, conflicts=how)
     assert rep.diagnostics.loc[rep.diagnostics["check"] == "golden_set_conflicting_labels", "count"].tolist() == [n_conflicted]
+
+
+@pytest.mark.parametrize("how", ["max", "min", "majority"])
+@pytest.mark.parametrize("ids", ["text", "integer", "long text"])
+def test_many_votes_resolved_as_a_loop_would(how, ids):
+    """Every pair judged by several annotators, labels far apart (negative and large): the
+    whole table is conflicted, in first-appearance order, examples the first conflicted pairs."""
+    rng = np.random.default_rng(3)
+    n = 20000
+    votes = pd.DataFrame({"query_id": rng.integers(0, 300, n), "doc_id": rng.integers(0, 40, n),
+                          "relevance": rng.choice([-1, 0, 1, 2, 10**12], n)})
+    if ids != "integer":
+        pad = "https://example.org/collection/documents/" if ids == "long text" else "d"
+        votes["doc_id"] = pad + votes["doc_id"].astype(str)
+        votes["query_id"] = votes["query_id"].astype(str)
+    oracle, n_conflicted = _resolved_by_loop(votes.astype({"query_id": str, "doc_id": str}), how)
+    got = ef.read_qrels(votes, conflicts=how)
+    assert got["relevance"].tolist() == oracle["relevance"].tolist()
+    assert got["query_id"].astype(str).tolist() == oracle["query_id"].tolist()
+    assert got["doc_id"].astype(str).tolist() == oracle["doc_id"].tolist()
+    run = oracle[["query_id", "doc_id"]].assign(score=1.0)
+    d = ef.diagnostics(run, votes.astype({"query_id": str, "doc_id": str}), conflicts=how)
+    row = d[d["check"] == "golden_set_conflicting_labels"]
+    assert row["count"].tolist() == [n_conflicted] and 0 < n_conflicted < len(oracle)
+
+
+@pytest.mark.parametrize("keys", ["one key", "question ignored"])
+@pytest.mark.parametrize("how", ["error", "max", "majority"])
+def test_conflicts_confirmed_on_the_ids_whatever_the_pair_keys(monkeypatch, how, keys):
+    # pairs are grouped by 64-bit keys and confirmed on the ids: colliding keys
+    # (every row one key, or keys blind to the question) fall back to comparing the strings
+    import evalframe.schema as schema
+    votes = _votes(seed=5)
+    if how == "error":
+        votes = votes.drop_duplicates(["query_id", "doc_id"]).iloc[np.r_[0:60, 0:60]]  # identical repeats
+        oracle = votes.iloc[:60].reset_index(drop=True)
+    else:
+        oracle, _ = _resolved_by_loop(votes, how)
+    monkeypatch.setattr(schema, "pair_keys", (lambda codes, fp: np.zeros(len(codes), dtype=np.uint64))
+                        if keys == "one key" else (lambda codes, fp: fp.copy()))
+    pd.testing.assert_frame_equal(ef.read_qrels(votes, conflicts=how).reset_index(drop=True), oracle,
+                                  check_dtype=False)
+
+
+def test_identical_rows_only_are_dropped_keeping_the_first():
+    rows = pd.DataFrame({"query_id": ["2", "1", "2", "1", "2"], "doc_id": ["b", "a", "b", "c", "b"],
+                         "relevance": [1, 0, 1, 2, 1]})
+    for conflicts in ("error", "max"):
+        got = ef.read_qrels(rows, conflicts=conflicts)
+        assert got[["query_id", "doc_id"]].astype(str).values.tolist() == [["2", "b"], ["1", "a"], ["1", "c"]]
+        assert got["relevance"].tolist() == [1, 0, 2]
 
 
 def test_majority_tie_goes_to_the_higher_label_and_identical_rows_are_votes():
