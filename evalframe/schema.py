@@ -31,7 +31,7 @@ __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels
            "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -210,10 +210,12 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
 
 
 def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
-                conflicts: Conflicts = "error") -> CheckedQrels:
+                conflicts: Conflicts = "error", resolve: bool = True) -> CheckedQrels:
     """Check a golden set and return the canonical copy with its ids factorised once.
 
-    Parameters and errors as :func:`clean_qrels`.
+    Parameters and errors as :func:`clean_qrels`; ``resolve=False`` keeps repeated
+    (query_id, doc_id) rows as they are (``conflicts`` unused): a part of a larger
+    golden set, checked again once all the rows of its questions are together.
 
     Returns
     -------
@@ -225,7 +227,7 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
                         "use evalframe.read_qrels() for files and dicts")
     check_conflicts(conflicts, caller="check_qrels")
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
-    checked = _check_qrels(table, conflicts)
+    checked = _check_qrels(table, conflicts, resolve)
     prior = qrels.attrs.get("evalframe_conflicts")
     if checked.conflicts is None and isinstance(prior, ResolvedConflicts):
         checked = replace(checked, conflicts=prior)  # resolved when this table was read
@@ -246,7 +248,7 @@ def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{TEXT_COLUMN: by_query.reindex(frame["query_id"].to_numpy(dtype=object)).to_numpy()})
 
 
-def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
+def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True) -> CheckedQrels:
     """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`)."""
     problems: list[InputProblem] = []
     df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic",), problems)
@@ -292,6 +294,10 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
     ids = {c: (df[c] if status[c] == "clean" else ids_to_str(df[c], trim=trim)).reset_index(drop=True)
            for c in ("query_id", "doc_id")}  # ids already clean are kept as they are
     out = pd.DataFrame({**ids, "relevance": values})
+    if not resolve:
+        if "subtopic" in df:
+            out.insert(1, "subtopic", ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
+        return CheckedQrels(out, _encode(out["query_id"]), _strings(out["doc_id"]))
     if "subtopic" in df:
         return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
@@ -310,9 +316,10 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts) -> CheckedQrels:
             out = out.iloc[first].reset_index(drop=True).assign(relevance=label)
             if not len(conflicted):
                 return encode_qrels(out)
-            examples = tuple(f"{q}:{d}" for q, d in out.iloc[conflicted[:_MAX_EXAMPLES]][["query_id", "doc_id"]]
-                             .itertuples(index=False))
-            return replace(encode_qrels(out), conflicts=ResolvedConflicts(conflicts, len(conflicted), examples))
+            shown = conflicted[:_MAX_EXAMPLES]
+            examples = tuple(f"{q}:{d}" for q, d in out.iloc[shown][["query_id", "doc_id"]].itertuples(index=False))
+            return replace(encode_qrels(out), conflicts=ResolvedConflicts(
+                conflicts, len(conflicted), examples, tuple(int(r) for r in first[shown])))
     dup = _duplicated(out, ["query_id", "doc_id"])
     votes = out
     if dup.any():
@@ -420,12 +427,16 @@ class ResolvedConflicts:
     count : int
         Pairs with more than one distinct label.
     examples : tuple of str
-        A few of them, as ``query_id:doc_id``.
+        A few of them, as ``query_id:doc_id``: the first pairs of the table.
+    first_rows : tuple of int
+        The row of the checked table where each example pair first appears (to merge
+        the examples of parts of a larger table in its order).
     """
 
     how: str
     count: int
     examples: tuple[str, ...] = ()
+    first_rows: tuple[int, ...] = field(default=(), compare=False)
 
 
 def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, ResolvedConflicts]:
@@ -446,9 +457,11 @@ def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, Reso
     else:
         label = qrels.groupby(keys, sort=False)["relevance"].agg(how)
     idx = pd.MultiIndex.from_frame(first[keys])
+    at = pd.Series(first.index.to_numpy(), index=idx)
     out = first.assign(relevance=label.reindex(idx).to_numpy(dtype=np.int64)).reset_index(drop=True)
-    examples = tuple(f"{q}:{d}" for q, d in conflicted.index[:_MAX_EXAMPLES])
-    return out, ResolvedConflicts(how, int(len(conflicted)), examples)
+    shown = conflicted.index[:_MAX_EXAMPLES]
+    examples = tuple(f"{q}:{d}" for q, d in shown)
+    return out, ResolvedConflicts(how, int(len(conflicted)), examples, tuple(int(r) for r in at.loc[shown]))
 
 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,

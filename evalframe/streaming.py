@@ -61,7 +61,7 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -74,8 +74,9 @@ import pyarrow.parquet as pq
 from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
+from .schema import Conflicts, ResolvedConflicts, check_qrels
 from .measures import Measure, compute
-from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
+from .ranking import (MAX_EXAMPLES, Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import ALIASES, Conflicts, fingerprints, ids_to_str
@@ -648,9 +649,19 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
     return np.union1d(done, fp)
 
 
+#: The column of a golden set's bucket files holding each row's position in the whole golden set.
+_ROW = "evalframe_row"
+
+
 def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads.Dataset | None,
                     asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
-                    columns: Mapping[str, str] | None = None) -> None:
+                    columns: Mapping[str, str] | None = None,
+                    conflicts: Conflicts = "error") -> ResolvedConflicts | None:
+    """Hash the run (and a golden set too large to hold, ``qrels_dataset``) into buckets
+    by question and evaluate bucket by bucket.  The golden set's rows are checked as they
+    are read and their conflicting labels resolved in the bucket holding all of a
+    question's rows; returned: those resolutions merged (the count, and the first pairs of
+    the whole golden set as examples), or None."""
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     writers: dict[int, pq.ParquetWriter] = {}
     try:
@@ -661,8 +672,11 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             _write_buckets(table, _bucket_of(qids, n_buckets), n_buckets, writers,
                            lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
         if qrels_dataset is not None:
+            at = 0
             for table in qrels_dataset.to_batches(batch_size=1 << 20):
-                q = read_qrels(pa.Table.from_batches([table]).to_pandas(), columns=columns)
+                q = check_qrels(pa.Table.from_batches([table]).to_pandas(), columns=columns, resolve=False).frame
+                q[_ROW] = np.arange(at, at + len(q), dtype=np.int64)  # repeated pairs kept: resolved per bucket
+                at += len(q)
                 t = pa.Table.from_pandas(q, preserve_index=False)
                 _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
                                lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
@@ -673,6 +687,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     bar.reset(total=n_buckets)
     bar.set_description("evaluating buckets")
     bar.unit = "buckets"
+    resolved: list[ResolvedConflicts] = []
     for b in range(n_buckets):
         path = os.path.join(tmp, f"run-{b:05d}.parquet")
         run = _read_bucket(path)
@@ -681,6 +696,14 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
         else:
             qpath = os.path.join(tmp, f"qrels-{b:05d}.parquet")
             qrels = pq.read_table(qpath).to_pandas() if os.path.exists(qpath) else None
+            if qrels is not None:
+                rows = qrels.pop(_ROW).to_numpy()
+                checked = check_qrels(qrels, conflicts=conflicts)
+                qrels = checked.frame if checked.subtopics is None else checked.subtopics
+                qrels.attrs.pop("evalframe_conflicts", None)  # recorded once, for the whole golden set
+                if checked.conflicts is not None:
+                    c = checked.conflicts
+                    resolved.append(replace(c, first_rows=tuple(int(rows[r]) for r in c.first_rows)))
         if run is not None or (qrels is not None and len(qrels)):
             run = run if run is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in ("query_id",)})
             qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
@@ -691,6 +714,11 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             if os.path.exists(p):
                 os.remove(p)
         bar.update(1)
+    if not resolved:
+        return None
+    first = sorted((r, e) for c in resolved for r, e in zip(c.first_rows, c.examples))[:MAX_EXAMPLES]
+    return ResolvedConflicts(resolved[0].how, sum(c.count for c in resolved), tuple(e for _, e in first),
+                             tuple(r for r, _ in first))
 
 
 def _read_bucket(path: str) -> pd.DataFrame | None:
@@ -742,8 +770,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     conflicts : {"error", "max", "min", "majority"}
         Conflicting labels of a golden set read here (a Parquet dataset), resolved once
         (a table the caller read was resolved by it); a golden set hashed into buckets
-        (larger than half the budget) takes "error" only, and its conflicts are then
-        reported by the partition holding them.
+        (larger than half the budget) is resolved bucket by bucket (all of a question's
+        rows are in its bucket), the record merged: the in-memory call's count and examples.
     rollup : DataFrame, dict or str, optional
         A chunk -> page table: each partition is rolled up (its questions' rows are all there);
         a run column naming the pages: its (chunk, page) pairs are read from the whole run first
@@ -772,11 +800,6 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         qd = open_run_dataset(qrels, "golden set (qrels)")
         if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
             qrels_dataset = qd
-            if conflicts != "error":
-                raise ValueError(f"evaluate: conflicts must be 'error' for a golden set larger than half the "
-                                 f"memory budget (it is hashed into buckets with the run), got {conflicts!r}; "
-                                 "resolve its conflicting labels first (read_qrels(..., conflicts=...) on its "
-                                 "files) or raise memory_budget")
         else:
             qrels = qd.to_table().to_pandas()
     # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
@@ -798,7 +821,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     placeholder = str(placeholder)
     asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
-        grouped = golden is not None
+        grouped, bucketed = golden is not None, None
         if grouped:
             try:
                 _stream_grouped(reader, golden, asm, batch_rows, bar)
@@ -812,11 +835,12 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         if not grouped:
             tmp = tempfile.mkdtemp(prefix="evalframe-buckets-", dir=options.temp_dir)
             try:
-                _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar, columns)
+                bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
+                                           columns, conflicts)
                 asm.finish(None)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-    c = None if golden is None else golden.conflicts
+    c = bucketed if golden is None else golden.conflicts
     if c is not None and c.count:  # as engine.with_conflicts records it, once
         asm.whole.append(Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
                                     f"resolved: {c.how} label", tuple(c.examples)))

@@ -36,13 +36,15 @@ def budget_for(run, qrels, parts: int) -> int:
     return len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(run) // parts
 
 
-def both(run_df, source, qrels, measures, **kw):
-    """(in-memory answer, streamed answer), each (per_q, diagnostics, warnings)."""
+def both(run_df, source, qrels, measures, *, streamed_qrels=None, **kw):
+    """(in-memory answer, streamed answer), each (per_q, diagnostics, warnings); the streamed
+    call reads ``streamed_qrels`` (a dataset of the same rows) when given."""
     out = []
-    for arg, extra in ((run_df, {}), (source, {"memory_budget": kw.pop("memory_budget", 1)})):
+    for arg, golden, extra in ((run_df, qrels, {}), (source, qrels if streamed_qrels is None else streamed_qrels,
+                                                     {"memory_budget": kw.pop("memory_budget", 1)})):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            per_q, diag = evaluate_with_diagnostics(arg, qrels, measures, **kw, **extra)
+            per_q, diag = evaluate_with_diagnostics(arg, golden, measures, **kw, **extra)
         out.append((per_q, diag, [(w.category, str(w.message)) for w in caught]))
     return out
 
@@ -451,27 +453,36 @@ def test_conflicts_of_a_parquet_golden_set(conflicts, layout, tmp_path):
     assert "golden_set_conflicting_labels" in set(a[1]["check"])
 
 
-@pytest.mark.parametrize("conflicts", ["error", "max", "min"])
-def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, tmp_path):
+@pytest.mark.parametrize("conflicts", ["error", "max", "min", "majority"])
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, layout, tmp_path):
     """A golden set larger than half the budget is hashed into buckets with the run: its
     conflicting labels (spread over its files) are an input error, as in memory (the message
-    is the partition's, as for any input error found per partition); resolving them there is
-    refused with a message (not done yet: the resolution needs the whole golden set's order)."""
+    is the partition's, as for any input error found per partition), or are resolved in the
+    bucket holding all their rows: the table, the diagnostics (count, and the first pairs of
+    the whole golden set as examples) and the warnings of the in-memory call."""
     ds = ef.datasets.load_cranfield()
     qs = list(pd.unique(ds.qrels.query_id))[:40]
     qrels = conflicting(ds, qs)
+    votes = qrels.iloc[::4].assign(relevance=lambda d: d.relevance + 2)  # more votes: majority is not max
+    qrels = pd.concat([qrels, votes, votes.iloc[::2]], ignore_index=True)
     run = with_warnings(ds)
-    run = run[run.query_id.isin(qs + ["runonly-" + q for q in qs])].sample(frac=1, random_state=2, ignore_index=True)
+    run = run[run.query_id.isin(qs + ["runonly-" + q for q in qs])]
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=2, ignore_index=True)
     source = write_parts(run, tmp_path / "run", 4)
     qrels_dir = write_parts(qrels, tmp_path / "qrels", 3)
     budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if conflicts == "error":
+    if conflicts == "error":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
                 ef.evaluate(run, qrels, ["AP"])
             with pytest.raises(ef.EvalframeInputError, match="pairs have conflicting relevance labels"):
                 ef.evaluate(source, qrels_dir, ["AP"], memory_budget=budget)
-        else:
-            with pytest.raises(ValueError, match="conflicts must be 'error' for a golden set larger than half"):
-                ef.evaluate(source, qrels_dir, ["AP"], conflicts=conflicts, memory_budget=budget)
+        return
+    a, b = both(run, source, qrels, ["AP", "nDCG@10", "NumRel"], streamed_qrels=qrels_dir, conflicts=conflicts,
+                memory_budget=budget)
+    assert_same(a, b)
+    row = a[1][a[1]["check"] == "golden_set_conflicting_labels"]
+    assert row["count"].item() > 10 and len(row["examples"].item().split(", ")) >= 5
