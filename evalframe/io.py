@@ -219,11 +219,11 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
     qrels only a ``#`` in the first column starts a comment).
 
     Text columns are parsed as the type pandas stores them in (large strings
-    under pandas 3: no cast when converted); a numeric column not kept is not
-    parsed at all, a text column not kept is parsed (it is checked for empty
-    fields) but not converted."""
+    under pandas 3: no cast when converted); a column not kept is not parsed at
+    all (its fields are checked non-empty on the bytes), except a text column of
+    a file that is not ASCII or not split on single blanks (it is parsed, so that
+    its text is validated, but not converted)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     original = data
@@ -237,7 +237,8 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
             data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
     if b"\r" in data or b"\v" in data or b"\f" in data:
         normalise = True
-    if encoding != "utf-8" and _ascii_compatible(encoding) and data.isascii():
+    ascii_only = data.isascii()
+    if encoding != "utf-8" and _ascii_compatible(encoding) and ascii_only:
         encoding = "utf-8"  # the same text, without transcoding
     # Fast path: a file with tabs and no spaces, or spaces and no tabs, is parsed split
     # on that byte; it is right when every line then holds n fields, none empty (a
@@ -268,14 +269,18 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
 
     keep = list(names) if keep is None else list(keep)
     text_type = pa.large_string() if _PANDAS_STR else pa.string()  # pandas 3's str dtype holds large strings
-    parsed = [c for c in names if c in keep or c not in _NUMERIC]
+    # split on single blanks, an empty field is a doubled, leading or trailing blank: one
+    # pass over the bytes finds any (the file is then normalised, below), so that a text
+    # column not kept need not be parsed to be checked (ASCII text: none to validate)
+    empty = simple and _has_empty_field(data, delimiter)
+    parsed = [c for c in names if c in keep or (c not in _NUMERIC and not (ascii_only and simple))]
 
     def parse(typed: bool):
         types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else text_type)
                  for c in parsed}
         return pacsv.read_csv(
             pa.BufferReader(data),  # the bytes themselves (a BytesIO is read through Python, copied)
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 26, encoding=encoding),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=PARSE_BLOCK_BYTES, encoding=encoding),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
                                              invalid_row_handler=on_invalid),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
@@ -283,6 +288,9 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
             memory_pool=parse_pool(),
         )
 
+    if empty:  # blanks are doubled somewhere: normalise and parse (below)
+        return _parse_whitespace(original, names, what, path, normalise=True,
+                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
     try:
         table = parse(typed=True)
     except pa.ArrowInvalid:
@@ -303,14 +311,40 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(shown))])
-    if simple and any(table.column(c).type == text_type and pc.any(pc.equal(table.column(c), "")).as_py()
-                      for c in parsed):
-        # an empty field: blanks were doubled somewhere after all; normalise and parse again
-        return _parse_whitespace(original, names, what, path, normalise=True,
-                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
     df = table.select(keep).to_pandas(types_mapper=_string_mapper)
     df.attrs["evalframe_ids_trimmed"] = True  # split on blanks: ids hold none
     return df
+
+
+#: Bytes per block of Arrow's CSV parser (its unit of work per thread): 16 MiB blocks
+#: spread a run file of a few hundred MB over the cores (measured on the 262 MB run
+#: of benchmarks/bench_trec_eval.py's 7000x1000: CPU 0.85 s with 64 MiB blocks,
+#: 0.72 s with 16 MiB, and a lower wall time).
+PARSE_BLOCK_BYTES = 1 << 24
+
+#: Bytes per block of :func:`_has_empty_field`'s pass (its temporaries stay in cache).
+_SCAN_BYTES = 1 << 20
+
+
+def _has_empty_field(data: bytes, delimiter: str) -> bool:
+    """Whether splitting ``data``'s lines on single ``delimiter`` bytes leaves an empty
+    field: a doubled delimiter, or one at the start or end of a line (numpy, block by
+    block: a two-byte ``in`` search costs about as much as the parse)."""
+    d = ord(delimiter)
+    a = np.frombuffer(data, dtype=np.uint8)
+    if not len(a):
+        return False
+    if a[0] == d or a[-1] == d:
+        return True
+    for lo in range(0, len(a) - 1, _SCAN_BYTES):
+        block = a[lo: lo + _SCAN_BYTES + 1]  # one byte of overlap: pairs across blocks
+        blank = block == d
+        if not blank.any():
+            continue
+        edge = blank | (block == 10)  # a delimiter next to another or to a line end
+        if (blank[1:] & edge[:-1]).any() or (blank[:-1] & edge[1:]).any():
+            return True
+    return False
 
 
 def parse_pool():

@@ -826,13 +826,30 @@ def _strings(s: pd.Series):
     return pa.chunked_array([pa.array(s.to_numpy(dtype=object), type=pa.large_string())])
 
 
+#: A column is dictionary-encoded run by run (of equal adjacent ids) when it has at
+#: most this share of its rows' runs: a run file grouped by question, whose question
+#: ids are then hashed once per question, not once per row.
+RUNS_SHARE = 0.25
+
+
 def _encode(s: pd.Series) -> Codes:
+    """Int32 codes in first-appearance order and the distinct ids.  A column whose
+    equal ids come in runs (a run grouped by question) is encoded one run at a time
+    (its run-end encoding, about 5x cheaper than hashing every row), with the same
+    codes and dictionary."""
     import pyarrow as pa
     import pyarrow.compute as pc
     arr = _strings(s)
     if arr.num_chunks == 0:
         return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
-    enc = pc.dictionary_encode(arr.combine_chunks() if arr.num_chunks > 1 else arr.chunk(0))
+    col = arr.combine_chunks() if arr.num_chunks > 1 else arr.chunk(0)
+    if len(col) > BLOCK_ROWS and not col.null_count:
+        ree = pc.run_end_encode(col)
+        if len(ree.values) <= RUNS_SHARE * len(col):
+            enc = pc.dictionary_encode(ree.values)
+            runs = np.diff(ree.run_ends.to_numpy(), prepend=0)
+            return Codes(np.repeat(enc.indices.to_numpy().astype(np.int32, copy=False), runs), enc.dictionary)
+    enc = pc.dictionary_encode(col)
     return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
 
 

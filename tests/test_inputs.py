@@ -402,3 +402,26 @@ def test_bad_conflicts_and_columns_name_the_function_called(call):
         fn(*args, conflicts="mean")
     with pytest.raises(ValueError, match=f"^{call}: columns must map"):
         fn(*args, columns={"a": "nope"})
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ids_in_runs_get_the_codes_of_hashing_every_row(seed):
+    """encode_run's question codes of a grouped run (encoded run by run) and of a
+    shuffled one (every row hashed) are pyarrow's dictionary_encode of the column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalframe.schema import BLOCK_ROWS, encode_run
+    rng = np.random.default_rng(seed)
+    n = BLOCK_ROWS * 3 + 17
+    sizes = rng.integers(1, 400, n // 50)
+    q = np.repeat(rng.integers(0, 300, len(sizes)).astype(str), sizes)[:n]  # runs, some ids coming back
+    if seed % 2:
+        q = rng.permutation(q)
+    frame = pd.DataFrame({"query_id": pd.array(q, dtype="string[pyarrow]"), "doc_id": pd.array(
+        np.arange(n).astype(str), dtype="string[pyarrow]"), "score": np.zeros(n)})
+    codes = encode_run(frame).query
+    want = pc.dictionary_encode(pa.array(q, pa.large_string()))
+    assert codes.codes.dtype == np.int32
+    np.testing.assert_array_equal(codes.codes, want.indices.to_numpy())
+    assert codes.dictionary.to_pylist() == want.dictionary.to_pylist()

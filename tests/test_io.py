@@ -509,3 +509,30 @@ def test_read_table_drops_trec_run_columns_unparsed(tmp_path):
     assert full["rank"].tolist() == [f[3] for f in fields]  # not a number: read as text
     with pytest.raises(ValueError, match="kind must be"):
         evalframe_io.read_table(path, "runs")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_empty_field_scan_matches_splitting_on_the_delimiter(monkeypatch, seed):
+    """_has_empty_field finds a doubled, leading or trailing delimiter as splitting each
+    line on it does, across its block boundaries (tiny blocks here)."""
+    monkeypatch.setattr(evalframe_io, "_SCAN_BYTES", 7)
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        data = bytes(rng.choice(list(b"ab \t\n"), size=n, p=[0.3, 0.3, 0.2, 0.1, 0.1]).astype(np.uint8))
+        for delim in (" ", "\t"):
+            lines = [ln for ln in data.split(b"\n") if ln]  # empty lines are skipped by the parser
+            want = any(b"" in ln.split(delim.encode()) for ln in lines)
+            assert evalframe_io._has_empty_field(data, delim) == want, (data, delim)
+
+
+def test_an_empty_field_not_parsed_is_still_refused(tmp_path):
+    # the rank column is not parsed: its empty field (a doubled blank) leaves a line of
+    # five fields once blanks are normalised, refused as trec_eval refuses it
+    p = tmp_path / "r.trec"
+    p.write_text("1 Q0 a 1 2.5 run\n1 Q0 b  1.5 run\n")
+    with pytest.raises(ef.EvalframeInputError, match="line 2"):
+        ef.read_run(p)
+    p.write_text("1\tQ0\ta\t1\t2.5\trun\n1\t\tb\t2\t1.5\trun\n")
+    with pytest.raises(ef.EvalframeInputError, match="line 2"):
+        ef.read_run(p)

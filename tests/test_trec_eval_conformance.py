@@ -591,15 +591,48 @@ def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
     assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
 
 
-def test_per_question_numbers_are_printed_as_printf_does():
-    # -q prints every value with Arrow; the oracle is Python's own %6.4f
-    from evalframe.trec_eval import _fixed4
+def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
+    # -q lines are laid out with numpy; the oracle is Python's own f-strings, line by line
+    # (%6.4f values at and beside the rounding boundaries, negative, large, not finite;
+    # counts; relevance strings; a name longer than 22 characters; ids of one to many
+    # bytes, non-ASCII among them), over chunks of a few questions
+    import types
+
+    import pyarrow as pa
+
+    import evalframe.trec_eval as te
+    monkeypatch.setattr(te, "PER_QUESTION_CHUNK_LINES", 97)
     rng = np.random.default_rng(11)
     halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
     v = np.concatenate([rng.random(20000), rng.integers(0, 9, 2000) / 8, halves, np.nextafter(halves, 0),
                         np.nextafter(halves, 1), [0.0, -0.0, 1.0, -1e-5, -0.3, 12345.678, 1e12, np.nan, np.inf,
-                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4]])
-    assert _fixed4(v).to_pylist() == [f"{x:6.4f}" for x in v.tolist()]
+                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4, 10.5, 99999.4]])
+    n_q = len(v) // 2
+    ids = sorted({f"q{i}" for i in range(n_q - 3)} | {"\u00e9t\u00e9", "x" * 40, "7"})
+    slot = lambda name, kind, integer: types.SimpleNamespace(  # noqa: E731
+        name=name, spec=types.SimpleNamespace(kind=kind, integer=integer, per_query=True))
+    rows = [slot("num_ret", "count", True), slot("map", "value", False), slot("relstring", "relstring", False),
+            slot("a_name_longer_than_22_chars", "value", False), slot("num_rel", "count", True)]
+    counts = rng.integers(0, 10 ** rng.integers(1, 12, n_q), n_q).astype(float)
+    counts[:3] = [0, -4, 10 ** 15]
+    table = {id(rows[0]): counts, id(rows[1]): v[:n_q], id(rows[3]): v[n_q:2 * n_q],
+             id(rows[4]): rng.integers(0, 7, n_q).astype(float)}
+    rel = ["".join(rng.choice(list("-0123>."), rng.integers(0, 12))) for _ in range(n_q)]
+    got = []
+    te._write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
+    got = "".join(g if isinstance(g, str) else g.decode("latin-1") for g in got)
+    want = []
+    for i, q in enumerate(ids):
+        for r in rows:
+            if r.spec.kind == "relstring":
+                val = "'" + rel[i] + "'"
+            elif r.spec.integer:
+                val = str(int(table[id(r)][i]))
+            else:
+                val = f"{table[id(r)][i]:6.4f}"
+            want.append(f"{r.name:<22}\t{q}\t{val}\n")
+    assert got.splitlines() == "".join(want).splitlines()
+    assert got == "".join(want)
 
 
 def test_trec_eval_fingerprints_each_file_once(tmp_path, monkeypatch, capsys):
