@@ -117,14 +117,16 @@ def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
 
 def _tiled_strings(names: list[str], times: int):
     """``names`` repeated ``times`` times as one Arrow large-string array, built from
-    its buffers (the bytes and the offsets tiled: no per-row take)."""
+    its buffers (the bytes repeated, the offsets of copy i those of the first plus
+    i times its length: no per-row take, no temporary as long as the table)."""
     import pyarrow as pa
     raw = [n.encode() for n in names]
-    lengths = np.array([len(b) for b in raw], dtype=np.int64)
-    offsets = np.zeros(len(raw) * times + 1, dtype=np.int64)
-    np.cumsum(np.tile(lengths, times), out=offsets[1:])
-    data = np.tile(np.frombuffer(b"".join(raw), dtype=np.uint8), times)
-    return pa.LargeStringArray.from_buffers(len(raw) * times, pa.py_buffer(offsets), pa.py_buffer(data))
+    one = np.cumsum([0] + [len(b) for b in raw], dtype=np.int64)  # the offsets of one copy
+    offsets = np.empty(len(raw) * times + 1, dtype=np.int64)
+    np.add(np.arange(times, dtype=np.int64)[:, None] * one[-1], one[None, :-1],
+           out=offsets[:-1].reshape(times, len(raw)))  # copy i starts at i * (bytes of one copy)
+    offsets[-1] = one[-1] * times
+    return pa.LargeStringArray.from_buffers(len(raw) * times, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw) * times))
 
 
 def _arrow_strings(s: pd.Series):

@@ -66,7 +66,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, contiguous_groups, encode_qrels,
-                     encode_run, pair_keys, raw_chunks)
+                     encode_run, fingerprints, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -629,14 +629,35 @@ def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, 
         systems, sys_codes = run.system.names, run.system.codes
     else:
         systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
-    to_golden = pc.index_in(run.query.dictionary.cast(queries.arrow.type), value_set=queries.arrow)
-    to_golden = to_golden.fill_null(-1).to_numpy().astype(np.int32)  # question indexes: int32 codes
+    to_golden = _position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
     if (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
             f"(run ids e.g. {list(run.query.names[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
     return systems, sys_codes, to_golden[run.query.codes]
+
+
+def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
+    """Each of the distinct strings ``values``' position in the distinct strings
+    ``value_set`` (-1: absent), as int32.
+
+    A probe of 64-bit fingerprints (:func:`~evalframe.schema.fingerprints`) into
+    those of ``value_set``, every match confirmed on the strings: when no two of
+    ``value_set`` share a fingerprint, a string's only candidate is the one with
+    its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
+    (which compares strings in its hash table, cache miss after cache miss)
+    when they do, and for small inputs."""
+    if len(values) < (1 << 14) or len(value_set) < (1 << 10):
+        return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+    golden = pd.Index(fingerprints(pa.chunked_array([value_set])))
+    if not golden.is_unique:  # two distinct ids share a fingerprint (about never)
+        return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+    where = golden.get_indexer(fingerprints(pa.chunked_array([values])))
+    hit = np.flatnonzero(where >= 0)
+    same = pc.equal(values.take(pa.array(hit)).cast(value_set.type), value_set.take(pa.array(where[hit])))
+    where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+    return where.astype(np.int32)
 
 
 def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Missing

@@ -221,6 +221,10 @@ def sums_at_cutoffs(owner: np.ndarray, pos: np.ndarray, w: np.ndarray, n: int, k
             at[k] = total.copy()
             continue
         o = owner[rows]
+        if j == 0:  # the first interval: every sum starts at 0 (bincount's own start)
+            total = np.bincount(o, weights=w[rows], minlength=n)
+            at[k] = total
+            continue
         wj = w[rows].copy()
         head = np.concatenate(([True], o[1:] != o[:-1])) if len(o) else np.zeros(0, bool)
         wj[head] = total[o[head]] + wj[head]  # carry on from the sum through the last cutoff
