@@ -8,26 +8,34 @@ current ``dask.distributed`` client when there is one (``Client()``,
 
 How the work is split
 ---------------------
-1. Every row gets a *bucket*, the partition its question belongs to: a 64-bit fingerprint
-   of the question id (as a string, as everywhere in evalframe) modulo the number of
-   partitions, and the run is shuffled on it (``set_index`` on the bucket with the
-   divisions ``0, 1, ..., P``, so partition ``i`` holds bucket ``i``).  A run already
-   partitioned by question (a ``query_id`` index with known divisions) is not shuffled:
-   its partitions are the buckets, and a golden-set question goes to the partition whose
-   division range holds it.  Nor is a run whose partitions hold disjoint questions (the
-   files of a dataset written question by question; one pass over ``query_id`` checks
-   it): a golden-set question goes to the partition holding it (a Dask golden set is
-   then shuffled alone onto those partitions; the run stays where it is).
-2. The golden set is read and checked once on the client.  A small one (a pandas table,
-   a path, or a one-partition Dask table) is sent once to every worker and each task
-   takes its bucket's rows; a Dask golden set of several partitions is shuffled on the
-   same buckets, partition ``i`` with partition ``i``.
+1. With the golden set held on the client (a pandas table, a path, or a one-partition Dask
+   table: read and checked once there, sent once to the workers), each run partition is
+   first evaluated where it is, as if it held whole questions (the files of a dataset
+   written question by question, or a ``query_id`` index with known divisions): one task
+   per partition reads it, takes the golden rows of its questions and evaluates them,
+   and returns its questions' fingerprints with its result.  The client then checks that
+   no question has rows in two partitions.  When that holds, the results are kept: a
+   partition lacking some system of the run is evaluated again knowing them all, and the
+   golden questions no partition holds are evaluated in one more task (one more
+   partition of the result).  When it does not, the results are dropped and the run is
+   shuffled (step 2): such a run is evaluated twice.
+2. Otherwise every row gets a *bucket*, the partition its question belongs to: a 64-bit
+   fingerprint of the question id (as a string, as everywhere in evalframe) modulo the
+   number of partitions, and the run is shuffled on it (``set_index`` on the bucket with
+   the divisions ``0, 1, ..., P``, so partition ``i`` holds bucket ``i``); the golden set
+   held on the client is sent once to every worker and each task takes its bucket's rows.
+   A Dask golden set of several partitions is shuffled on the same buckets, partition
+   ``i`` with partition ``i``; the run is then not shuffled when it is partitioned by
+   question (a ``query_id`` index with known divisions: a golden-set question goes to the
+   partition whose division range holds it), nor when its partitions hold disjoint
+   questions (one pass over ``query_id`` checks it: a golden-set question goes to the
+   partition holding it).
 3. Each partition is judged and measured by :func:`~evalframe.engine.evaluate_partition`
    (with ``warn=False``: a retried task warns nothing).  The rows keep the run's order
-   (a key of input partition and position travels with each row and the partition is
-   put back in that order), so ``duplicates="first"`` keeps the same row.  Every
-   partition is told every system of the run (a system with no row in a partition is
-   still scored there): a one-document placeholder question, answered by every system
+   (a key of input partition and position travels with each shuffled row and the
+   partition is put back in that order), so ``duplicates="first"`` keeps the same row.
+   Every partition is told every system of the run (a system with no row in a partition
+   is still scored there): a one-document placeholder question, answered by every system
    and judged relevant, is added to each partition and removed from its results.
 4. The partitions' diagnostics are merged (:func:`evalframe.ranking.merge_diagnostics`,
    with the run's systems in first-appearance order); ``system_without_golden_questions``
@@ -258,12 +266,96 @@ def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> di
 
 
 def _summary(part: dict) -> dict:
-    return {"records": part["records"], "silent": part["silent"], "meta": part["table"].iloc[:0],
-            "conflict_keys": part["conflict_keys"], "integer_questions": part["integer_questions"]}
+    """A partition's result without its table (``meta``: the table's columns, no row)."""
+    return {**{k: v for k, v in part.items() if k != "table"}, "meta": part["table"].iloc[:0]}
 
 
 def _table(part: dict) -> pd.DataFrame:
     return part["table"]
+
+
+# ---------------------------------------------------------------- partitions evaluated in place
+def golden_lookup(golden: pd.DataFrame) -> dict:
+    """The golden set held on the client, as every in-place task receives it: the table
+    (its order kept), its distinct question ids (as strings, sorted: an index), and its
+    rows grouped by question (``order``, cut at ``starts``)."""
+    codes, ids = pd.factorize(ids_to_str(golden["query_id"]), sort=True)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(len(ids) + 1))
+    return {"golden": golden, "ids": pd.Index(np.asarray(ids, dtype=object)), "order": order, "starts": starts}
+
+
+def golden_rows(held: dict, questions: np.ndarray) -> pd.DataFrame:
+    """The golden-set rows of the questions ``questions`` (positions in ``held["ids"]``),
+    in the golden set's order."""
+    order, starts = held["order"], held["starts"]
+    lo, n = starts[questions], starts[questions + 1] - starts[questions]
+    at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+    return held["golden"].iloc[np.sort(order[at])]
+
+
+def _in_place_task(df: pd.DataFrame, held: dict, ms, rollup, opts, systems: list | None = None) -> dict:
+    """Evaluate a run partition where it is, as if it held whole questions, with the golden
+    rows of its questions; also return what the client checks that on: the partition's
+    question fingerprints (``fingerprints``, distinct, sorted), its golden questions
+    (``golden_questions``, positions in ``held["ids"]``), its systems in first-appearance
+    order (``systems``: when ``systems`` is None they are the ones it is evaluated with)
+    and its columns (``empty``, no row)."""
+    run = df.reset_index() if df.index.name == "query_id" else df
+    run = run[[c for c in RUN_COLUMNS if c in run.columns]]
+    ids = pd.unique(ids_to_str(run["query_id"]))
+    found = held["ids"].get_indexer(ids)
+    questions = np.sort(found[found >= 0])
+    own = _systems_in_part(run["system"]) if "system" in run.columns else [None]
+    out = evaluate_part(run, golden_rows(held, questions), own if systems is None else systems, ms,
+                        rollup=rollup, **opts)
+    out.update(fingerprints=np.unique(question_fingerprints(pd.Series(ids))), golden_questions=questions,
+               systems=own, empty=run.iloc[:0])
+    return out
+
+
+def _orphan_task(empty: pd.DataFrame, held: dict, questions: np.ndarray, systems: list, ms, rollup,
+                 opts) -> dict:
+    """Evaluate the golden questions ``questions`` that no run partition holds (no system
+    answers them) with every system of the run."""
+    return evaluate_part(empty, golden_rows(held, questions), systems, ms, rollup=rollup, **opts)
+
+
+def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[list, list, list] | None":
+    """Evaluate each partition of ``run`` where it is, its questions taken as whole (one
+    task per partition, which reads it once), then check that on the results: when no
+    question has rows in two partitions, the persisted results, their summaries and the
+    run's systems; else None (the run must be shuffled; the results are dropped).
+
+    A partition without some system of the run is evaluated again knowing them all, and
+    the golden questions no partition holds are evaluated in one more task."""
+    import dask
+    lookup = golden_lookup(golden)
+    held = dask.delayed(lookup, pure=True)
+    wanted = [c for c in RUN_COLUMNS if c in run.columns]
+    pieces = (run[wanted] if len(wanted) < len(run.columns) else run).to_delayed()  # read only those
+    parts = list(dask.persist(*[dask.delayed(_in_place_task)(p, held, ms, mapping, opts) for p in pieces]))
+    summaries = list(dask.compute(*[dask.delayed(_summary)(p) for p in parts]))
+    every = np.sort(np.concatenate([s["fingerprints"] for s in summaries]))
+    if (every[1:] == every[:-1]).any():  # a question in two partitions
+        return None
+    systems = _systems_in_order([s["systems"] for s in summaries])
+    again = {i: dask.delayed(_in_place_task)(pieces[i], held, ms, mapping, opts, systems)
+             for i, s in enumerate(summaries) if len(s["systems"]) < len(systems)}
+    held_questions = np.concatenate([s["golden_questions"] for s in summaries])
+    orphans = np.setdiff1d(np.arange(len(lookup["ids"])), held_questions)
+    if len(orphans):
+        again[len(parts)] = dask.delayed(_orphan_task)(summaries[0]["empty"], held, orphans, systems, ms,
+                                                       mapping, opts)
+    if again:
+        redone = dask.persist(*again.values())
+        for i, p, s in zip(again, redone, dask.compute(*[dask.delayed(_summary)(p) for p in redone])):
+            if i < len(parts):
+                parts[i], summaries[i] = p, s
+            else:
+                parts.append(p)
+                summaries.append(s)
+    return parts, summaries, systems
 
 
 # ---------------------------------------------------------------- the whole run
@@ -362,7 +454,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     Returns
     -------
     (dask.dataframe.DataFrame, DataFrame)
-        ``[system,] query_id, measure, value``, one partition per bucket; and
+        ``[system,] query_id, measure, value``, one partition per run partition or bucket
+        (and one for golden questions no run partition holds, when evaluated in place); and
         ``system, check, count, action, examples``.
     """
     import dask
@@ -383,15 +476,38 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error")
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
+    if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again
+        run = run.reset_index()
+    P = run.npartitions
+    done = None
+    if not is_dask_frame(golden):  # each partition evaluated where it is, the check folded in
+        done = _evaluate_in_place(run, golden, ms, mapping, opts)
+    if done is not None:
+        parts, summaries, systems = done
+    else:
+        parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, ms, mapping, opts)
+    flags = [s["integer_questions"] for s in summaries]  # the whole golden set's: every question is in a part
+    records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
+                     systems, missing, rel, integer_questions=None if None in flags else all(flags))
+    records = _conflicts_record(records, resolved, [s["conflict_keys"] for s in summaries])
+    if warn:
+        warn_diagnostics(records, rel)
+    meta = summaries[0]["meta"]
+    with dask.config.set({"dataframe.convert-string": False}):
+        table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)
+    return table, diagnostics_table(records)
+
+
+def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[list, list, list]:
+    """Evaluate ``run`` with its rows moved to the partitions of their questions (shuffled,
+    or, for a Dask golden set, the golden set moved onto a run partitioned by question):
+    the persisted results, their summaries and the run's systems."""
+    import dask
     owners = None
     if divisions is not None:
         keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
-        P = run.npartitions
     else:
-        if run.index.name == "query_id":  # an index without known divisions: a column again
-            run = run.reset_index()
-        P = run.npartitions
-        if P > 1:  # partitions of whole questions need no shuffle (a Dask golden set is moved to them)
+        if P > 1 and is_dask_frame(golden):  # partitions of whole questions: the golden set is moved to them
             owners = _disjoint_partitions(run)
         if owners is not None:
             keyed = run.map_partitions(_ordered_part, meta=_ordered_part(run._meta))
@@ -409,29 +525,16 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         tasks = [dask.delayed(_task)(r, q, systems, ms, mapping, opts)
                  for r, q in zip(keyed.to_delayed(), gq.to_delayed())]
     else:
-        if owners is not None:
-            buckets = owner_buckets(golden["query_id"], owners, P)
-        elif divisions is None:
-            buckets = question_buckets(golden["query_id"], P)
-        else:
-            buckets = division_buckets(golden["query_id"], divisions)
+        buckets = (question_buckets(golden["query_id"], P) if divisions is None
+                   else division_buckets(golden["query_id"], divisions))
         order = np.argsort(buckets, kind="stable")
         starts = np.searchsorted(buckets[order], np.arange(P + 1))
         shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=True)
         tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, mapping, opts)
                  for i, r in enumerate(keyed.to_delayed())]
-    parts = dask.persist(*tasks)
+    parts = list(dask.persist(*tasks))
     summaries, systems = dask.compute([dask.delayed(_summary)(p) for p in parts], systems)
-    flags = [s["integer_questions"] for s in summaries]  # the whole golden set's: every question is in a part
-    records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
-                     systems, missing, rel, integer_questions=None if None in flags else all(flags))
-    records = _conflicts_record(records, resolved, [s["conflict_keys"] for s in summaries])
-    if warn:
-        warn_diagnostics(records, rel)
-    meta = summaries[0]["meta"]
-    with dask.config.set({"dataframe.convert-string": False}):
-        table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)
-    return table, diagnostics_table(records)
+    return parts, list(summaries), systems
 
 
 def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,

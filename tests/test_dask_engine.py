@@ -149,6 +149,41 @@ def test_partitions_of_disjoint_questions_are_not_shuffled(client, monkeypatch, 
     assert calls != []
 
 
+def test_partitions_of_whole_questions_are_read_once(client, tmp_path):
+    """The check that no question has rows in two partitions is made on the evaluation's own
+    results: each partition is loaded once (it was loaded three times: for the check, for
+    the systems and for the evaluation)."""
+    c = datasets.load_cranfield()
+    pieces = _by_question_pieces(c.runs, 4)
+
+    def load(i):  # shipped by value; each call leaves a mark
+        with open(os.path.join(str(tmp_path), f"load-{i}"), "a") as f:
+            f.write(".")
+        return pieces[i].reset_index(drop=True)
+
+    d = dd.from_map(load, range(4), meta=c.runs.iloc[:0])
+    assert_same(c.runs, c.qrels, d, measures=["AP", "nDCG@10"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"load-{i}" for i in range(4)]
+    assert [(tmp_path / f"load-{i}").read_text() for i in range(4)] == ["."] * 4
+
+
+@pytest.mark.parametrize("missing", ["zero", "drop"])
+def test_partitions_of_whole_questions_without_some_systems(client, missing):
+    """A partition lacking some system of the run is evaluated again knowing them all (the
+    lacking system scored 0 there, or its questions dropped); a system only in the last
+    partition, and golden questions no partition holds, too."""
+    c = datasets.load_cranfield()
+    run = c.runs[c.runs["query_id"].astype(int) % 7 != 0]  # golden questions no partition holds
+    pieces = _by_question_pieces(run, 4)
+    pieces[1] = pieces[1][pieces[1]["system"] != "bm25"]
+    pieces[2] = pieces[2][~pieces[2]["system"].isin(["tfidf", "hybrid_rrf"])]
+    pieces[3] = pd.concat([pieces[3], pieces[3].iloc[:40].assign(system="rare")])
+    whole = pd.concat(pieces)
+    got, _ = assert_same(whole, c.qrels, dd.from_delayed([dask.delayed(p) for p in pieces], meta=run.iloc[:0]),
+                         missing=missing, measures=["AP", "nDCG@10", "R@100", "NumRel"])
+    assert got.npartitions == 5  # the four partitions and the golden questions none of them holds
+
+
 def test_division_buckets():
     divs = (1, 50, 100, 225)
     q = pd.Series(["1", "49", "50", "99", "100", "225", "x", "300"])
@@ -225,9 +260,12 @@ def test_engine_dask_on_a_parquet_dataset(client, tmp_path):
         ef.evaluate(c.runs, c.qrels, engine="spark")
 
 
-def test_a_worker_killed_mid_computation(client, tmp_path):
+@pytest.mark.parametrize("layout", ["rows", "questions"])
+def test_a_worker_killed_mid_computation(client, tmp_path, layout):
+    """Killed while reading a partition: rows cut anywhere (evaluated in place, found to
+    share questions, shuffled), or whole questions (evaluated in place)."""
     c = datasets.load_cranfield()
-    pieces = _pieces(c.runs, 4)
+    pieces = _pieces(c.runs, 4) if layout == "rows" else _by_question_pieces(c.runs, 4)
     marker = str(tmp_path / "killed")
 
     def load(i):  # a local function: shipped to the workers by value
