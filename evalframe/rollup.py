@@ -145,8 +145,9 @@ def _arrow_map(mapping: pd.Series) -> tuple[pa.Array, np.ndarray, pa.Array]:
 
 
 def _pages(ids: pa.ChunkedArray | pa.Array, mapping: pd.Series) -> tuple[np.ndarray, pa.Array, np.ndarray]:
-    """Each id's page as a code (ids the map does not name are their own page, coded
-    after the map's pages), the page ids as Arrow strings, and whether it was mapped."""
+    """Each id's page as a code (an id the map does not name is a page already: the map's
+    page of that name, or its own page, coded after the map's pages), the page ids as
+    Arrow strings, and whether it was mapped."""
     values = pa.chunked_array([ids]) if isinstance(ids, pa.Array) else ids
     values = values.cast(pa.large_string())
     chunks, page_code, page_names = _arrow_map(mapping)
@@ -158,6 +159,13 @@ def _pages(ids: pa.ChunkedArray | pa.Array, mapping: pd.Series) -> tuple[np.ndar
     if mapped.all():
         return code, page_names.cast(pa.large_string()).take(pa.array(code)), mapped
     rest = np.flatnonzero(~mapped)
+    rest_ids = values.take(pa.array(rest)).combine_chunks()
+    page = pc.index_in(rest_ids, value_set=page_names.cast(pa.large_string()))
+    named = page.is_valid().to_numpy(zero_copy_only=False)  # the name of a page of the map
+    code[rest[named]] = page.to_numpy(zero_copy_only=False)[named].astype(np.int64)
+    rest = rest[~named]
+    if not len(rest):
+        return code, page_names.cast(pa.large_string()).take(pa.array(code)), mapped
     own = pc.dictionary_encode(values.take(pa.array(rest)).combine_chunks())
     code[rest] = len(page_names) + own.indices.to_numpy().astype(np.int64)
     names = pa.concat_arrays([page_names.cast(pa.large_string()), own.dictionary.cast(pa.large_string())])
@@ -280,14 +288,14 @@ def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels,
     first_of_key = np.r_[True, key[order][1:] != key[order][:-1]] if len(key) else np.zeros(0, bool)
     kept = np.sort(order[first_of_key])  # the golden set's row order
     n_gone = len(key) - len(kept)
-    if not n_gone:
-        return qrels, []
-    inverse = np.unique(key, return_inverse=True)[1]
-    merged = np.bincount(inverse)[inverse] > 1  # rows of a (question, page) with several chunks
-    qs = np.unique(q[merged])
-    records = [Diagnostic(None, Check.ROLLUP_GOLDEN_ROWS_MERGED, int(n_gone),
-                          "merged: a page takes its most relevant chunk's label",
-                          tuple(str(x) for x in _sorted_ids(qrels.query.names[qs])[:MAX_EXAMPLES]))]
+    records = []
+    if n_gone:  # else every row is its page's only one: the ids still become pages
+        inverse = np.unique(key, return_inverse=True)[1]
+        merged = np.bincount(inverse)[inverse] > 1  # rows of a (question, page) with several chunks
+        qs = np.unique(q[merged])
+        records = [Diagnostic(None, Check.ROLLUP_GOLDEN_ROWS_MERGED, int(n_gone),
+                              "merged: a page takes its most relevant chunk's label",
+                              tuple(str(x) for x in _sorted_ids(qrels.query.names[qs])[:MAX_EXAMPLES]))]
     doc = pages.take(pa.array(kept))
     out = pd.DataFrame({"query_id": frame["query_id"].iloc[kept].reset_index(drop=True),
                         "doc_id": pd.Series(pd.arrays.ArrowStringArray(doc)),

@@ -111,6 +111,71 @@ def test_golden_set_at_chunk_level_evaluated_at_page_level():
     assert merged["count"].tolist() == [len(qrels_chunks) - len(page_qrels)]
 
 
+def loop_qrels(qrels: pd.DataFrame, mapping: dict) -> pd.DataFrame:
+    """The page-level golden set by a loop: every id becomes its page (an id the map does
+    not name is a page already), a page takes its most relevant chunk's label."""
+    best: dict = {}
+    for q, c, r in qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False):
+        key = (q, mapping.get(c, c))
+        best[key] = max(best.get(key, r), r)
+    return pd.DataFrame([(q, p, r) for (q, p), r in best.items()], columns=["query_id", "doc_id", "relevance"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rollup_matches_the_loop_whatever_merges_and_page_ids_in_the_tables(seed):
+    """Golden sets with one judged chunk per page (nothing to merge) in some questions or all,
+    and ids that are pages already (page names in the run and the golden set, a page also
+    reached through its chunks): every id is rolled up, page names meet their chunks."""
+    run, mapping, _, qrels = chunk_case(seed)
+    rng = np.random.default_rng(100 + seed)
+    if seed % 2:  # one chunk per (question, page): no row merged anywhere
+        qrels = qrels[~qrels.assign(p=qrels.doc_id.map(mapping)).duplicated(["query_id", "p"])]
+    else:  # merges in a few questions only
+        qrels = qrels[qrels.query_id.isin(["0", "1"]) | ~qrels.assign(p=qrels.doc_id.map(mapping))
+                      .duplicated(["query_id", "p"])]
+    pages = sorted(set(mapping.values()))
+    extra_q = pd.DataFrame({"query_id": [str(q) for q in range(6)], "doc_id": rng.choice(pages, 6),
+                            "relevance": rng.integers(0, 3, 6)})
+    qrels = pd.concat([qrels, extra_q], ignore_index=True)
+    qrels = qrels[~qrels.duplicated(["query_id", "doc_id"])]
+    extra_r = pd.DataFrame({"system": "a", "query_id": [str(q) for q in range(8)], "doc_id": rng.choice(pages, 8),
+                            "score": rng.integers(0, 6, 8).astype(float), "tokens": 10})
+    run = pd.concat([run, extra_r], ignore_index=True)
+    run = run[~run.duplicated(["system", "query_id", "doc_id"])]
+    ms = ["P@5", "R@10", "nDCG(gain='linear')@10", "AP", "RR", "NumRel", "NumRet"]
+    got = values(ef.evaluate(run, qrels, ms, rollup=mapping, missing="drop"))
+    names = {"P_5": "P@5", "recall_10": "R@10", "ndcg_cut_10": "nDCG(gain='linear')@10", "map": "AP",
+             "recip_rank": "RR", "num_rel": "NumRel", "num_ret": "NumRet"}
+    want = pytrec(loop_qrels(qrels, mapping), slow_rollup(run, mapping), set(names))
+    want = {(s, q, names[m]): v for (s, q, m), v in want.items()}
+    assert want.keys() == got.keys()
+    for key, v in want.items():
+        assert got[key] == pytest.approx(v, abs=1e-12), key
+
+
+def test_a_golden_set_with_nothing_to_merge_is_still_rolled_up():
+    rollup = {"doc1#c0": "doc1", "doc1#c1": "doc1", "doc2#c0": "doc2"}
+    run = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["doc1#c0", "doc2#c0"], "score": [0.9, 0.8]})
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["doc1#c1"], "relevance": [1]})
+    assert ef.evaluate(run, qrels, ["RR", "R@1"], rollup=rollup)["value"].tolist() == [1.0, 1.0]
+    d = ef.diagnostics(run, qrels, rollup=rollup)
+    assert "rollup_golden_rows_merged" not in set(d["check"])
+
+
+def test_an_id_the_map_does_not_name_is_the_page_of_that_name():
+    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["c1", "x", "p"], "score": [.9, .8, .7]})
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["p", "x"], "relevance": [1, 1]})
+    got = ef.evaluate(run, qrels, ["NumRet", "R@2", "P@3", "AP"], rollup={"c1": "p"})["value"].tolist()
+    assert got == pytest.approx([2, 1, 2 / 3, 1.0])
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["p", "c1"], "relevance": [1, 2]})
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["c1", "x"], "score": [.9, .5]})
+    assert ef.evaluate(run, qrels, ["NumRel", "R@1", "AP"], rollup={"c1": "p"})["value"].tolist() == [1, 1, 1]
+    qrels = pd.DataFrame({"query_id": ["1"] * 4, "doc_id": ["c1", "c2", "c3", "p2"], "relevance": [3, 2, 2, 1]})
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["c1", "c3"], "score": [1.0, 0.5]})
+    assert ef.evaluate(run, qrels, ["RR", "NumRel"], rollup={"c1": "p1", "c2": "p1", "c3": "p2"})[
+        "value"].tolist() == [1.0, 2.0]
+
+
 def test_rows_collapsed_are_counted_per_system():
     run, mapping, qrels, _ = chunk_case(3)
     d = ef.diagnostics(run, qrels, rollup=mapping)
@@ -306,3 +371,17 @@ def test_rollup_and_budget_stages_on_the_commands(tmp_path, capsys):
                      "--n-resamples", "50", "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [s["measure"] for s in out["stages"]] == ["R@20", "R(tokens=300)"]
+
+
+def test_a_streamed_run_rolls_up_each_partition_as_the_whole(tmp_path):
+    # whether a question's golden rows are rolled up must not depend on the other
+    # questions of its partition (one had rows to merge, the other none)
+    rollup = {"p#1": "p", "p#2": "p", "r#1": "r", "r#2": "r"}
+    run = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["p#1", "d", "r#1"], "score": [2., 1., 1.]})
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2", "2"], "doc_id": ["p#2", "d", "r#1", "r#2"],
+                          "relevance": [1, 1, 1, 0]})
+    run.to_parquet(tmp_path / "run.parquet", index=False)
+    in_memory = ef.evaluate(run, qrels, ["RR", "AP"], rollup=rollup)
+    assert in_memory["value"].tolist() == [1.0, 1.0, 1.0, 1.0]
+    pd.testing.assert_frame_equal(ef.evaluate(str(tmp_path / "run.parquet"), qrels, ["RR", "AP"], rollup=rollup,
+                                              memory_budget=1), in_memory)
