@@ -230,10 +230,12 @@ def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) 
     out = {}
     for canon in ("query_id", "doc_id", "score", "system", "rank"):
         found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
-        if len(found) > 1 or (not found and canon in ("query_id", "doc_id", "score")):
+        if len(found) > 1 or (not found and canon in ("query_id", "doc_id")):
             return None
         if found:
             out[found[0]] = canon
+    if "score" not in out.values() and "rank" not in out.values():
+        return None  # a rank-only run is ordered by its rank (each partition's check gives score = -rank)
     return out
 
 
@@ -333,7 +335,9 @@ class _Assembler:
             absent = [s for s in self.systems if s not in set(pd.unique(run["system"]))]
             if absent:
                 fill = {"system": absent, "query_id": [self.placeholder] * len(absent),
-                        "doc_id": [self.placeholder] * len(absent), "score": [0.0] * len(absent)}
+                        "doc_id": [self.placeholder] * len(absent)}
+                if "score" in run.columns:  # else a rank-only run (ordered by rank)
+                    fill["score"] = [0.0] * len(absent)
                 if self.has_rank:
                     fill["rank"] = [1] * len(absent)
                 run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)

@@ -486,3 +486,18 @@ def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, layout, tm
     assert_same(a, b)
     row = a[1][a[1]["check"] == "golden_set_conflicting_labels"]
     assert row["count"].item() > 10 and len(row["examples"].item().split(", ")) >= 5
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_a_rank_only_run_streams_as_in_memory(layout, tmp_path):
+    """No score column: ordered by rank (repeated ranks are ties), as in memory; a system
+    missing from some partitions included."""
+    ds = ef.datasets.load_cranfield()
+    run = with_warnings(ds)
+    run["rank"] = run.groupby(["system", "query_id"])["score"].rank(method="min", ascending=False).astype(int)
+    run = run.drop(columns="score")
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=3, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 5)
+    a, b = both(run, source, ds.qrels, ["AP", "nDCG@10", "RR"], memory_budget=budget_for(run, ds.qrels, 5))
+    assert_same(a, b)
