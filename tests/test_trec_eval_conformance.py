@@ -671,3 +671,19 @@ def test_per_question_output_is_the_same_in_one_chunk_or_many(tmp_path, capsys):
 
     whole = out(set(ids))
     assert whole.count("\n") > 300_000 and whole == out(set(ids[:2500])) + out(set(ids[2500:]))
+
+
+@pytest.mark.parametrize("score", ["nan", "inf", "-inf", "1e309", "0x10", "1f", "1,5"])
+def test_scores_c_atof_would_read_are_refused(score, tmp_path, capsysbinary):
+    # trec_eval reads these with atof and exits 0; evalframe refuses them (README's table)
+    argv = ["-q"] + _files(tmp_path, b"1 0 d1 1\n1 0 d2 0\n", f"1 Q0 d1 0 {score} r\n1 Q0 d2 1 0.5 r\n".encode())
+    code, out, err = _bytes_out(argv, capsysbinary)
+    assert code == 2 and out == b"" and b"score" in err
+
+
+def test_a_blank_line_of_a_qrels_file_is_skipped(tmp_path, capsysbinary):
+    # trec_eval stops ("Malformed line"); evalframe skips it (README's table)
+    run = b"1 Q0 d1 0 2.0 r\n1 Q0 d2 1 1.0 r\n2 Q0 d1 0 1.0 r\n"
+    with_blank = _bytes_out(["-q"] + _files(tmp_path, b"1 0 d1 1\n\n2 0 d1 0\n1 0 d2 1\n", run), capsysbinary)
+    without = _bytes_out(["-q"] + _files(tmp_path, b"1 0 d1 1\n2 0 d1 0\n1 0 d2 1\n", run), capsysbinary)
+    assert with_blank[0] == 0 and with_blank == without and b"num_rel_ret" in without[1]
