@@ -547,19 +547,15 @@ def _read_run_bytes(data: bytes, path: str, first_line: int = 1, *, as_is: bool 
     if data[:2] == b"\x1f\x8b":
         import gzip
         data = gzip.decompress(data)
-    if as_is:
+    for cut in ((False, True) if as_is else (True,)):
+        if cut:
+            data = _EXTRA_FIELDS.sub(rb"\1", data.replace(b"\r\n", b"\n"))
         try:
             return _checked_run(_io.BytesIO(data), path)
         except EvalframeInputError:
-            if not _EXTRA_FIELDS.search(data):
+            if cut or not _EXTRA_FIELDS.search(data):  # no line has fields to cut: malformed
                 _raise_malformed(data, path, 6, None, start=first_line)
                 raise
-    data = _EXTRA_FIELDS.sub(rb"\1", data.replace(b"\r\n", b"\n"))
-    try:
-        return _checked_run(_io.BytesIO(data), path)
-    except EvalframeInputError:
-        _raise_malformed(data, path, 6, None, start=first_line)
-        raise
 
 
 def _relstrings(V, n: int) -> list[str]:
