@@ -1,0 +1,79 @@
+"""Per-question steps whose cost must grow with rows, not questions (issue 11),
+checked against the plain ways they replace."""
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import evalframe as ef
+from evalframe import ranking
+from evalframe.engine import _tiled_strings
+from evalframe.ranking import _position_in
+
+
+def _index_in(values, value_set):
+    return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy()
+
+
+@pytest.mark.parametrize("n_values,n_set", [(5, 3), (20_000, 3_000), (40_000, 30_000)])
+def test_position_in_is_index_in(n_values, n_set):
+    rng = np.random.default_rng(n_values)
+    value_set = pa.array(sorted({f"x{i}" for i in rng.integers(0, 2 * n_set, n_set)}), pa.large_string())
+    values = pa.array(list(dict.fromkeys(f"x{i}" for i in rng.integers(0, 2 * n_set, n_values))), pa.string())
+    got = _position_in(values, value_set)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, _index_in(values, value_set))
+    assert (got >= 0).any() and (got < 0).any()  # both outcomes are exercised
+
+
+def test_position_in_exact_when_fingerprints_collide(monkeypatch):
+    """A string absent from the set whose fingerprint equals a present one's is absent;
+    a set with two equal fingerprints falls back to the exact probe."""
+    def weak(arr):  # x<i> -> i mod 2000: unique on x0..x1999, shared by x2000..x3999
+        return np.array([int(s[1:]) % 2000 for s in arr.to_pylist()], dtype=np.uint64)
+
+    monkeypatch.setattr(ranking, "fingerprints", weak)
+    value_set = pa.array([f"x{i}" for i in range(2000)], pa.large_string())
+    values = pa.array([f"x{i}" for i in np.random.default_rng(0).permutation(40_000)[:20_000]])
+    got = _position_in(values, value_set)
+    assert np.array_equal(got, _index_in(values, value_set))
+    assert (got < 0).sum() > 10_000  # the colliding absent ids were not matched
+    clash = pa.array([f"x{i}" for i in range(4000)], pa.large_string())  # fingerprints repeat
+    assert np.array_equal(_position_in(values, clash), _index_in(values, clash))
+
+
+def test_many_questions_match_the_small_path():
+    """A run of more questions than the fingerprint probe's threshold (some not in the
+    golden set) scores every question as its halves do, each below the threshold."""
+    rng = np.random.default_rng(7)
+    n_q, depth = 24_000, 3
+    q = np.repeat(np.arange(n_q), depth)
+    run = pd.DataFrame({"query_id": "q" + pd.Series(q).astype(str), "doc_id": "d" + pd.Series(rng.integers(0, 50, len(q))).astype(str),
+                        "score": rng.normal(size=len(q))}).drop_duplicates(["query_id", "doc_id"], ignore_index=True)
+    judged = run.sample(frac=0.5, random_state=1)
+    qrels = pd.DataFrame({"query_id": judged["query_id"], "doc_id": judged["doc_id"],
+                          "relevance": rng.integers(0, 3, len(judged))})
+    qrels = qrels[~qrels["query_id"].isin(["q5", "q12001", "q23999"])]  # run questions the golden set lacks
+    measures = ["P@2", "RR", "nDCG@3", "AP", "R@10"]
+    with pytest.warns(ef.EvalframeWarning):
+        whole = ef.evaluate(run, qrels, measures)
+    first = run["query_id"].isin([f"q{i}" for i in range(n_q // 2)])
+    halves = []
+    for part in (first, ~first):
+        with pytest.warns(ef.EvalframeWarning):
+            halves.append(ef.evaluate(run[part], qrels[qrels["query_id"].isin(run.loc[part, "query_id"])], measures))
+    key = ["query_id", "measure"]
+    a = whole.sort_values(key, ignore_index=True)
+    b = pd.concat(halves).sort_values(key, ignore_index=True)
+    pd.testing.assert_frame_equal(a, b)
+    assert "q5" not in set(whole["query_id"]) and len(a) == qrels["query_id"].nunique() * len(measures)
+
+
+def test_tiled_strings_is_a_tile():
+    names = ["R@5", "", "nDCG@10", "é"]
+    for times in (0, 1, 3):
+        got = _tiled_strings(names, times)
+        got.validate(full=True)
+        assert got.to_pylist() == names * times
+    assert _tiled_strings([], 4).to_pylist() == []
