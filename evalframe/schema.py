@@ -75,6 +75,10 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
     return out
 
 
+#: The dtype of ``Series.astype(str)`` (pandas' default string dtype).
+_STR = pd.Series([0]).astype(str).dtype
+
+
 def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     """Ids as strings: integral numbers lose any '.0' (so 1, 1.0 and '1' match),
     categories are converted through their categories, and leading or trailing
@@ -97,6 +101,10 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
             out = np.where(big, 0, v).astype(np.int64).astype(str).astype(object)
             out[big] = np.char.mod("%.0f", v[big]).astype(object)
             return pd.Series(out, index=s.index, dtype=str)
+    if s.dtype.kind in "iu" and _STR != object:  # numpy integers: Arrow's cast (no blank to trim; pandas >= 3)
+        import pyarrow as pa
+        text = pa.array(s.to_numpy()).cast(pa.large_string())
+        return pd.Series(pd.array(text, dtype=_STR), index=s.index)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
         if not trim or _clean_arrow_ids(s, trim=True):
             return s
@@ -156,6 +164,8 @@ def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id",
         if col not in df:
             continue
         if (status[col] if status and col in status else _arrow_id_status(df[col])) is not None:
+            continue
+        if df[col].dtype.kind in "iu":  # numpy integers: never missing, never blank
             continue
         bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
         if bad.any():

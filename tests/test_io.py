@@ -536,3 +536,14 @@ def test_an_empty_field_not_parsed_is_still_refused(tmp_path):
     p.write_text("1\tQ0\ta\t1\t2.5\trun\n1\t\tb\t2\t1.5\trun\n")
     with pytest.raises(ef.EvalframeInputError, match="line 2"):
         ef.read_run(p)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint64, np.int8])
+def test_integer_ids_as_strings_are_pandas_own(dtype):
+    from evalframe.schema import ids_to_str
+    info = np.iinfo(dtype)
+    s = pd.Series(np.array([0, 7, info.max, info.min, 42], dtype=dtype), index=[5, 3, 1, 2, 9])
+    got = ids_to_str(s)
+    expected = s.astype(str)
+    pd.testing.assert_series_equal(got, expected)
+    assert got.tolist() == [str(int(v)) for v in s]
