@@ -321,6 +321,48 @@ def _orphan_task(empty: pd.DataFrame, held: dict, questions: np.ndarray, systems
     return evaluate_part(empty, golden_rows(held, questions), systems, ms, rollup=rollup, **opts)
 
 
+#: The in-place results are checked as they arrive, and the evaluation stopped at the first
+#: question found in two partitions, while at most this many have arrived (then once all have).
+EARLY_CHECKS = 64
+
+
+def _shared_question(fingerprints: list[np.ndarray]) -> bool:
+    """Whether some question fingerprint is in two of the partitions' (distinct) lists."""
+    every = np.sort(np.concatenate(fingerprints)) if fingerprints else np.zeros(0, np.uint64)
+    return bool((every[1:] == every[:-1]).any())
+
+
+def _distributed_client():
+    """The ``dask.distributed`` client Dask computes on, or None (another scheduler)."""
+    import dask
+    owner = getattr(dask.base.get_scheduler(), "__self__", None)
+    return owner if type(owner).__name__ == "Client" and hasattr(owner, "cancel") else None
+
+
+def _summaries_unless_shared(parts: list) -> list[dict] | None:
+    """The summaries of the in-place results ``parts``, or None when a question has rows in
+    two partitions.  On a distributed client the summaries are checked as they arrive, and
+    at the first question found twice the evaluation still to run is cancelled (a run that
+    must be shuffled loses about one task per worker, not a whole pass)."""
+    import dask
+    tasks = [dask.delayed(_summary)(p) for p in parts]
+    client = _distributed_client()
+    if client is None:
+        summaries = list(dask.compute(*tasks))
+    else:
+        from distributed import as_completed, futures_of
+        futures = client.compute(tasks)
+        got: dict = {}
+        for batch in as_completed(futures, with_results=True).batches():
+            got.update((f.key, r) for f, r in batch)
+            if len(got) <= EARLY_CHECKS and len(got) < len(futures) and _shared_question(
+                    [r["fingerprints"] for r in got.values()]):
+                client.cancel(futures + futures_of(parts))
+                return None
+        summaries = [got[f.key] for f in futures]
+    return None if _shared_question([s["fingerprints"] for s in summaries]) else summaries
+
+
 def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[list, list, list] | None":
     """Evaluate each partition of ``run`` where it is, its questions taken as whole (one
     task per partition, which reads it once), then check that on the results: when no
@@ -331,13 +373,12 @@ def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[l
     the golden questions no partition holds are evaluated in one more task."""
     import dask
     lookup = golden_lookup(golden)
-    held = dask.delayed(lookup, pure=True)
+    held = dask.delayed(lookup, pure=False)  # a key of its own: hashing the golden set to name it costs more
     wanted = [c for c in RUN_COLUMNS if c in run.columns]
     pieces = (run[wanted] if len(wanted) < len(run.columns) else run).to_delayed()  # read only those
     parts = list(dask.persist(*[dask.delayed(_in_place_task)(p, held, ms, mapping, opts) for p in pieces]))
-    summaries = list(dask.compute(*[dask.delayed(_summary)(p) for p in parts]))
-    every = np.sort(np.concatenate([s["fingerprints"] for s in summaries]))
-    if (every[1:] == every[:-1]).any():  # a question in two partitions
+    summaries = _summaries_unless_shared(parts)
+    if summaries is None:  # a question in two partitions
         return None
     systems = _systems_in_order([s["systems"] for s in summaries])
     again = {i: dask.delayed(_in_place_task)(pieces[i], held, ms, mapping, opts, systems)
@@ -529,7 +570,7 @@ def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[
                    else division_buckets(golden["query_id"], divisions))
         order = np.argsort(buckets, kind="stable")
         starts = np.searchsorted(buckets[order], np.arange(P + 1))
-        shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=True)
+        shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=False)
         tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, mapping, opts)
                  for i, r in enumerate(keyed.to_delayed())]
     parts = list(dask.persist(*tasks))

@@ -167,6 +167,31 @@ def test_partitions_of_whole_questions_are_read_once(client, tmp_path):
     assert [(tmp_path / f"load-{i}").read_text() for i in range(4)] == ["."] * 4
 
 
+def test_a_question_in_two_partitions_stops_the_evaluation_in_place_early(client, tmp_path):
+    """Rows in random order, so that any two partitions share questions, each partition slow
+    to load the first time: the in-place evaluation is cancelled once two partitions are
+    done, before it loads them all (each partition is then loaded as often as the shuffled
+    evaluation loads it, which is the in-memory one)."""
+    import time
+    c = datasets.load_cranfield()
+    run = c.runs.iloc[np.random.default_rng(2).permutation(len(c.runs))]
+    pieces = _pieces(run, 12)
+
+    def load(i):  # shipped by value; each call leaves a mark
+        mark = os.path.join(str(tmp_path), f"load-{i}")
+        first = not os.path.exists(mark)
+        with open(mark, "a") as f:
+            f.write(".")
+        if first:
+            time.sleep(1)
+        return pieces[i].reset_index(drop=True)
+
+    d = dd.from_map(load, range(12), meta=c.runs.iloc[:0])
+    assert_same(run, c.qrels, d, measures=["AP", "nDCG@10"])
+    loads = [len((tmp_path / f"load-{i}").read_text()) for i in range(12)]
+    assert min(loads) < max(loads)  # some partitions were never evaluated in place
+
+
 @pytest.mark.parametrize("missing", ["zero", "drop"])
 def test_partitions_of_whole_questions_without_some_systems(client, missing):
     """A partition lacking some system of the run is evaluated again knowing them all (the
