@@ -200,7 +200,7 @@ def _placeholder_rows(run: pd.DataFrame, systems: list, rel: int) -> tuple[pd.Da
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
                   rel: int, ties: Ties, missing: Missing, depth: int | None,
                   duplicates: Duplicates, conflicts: Conflicts = "error",
-                  rollup: pd.Series | None = None) -> dict:
+                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None) -> dict:
     """Evaluate the questions of one partition, knowing every system of the run.
 
     ``conflicts`` resolves the partition's golden-set rows (whole questions, so the same
@@ -227,7 +227,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
                 duplicates=duplicates, warn=False, conflicts=conflicts, rollup=rollup)
-    J = with_shallow_rankings(J, ms, warn=False, ignore=PLACEHOLDER_QUESTION)
+    J = with_shallow_rankings(J, ms or shallow or [], warn=False, ignore=PLACEHOLDER_QUESTION)
     table = per_question_table(J, ms)
     table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
     if rollup is not None:
@@ -468,8 +468,8 @@ def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, owners=None, partit
 def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
                   missing: Missing = "zero", depth: int | None = None,
                   duplicates: Duplicates = "error", warn: bool = True,
-                  columns=None, conflicts: Conflicts = "error", rollup: Rollup | None = None
-                  ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
+                  columns=None, conflicts: Conflicts = "error", rollup: Rollup | None = None,
+                  shallow: list[Measure] | None = None) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
     """Per-question table (a Dask DataFrame, computed and kept on the workers) and
     diagnostics table of a Dask run (see the module docstring).
 
@@ -514,7 +514,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     _check_columns(run)
     golden, resolved = _golden_set(qrels, columns, conflicts)
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
-                conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error")
+                conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
+                shallow=shallow or None)
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
     if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again

@@ -182,15 +182,16 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     """
     _check_rel(rel)
     _check_input_options(columns, conflicts, "diagnostics")
-    ks = [m.k for m in parse_measures(measures) if m.k is not None] if measures is not None else []
+    shallow = [m for m in parse_measures(measures) if m.k is not None] if measures is not None else []
+    ks = [m.k for m in shallow]
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
-                             rollup=rollup)[1]
+                             rollup=rollup, shallow=shallow)[1]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, rollup,
-                                     warn=False)
+                                     warn=False, shallow=shallow)
     if streamed is not None:
         return streamed[1]
     J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
@@ -454,7 +455,8 @@ def _check_input_options(columns, conflicts, caller: str) -> None:
     check_conflicts(conflicts, caller=caller)
 
 
-def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup, *, warn: bool):
+def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup, *, warn: bool,
+              shallow: list[Measure] | None = None):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
@@ -469,7 +471,7 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
     if (conflicts != "error" or columns) and not is_dataset_source(qrels):
         qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
     out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
-                          options=StreamOptions(budget, progress), **conv)
+                          options=StreamOptions(budget, progress), shallow=shallow, **conv)
     if out is not None:
         return out, run, qrels
     def whole(x):

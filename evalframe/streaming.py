@@ -290,8 +290,9 @@ class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, placeholder: str, has_rank: bool,
-                 conventions: dict):
+                 conventions: dict, shallow: list[Measure] | None = None):
         self.ms, self.systems, self.placeholder = ms, systems, placeholder
+        self.shallow = ms or shallow or []  # the cutoffs rankings are checked against
         self.has_rank, self.conv = has_rank, conventions
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
@@ -342,7 +343,7 @@ class _Assembler:
                     fill["rank"] = [1] * len(absent)
                 run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
         J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
-        J = with_shallow_rankings(J, self.ms or [], warn=False)
+        J = with_shallow_rankings(J, self.shallow, warn=False)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
         gone = set(absent)
@@ -759,8 +760,8 @@ def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers:
 def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
                     warn: bool = True, columns: Mapping[str, str] | None = None,
-                    conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions
-                    ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
+                    conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions,
+                    shallow: list[Measure] | None = None) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
 
@@ -782,6 +783,9 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         (one pass over the two columns), then used as the table (not with ``columns=``).
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
+    shallow : list of Measure, optional
+        With ``ms`` None: the measures whose deepest cutoff the rankings are checked
+        against (``shallow_rankings``), as :func:`evalframe.diagnostics` does in memory.
 
     Returns
     -------
@@ -823,7 +827,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     while str(placeholder) in taken:
         placeholder += 1
     placeholder = str(placeholder)
-    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
+    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -833,7 +837,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv)
+                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

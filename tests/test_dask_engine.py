@@ -425,3 +425,12 @@ def test_examples_of_integer_and_mixed_question_ids_are_the_in_memory_ones(clien
     expected = ef.diagnostics(run, qrels)
     first = "1, 10, 11, 12, 13" if ids == "mixed" else "1, 2, 3, 4, 5"
     assert expected.loc[expected["check"] == "golden_questions_without_relevant", "examples"].tolist() == [first]
+
+
+def test_diagnostics_with_measures_check_shallow_rankings_as_in_memory(client):
+    ds = ef.datasets.load_cranfield()
+    for run in (ds.runs.sample(frac=1, random_state=4, ignore_index=True), ds.runs.reset_index(drop=True)):
+        want = ef.diagnostics(run, ds.qrels, ["nDCG@10", "R@1000"])
+        assert "shallow_rankings" in set(want["check"])
+        got = ef.diagnostics(dd.from_pandas(run, npartitions=3), ds.qrels, ["nDCG@10", "R@1000"])
+        pd.testing.assert_frame_equal(got, want)

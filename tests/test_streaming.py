@@ -125,6 +125,11 @@ def test_diagnostics_streamed(tmp_path):
     source = write_parts(run, tmp_path / "run", 5)
     pd.testing.assert_frame_equal(ef.diagnostics(source, ds.qrels, memory_budget=budget_for(run, ds.qrels, 6)),
                                   ef.diagnostics(run, ds.qrels))
+    # with measures: rankings checked against their deepest cutoff, as in memory
+    want = ef.diagnostics(run, ds.qrels, ["nDCG@10", "R@1000"])
+    assert "shallow_rankings" in set(want["check"])
+    pd.testing.assert_frame_equal(ef.diagnostics(source, ds.qrels, ["nDCG@10", "R@1000"],
+                                                 memory_budget=budget_for(run, ds.qrels, 6)), want)
 
 
 def test_a_run_that_fits_stays_in_memory(tmp_path, monkeypatch):
