@@ -457,6 +457,32 @@ def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuf
     assert len(ef.read_run(run.drop_duplicates(["query_id", "doc_id"]))) == 44
 
 
+@pytest.mark.parametrize("slot_bits, slot_rows", [(19, None), (3, None), (19, 0)])
+@pytest.mark.parametrize("seed", range(4))
+def test_duplicate_documents_are_the_rows_pandas_finds(monkeypatch, seed, slot_bits, slot_rows):
+    # rows sharing a slot of the slot table (all of them with a tiny table), or one
+    # sort per block (slot_rows 0): the duplicates are pandas' duplicated rows
+    import evalframe.schema as schema
+    monkeypatch.setattr(schema, "BLOCK_ROWS", 64)
+    monkeypatch.setattr(schema, "SLOT_BITS", slot_bits)
+    if slot_rows is not None:
+        monkeypatch.setattr(schema, "SLOT_ROWS", slot_rows)
+    rng = np.random.default_rng(seed)
+    q = np.repeat([f"q{i}" for i in range(40)], rng.integers(1, 30, 40))
+    d = rng.integers(0, 25, len(q)).astype(str)
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": rng.random(len(q))})
+    if seed % 2:
+        run = run.sample(frac=1, random_state=seed)
+    want = run.duplicated(["query_id", "doc_id"], keep=False)
+    assert want.any()
+    with pytest.raises(ef.EvalframeInputError, match=f"\\({int(want.sum())} rows\\)"):
+        ef.read_run(run)
+    kept = ef.read_run(run, duplicates="first")
+    assert len(kept) == len(run.drop_duplicates(["query_id", "doc_id"]))
+    unique = run[~want]
+    assert len(ef.read_run(unique)) == len(unique)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_any_blank_layout_parses_as_split_on_blanks(tmp_path, seed):
     """Random mixes of separators (single or doubled spaces and tabs, leading and

@@ -13,24 +13,30 @@ error and exit status 2.
 """
 from __future__ import annotations
 
-import argparse
+import importlib
 import sys
+from typing import TYPE_CHECKING
 
-from . import evaluate, report, trec_eval
-from .common import NAMING_RULE, run_command
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
 
 __all__ = ["build_parser", "main"]
 
-#: command -> its entry point ``main(argv) -> exit status`` (argv after the command)
+#: command -> the module of its entry point ``main(argv) -> exit status`` (argv after
+#: the command), imported only when that command runs: ``evalframe trec-eval`` loads
+#: neither the other commands nor what only they use
 COMMANDS = {
-    "evaluate": evaluate.main,
-    "report": report.main,
-    "trec-eval": trec_eval.main,
+    "evaluate": "evaluate",
+    "report": "report",
+    "trec-eval": "trec_eval",
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: lists the commands (each command parses its own arguments)."""
+    import argparse
+
+    from .common import NAMING_RULE
     parser = argparse.ArgumentParser(prog="evalframe", description="Trustworthy retrieval evaluation.",
                                      epilog="System names (evaluate, report): " + NAMING_RULE)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -46,5 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``evalframe COMMAND ...``; returns the exit status (2 for a user error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
-        return COMMANDS[argv[0]](argv[1:])
+        return importlib.import_module(f".{COMMANDS[argv[0]]}", __name__).main(argv[1:])
+    from .common import run_command
     return run_command("evalframe", lambda: build_parser().parse_args(argv) and 2)

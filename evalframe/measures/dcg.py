@@ -169,7 +169,7 @@ def _rbp(J, ms):
         if m.param("residual"):
             rows = np.flatnonzero(V.label < 0)
             g = V.grp[rows]
-            disc = np.power(float(p), (V.rank[rows] - 1).astype(np.float64))
+            disc = _powers(float(p), V.rank[rows])
             val = np.power(float(p), nret(V)) + (1.0 - p) * np.bincount(g, weights=disc, minlength=V.n_groups)
             out.append(np.where(np.bincount(g, minlength=V.n_groups) > 0, val, 0.0))
             continue
@@ -184,9 +184,18 @@ def _rbp(J, ms):
         gain = gain[rows]
         if norm_g.any():  # trec_eval rescales the question's gain levels to [0, 1]
             gain = np.where(norm_g[g], safe_div(gain - lo[g], hi[g] - lo[g]), gain)
-        disc = np.power(float(p), (V.rank[rows] - 1).astype(np.float64))
+        disc = _powers(float(p), V.rank[rows])
         out.append((1.0 - p) * np.bincount(g, weights=gain * disc, minlength=V.n_groups))
     return out
+
+
+def _powers(p: float, rank: np.ndarray) -> np.ndarray:
+    """``p ** (rank - 1)`` for each rank (ranks from 1): one power per rank level,
+    looked up per row (the same values as ``np.power`` row by row)."""
+    if len(rank) == 0:
+        return np.zeros(0)
+    levels = np.power(p, np.arange(int(rank.max()), dtype=np.float64))
+    return levels[rank - 1]
 
 
 def _rbp_gain_range(V: Judged, kind: str, gmap: dict):
