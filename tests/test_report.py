@@ -567,6 +567,10 @@ def test_segment_flags_are_two_and_bh_adjusted(cran):
     want = sps.ttest_1samp(vals, z.loc["rest", "overall_mean"], alternative="less").pvalue
     np.testing.assert_allclose(z.loc["rest", "p_below"], want, rtol=1e-9)
     assert z.loc["zeros", "below_overall_bh"] and not z.loc["rest", "below_overall_bh"]
+    # all zeros: no spread, so a one-sided sign test (every value below the overall mean)
+    n_zeros = int(pq["query_id"].isin(seg.loc[seg["kind"] == "zeros", "query_id"]).sum())
+    want = sps.binomtest(n_zeros, n_zeros, 0.5, alternative="greater").pvalue
+    np.testing.assert_allclose(z.loc["zeros", "p_below"], want, rtol=1e-12)
     np.testing.assert_array_equal(t["below_overall_bh"], t["p_below_bh"] < 0.05)
     text = r.to_markdown()
     seg_part = text.split("## Segments")[1]
@@ -696,3 +700,16 @@ def test_measure_rows_select_and_order_match_pandas():
     ref = want.assign(_s=want["system"].map(order), _q=want["query_id"].map(first_seen)) \
         .sort_values(["_s", "_q"], kind="stable").drop(columns=["_s", "_q"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(per_question_table(mr, ["AP", "R@5"], ["zeta", "alpha"]), ref, check_exact=True)
+
+
+def test_a_small_segment_without_spread_is_not_flagged_below_overall():
+    # two questions scored 0 against an overall mean of 0.45: a sign test gives 0.25, not 0
+    qs = [f"q{i}" for i in range(22)]
+    qrels = pd.DataFrame({"query_id": qs, "doc_id": [f"r{i}" for i in range(22)], "relevance": 1})
+    run = pd.DataFrame({"query_id": qs, "doc_id": [f"r{i}" if i < 20 and i % 2 == 0 else "junk" for i in range(22)],
+                        "score": 1.0})
+    seg = pd.DataFrame({"query_id": qs, "seg": ["x"] * 20 + ["y"] * 2})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = ef.report(run, qrels, measures=["P@1"], segments=seg, n_resamples=B).by_segment.set_index("segment_value")
+    assert t.loc["y", "p_below"] == pytest.approx(0.25) and not t.loc["y", "below_overall_bh"]

@@ -908,3 +908,11 @@ def test_one_sided_clustered_randomization_matches_loop_and_never_zero():
     for alt in ("greater", "two-sided"):
         r = one(compare(big, test="randomization", alternative=alt, n_resamples=999))
         assert r.p_value == 1 / 1000
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0, 0.2])
+def test_one_question_has_no_standard_error_whatever_its_value(value):
+    per_q = pd.DataFrame({"system": "A", "query_id": ["q0"], "measure": "P@5", "value": [value]})
+    for method in ("t", "normal"):
+        got = summarize(per_q, method=method).iloc[0]
+        assert got["n"] == 1 and np.isnan(got["se"]), (method, got)

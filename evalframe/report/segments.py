@@ -282,7 +282,8 @@ def below_overall_tests(per_question: pd.DataFrame, segment_columns: Sequence[st
     """``p_below, p_below_bh, below_overall_bh`` for the rows of a by-segment ``table``
     (``system, segment, segment_value, measure, overall_mean``), aligned to its index.
 
-    One-sided one-sample t-test of each segment's values against the overall mean, then
+    One-sided one-sample t-test of each segment's values against the overall mean (a
+    one-sided sign test, p = 0.5^n, when the segment's values are all equal), then
     Benjamini-Hochberg across the segments of each (system, measure).
     """
     from scipy import stats as sps
@@ -300,9 +301,11 @@ def below_overall_tests(per_question: pd.DataFrame, segment_columns: Sequence[st
     se = m["std"].to_numpy(dtype=float) / np.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         tstat = (m["mean"].to_numpy(dtype=float) - m["overall_mean"].to_numpy(dtype=float)) / se
+        # no spread (every value the same): the t statistic is undefined; a one-sided sign
+        # test instead: all n values below the overall mean has probability 0.5^n
         p = np.where(se > 0, sps.t.cdf(tstat, df=np.maximum(n - 1, 1)),
                      np.where(m["mean"].to_numpy(dtype=float) < m["overall_mean"].to_numpy(dtype=float),
-                              0.0, 1.0))  # no spread: certainly below, or not below
+                              0.5 ** n, 1.0))
         p = np.where(n >= 2, p, np.nan)
     m["p_below"] = p
     m["p_below_bh"] = np.nan

@@ -148,6 +148,7 @@ def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFram
     with np.errstate(divide="ignore", invalid="ignore"):
         se = np.where(res["binary"], np.sqrt(mean * (1 - mean) / n),
                       res["sd"].to_numpy() / np.sqrt(n))
+    se = np.where(n >= 2, se, np.nan)  # one question: no spread to measure (0/1 values included)
     df_t = n - 1
     if cluster:
         codes_all = pd.factorize(df[cluster])[0]
