@@ -404,8 +404,9 @@ def _check_columns(run) -> None:
     missing = [c for c in ("query_id", "doc_id", "score")
                if c not in run.columns and not (c == "query_id" and run.index.name == "query_id")]
     if missing:
+        found = list(run.columns) + ([f"{run.index.name} (the index)"] if run.index.name else [])
         raise EvalframeInputError("run", [InputProblem(
-            f"missing columns {missing} (found {list(run.columns)})",
+            f"missing columns {missing} (found {found})",
             "a Dask run needs the columns query_id, doc_id, score (and system, for several systems); "
             "rename them first (ddf.rename(columns={...}))")])
 
@@ -511,6 +512,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     elif rollup is not None:
         mapping = rollup_map(rollup)
     run = _renamed(run, columns)
+    if "score" not in run.columns and "rank" in run.columns:  # rank only: ordered by rank, as in memory
+        run = run.assign(score=-run["rank"].astype("float64"))
     _check_columns(run)
     golden, resolved = _golden_set(qrels, columns, conflicts)
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,

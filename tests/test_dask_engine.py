@@ -434,3 +434,11 @@ def test_diagnostics_with_measures_check_shallow_rankings_as_in_memory(client):
         assert "shallow_rankings" in set(want["check"])
         got = ef.diagnostics(dd.from_pandas(run, npartitions=3), ds.qrels, ["nDCG@10", "R@1000"])
         pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_rank_only_run_is_ordered_by_rank_as_in_memory(client):
+    ds = ef.datasets.load_cranfield()
+    run = ds.runs.reset_index(drop=True)
+    run["rank"] = run.groupby(["system", "query_id"])["score"].rank(method="min", ascending=False).astype(int)
+    run = run.drop(columns="score").sample(frac=1, random_state=6, ignore_index=True)
+    assert_same(run, ds.qrels, dd.from_pandas(run, npartitions=4))
