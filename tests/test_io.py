@@ -194,16 +194,20 @@ def test_every_blank_separator_parses_the_same(tmp_path, sep):
     assert run.doc_id.tolist() == ["a", "b"] and run.score.tolist() == [2.5, 1.5]
 
 
-def test_doubled_blank_that_keeps_the_blank_count_is_still_parsed_right(tmp_path):
-    # line 1 has a doubled space and line 2 one field fewer: blank counts match a
-    # clean file, but the parse must not produce an empty field
-    p = tmp_path / "q.txt"
-    p.write_text("1 0  d1 1\n1 0 d2\n")
-    with pytest.raises(ef.EvalframeInputError, match="line 2"):
-        ef.read_qrels(p)
-    p.write_text("1\t0\t\td1\t1\n1\t0\td2\n")
-    with pytest.raises(ef.EvalframeInputError, match="line 2"):
-        ef.read_qrels(p)
+@pytest.mark.parametrize("read, texts", [
+    # a doubled blank on line 1 and one field fewer on line 2: blank counts match a clean
+    # file, but the parse must not produce an empty field
+    (ef.read_qrels, ["1 0  d1 1\n1 0 d2\n", "1\t0\t\td1\t1\n1\t0\td2\n"]),
+    # the rank column is not parsed: its empty field (a doubled blank) leaves a line of
+    # five fields once blanks are normalised, refused as trec_eval refuses it
+    (ef.read_run, ["1 Q0 a 1 2.5 run\n1 Q0 b  1.5 run\n", "1\tQ0\ta\t1\t2.5\trun\n1\t\tb\t2\t1.5\trun\n"]),
+], ids=["qrels doubled blank", "run field not parsed"])
+def test_an_empty_field_is_refused_with_its_line(read, texts, tmp_path):
+    p = tmp_path / "f.txt"
+    for text in texts:
+        p.write_text(text)
+        with pytest.raises(ef.EvalframeInputError, match="line 2"):
+            read(p)
 
 
 def test_csv_ids_keep_their_spelling_whatever_the_header_case(tmp_path):
@@ -550,18 +554,6 @@ def test_empty_field_scan_matches_splitting_on_the_delimiter(monkeypatch, seed):
             lines = [ln for ln in data.split(b"\n") if ln]  # empty lines are skipped by the parser
             want = any(b"" in ln.split(delim.encode()) for ln in lines)
             assert evalframe_io._has_empty_field(data, delim) == want, (data, delim)
-
-
-def test_an_empty_field_not_parsed_is_still_refused(tmp_path):
-    # the rank column is not parsed: its empty field (a doubled blank) leaves a line of
-    # five fields once blanks are normalised, refused as trec_eval refuses it
-    p = tmp_path / "r.trec"
-    p.write_text("1 Q0 a 1 2.5 run\n1 Q0 b  1.5 run\n")
-    with pytest.raises(ef.EvalframeInputError, match="line 2"):
-        ef.read_run(p)
-    p.write_text("1\tQ0\ta\t1\t2.5\trun\n1\t\tb\t2\t1.5\trun\n")
-    with pytest.raises(ef.EvalframeInputError, match="line 2"):
-        ef.read_run(p)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint64, np.int8])
