@@ -34,6 +34,17 @@ def test_evaluate_cranfield_csv_and_out(tmp_path, capsys):
     assert len(table) == 5 * 225 and set(table.columns) == {"system", "query_id", "measure", "value"}
 
 
+def test_evaluate_json_keeps_every_digit(capsys):
+    argv = ["evaluate", str(DATA / "cranfield/qrels.txt"), str(DATA / "cranfield/runs.parquet"), "-m", "nDCG@10",
+            "AP", "-q"]
+    assert main(argv + ["--format", "json"]) == 0
+    got = pd.DataFrame(json.loads(capsys.readouterr().out))
+    assert main(argv + ["--format", "csv"]) == 0
+    want = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype={"query_id": str})
+    assert got["value"].tolist() == want["value"].tolist()  # exact: CSV writes every digit too
+    assert got["query_id"].tolist() == want["query_id"].tolist()
+
+
 def test_errors_go_to_stderr_with_nonzero_status(tmp_path, capsys):
     bad = tmp_path / "bad.trec"
     bad.write_text("1 Q0 a 1 1.0 s\n1 Q0 b 2 s\n")

@@ -61,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv":
         table.to_csv(sys.stdout, index=False)
     elif args.format == "json":
-        sys.stdout.write(table.to_json(orient="records", indent=1) + "\n")
+        # values written whole (Python's shortest round-trip repr; pandas' to_json keeps 10
+        # digits), a missing value as null
+        import json
+        records = table.astype(object).where(table.notna(), None).to_dict(orient="records")
+        sys.stdout.write(json.dumps(records, indent=1) + "\n")
     else:
         if "unit" in table.columns:
             sys.stdout.write("documents are pages (chunks rolled up with --rollup)\n")
