@@ -149,12 +149,11 @@ def _natural_order_rule(ids: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`_natural_order` and whether it sorted numerically (every id an integer)."""
     uniq = pd.unique(pd.Series(ids, dtype=object))
     try:
-        arr = pa.array(uniq, type=pa.large_string())
-        if not _int64_ids(arr):
-            return uniq[pc.sort_indices(arr).to_numpy()].astype(object), False  # byte-wise = code point order
-        return uniq[np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable")].astype(object), True
+        natural = _natural_permutation(pa.array(uniq, type=pa.large_string()))
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        pass  # not all strings, or an integer beyond int64: the general rule below
+        natural = None  # not all strings: the general rule below
+    if natural is not None:  # else also an integer beyond int64
+        return uniq[natural[0]].astype(object), natural[1]
     s = pd.Series(uniq, dtype=object)
     num = pd.to_numeric(s, errors="coerce")
     if num.notna().all() and (s.astype(str) == num.astype(np.int64).astype(str)).all():
@@ -648,11 +647,14 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
-    if len(values) < (1 << 14) or len(value_set) < (1 << 10):
+    def by_arrow() -> np.ndarray:
         return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+
+    if len(values) < (1 << 14) or len(value_set) < (1 << 10):
+        return by_arrow()
     golden = pd.Index(fingerprints(pa.chunked_array([value_set])))
     if not golden.is_unique:  # two distinct ids share a fingerprint (about never)
-        return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+        return by_arrow()
     where = golden.get_indexer(fingerprints(pa.chunked_array([values])))
     hit = np.flatnonzero(where >= 0)
     same = pc.equal(values.take(pa.array(hit)).cast(value_set.type), value_set.take(pa.array(where[hit])))
