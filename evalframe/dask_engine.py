@@ -65,10 +65,11 @@ from .engine import Duplicates, per_question_table, prepare, with_shallow_rankin
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
-from .ranking import (MAX_EXAMPLES, Check, Diagnostic, Missing, Ties, diagnostics_table,
+from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table,
                       merge_diagnostics, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column, rollup_map
-from .schema import Conflicts, ResolvedConflicts, check_qrels, fingerprints, ids_to_str
+from .schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
+                     merge_conflicts)
 
 #: Question id of the placeholder question added to every partition (an integer, so the
 #: natural order of a partition's questions is what it would be without it).
@@ -209,8 +210,8 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
 
     Returns a dict: ``table`` (the per-question table), ``records`` (diagnostics),
     ``silent`` (the systems that answer none of the partition's golden questions) and
-    ``conflict_keys`` (the golden-set order key of each example of the partition's
-    ``golden_set_conflicting_labels`` record, for the merge)."""
+    ``conflicts`` (the partition's conflicting labels resolved, counted in the whole
+    golden set's order, :func:`~evalframe.schema.check_qrels_part`; None: none)."""
     if "_row" in run.columns:
         run = run.iloc[np.argsort(run["_row"].to_numpy(), kind="stable")]
     run = run.drop(columns=[c for c in ("_row", "_bucket") if c in run.columns]).reset_index(drop=True)
@@ -219,6 +220,10 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     qrels_row = qrels["_row"].to_numpy() if "_row" in qrels.columns else None
     qrels = qrels.drop(columns=[c for c in ("_bucket", "_row") if c in qrels.columns]).reset_index(drop=True)
     qrels.attrs = {}  # conflicts resolved on the client are reported once, by the client
+    resolved = None
+    if conflicts != "error" and qrels_row is not None:  # whole questions: resolved here, merged by the client
+        qrels, resolved = check_qrels_part(qrels, conflicts, qrels_row)
+        conflicts = "error"  # no repeated pair is left
     for c in ("system", "query_id", "doc_id"):  # as check_run() reads them; the placeholder's dtype
         if c in run.columns and not pd.api.types.is_string_dtype(run[c].dtype):
             run[c] = ids_to_str(run[c])
@@ -236,21 +241,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
     return {"table": table, "records": list(J.records), "silent": silent,
-            "conflict_keys": _conflict_keys(J.records, qrels, qrels_row),
-            "integer_questions": J.integer_questions}
-
-
-def _conflict_keys(records, qrels: pd.DataFrame, qrels_row: np.ndarray | None) -> dict:
-    """Each example ``query_id:doc_id`` of a ``golden_set_conflicting_labels`` record and
-    the order key of its pair's first golden-set row (its first appearance)."""
-    examples = [e for r in records if r.check is Check.GOLDEN_SET_CONFLICTING_LABELS for e in r.examples]
-    if not examples or qrels_row is None:
-        return {}
-    q, d = qrels["query_id"].astype(str), qrels["doc_id"].astype(str)
-    hit = np.flatnonzero((q + ":" + d).isin(examples).to_numpy())
-    keys = (q.iloc[hit] + ":" + d.iloc[hit]).to_numpy(dtype=object)
-    first = pd.Series(qrels_row[hit]).groupby(keys, sort=False).min()
-    return {str(k): int(v) for k, v in first.items()}
+            "conflicts": resolved, "integer_questions": J.integer_questions}
 
 
 def _qrels_piece(qrels: pd.DataFrame, starts: np.ndarray, i: int) -> pd.DataFrame:
@@ -534,7 +525,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     flags = [s["integer_questions"] for s in summaries]  # the whole golden set's: every question is in a part
     records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
                      systems, missing, rel, integer_questions=None if None in flags else all(flags))
-    records = _conflicts_record(records, resolved, [s["conflict_keys"] for s in summaries])
+    records = _conflicts_record(records, resolved or merge_conflicts([s["conflicts"] for s in summaries]))
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0]["meta"]
@@ -597,25 +588,17 @@ def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
                              integer_questions=integer_questions)
 
 
-def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None,
-                      keys: list[dict]) -> list[Diagnostic]:
+def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None) -> list[Diagnostic]:
     """The merged records with the ``golden_set_conflicting_labels`` record of the
-    in-memory call: the client's (golden set resolved once), or the partitions' merged
-    record whose examples are the pairs that appear first in the golden set."""
-    if resolved is not None and resolved.count:
-        record = Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
-                            f"resolved: {resolved.how} label", tuple(resolved.examples))
-        checks = list(Check)
-        at = sum(checks.index(r.check) <= checks.index(record.check) for r in records)
-        return records[:at] + [record] + records[at:]
-    first = {k: v for part in keys for k, v in part.items()}
-    out = []
-    for r in records:
-        if r.check is Check.GOLDEN_SET_CONFLICTING_LABELS and first:
-            shown = sorted(first, key=first.__getitem__)[:MAX_EXAMPLES]
-            r = Diagnostic(r.system, r.check, r.count, r.action, tuple(shown))
-        out.append(r)
-    return out
+    in-memory call (``resolved``: the golden set's conflicts resolved on the client, or
+    the partitions' merged), in its place among the checks."""
+    if resolved is None or not resolved.count:
+        return records
+    record = Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
+                        f"resolved: {resolved.how} label", tuple(resolved.examples))
+    checks = list(Check)
+    at = sum(checks.index(r.check) <= checks.index(record.check) for r in records)
+    return records[:at] + [record] + records[at:]
 
 
 # ---------------------------------------------------------------- aggregate

@@ -28,7 +28,8 @@ from __future__ import annotations
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
            "raw_chunks", "BLOCK_ROWS", "contiguous_groups",
-           "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts"]
+           "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts",
+           "check_qrels_part", "merge_conflicts"]
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -472,6 +473,31 @@ def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, Reso
     shown = conflicted.index[:_MAX_EXAMPLES]
     examples = tuple(f"{q}:{d}" for q, d in shown)
     return out, ResolvedConflicts(how, int(len(conflicted)), examples, tuple(int(r) for r in at.loc[shown]))
+
+
+def check_qrels_part(qrels: pd.DataFrame, conflicts: Conflicts,
+                     rows: np.ndarray) -> tuple[pd.DataFrame, ResolvedConflicts | None]:
+    """A part of a larger golden set holding whole questions (its rows at positions
+    ``rows`` of the whole), checked and its conflicting labels resolved: the canonical
+    table (its subtopic table for diversity qrels; no conflicts recorded in its attrs,
+    the whole set's are recorded once) and the pairs resolved, ``first_rows`` counted
+    in the whole golden set (to merge the parts, :func:`merge_conflicts`)."""
+    checked = check_qrels(qrels, conflicts=conflicts)
+    frame = checked.frame if checked.subtopics is None else checked.subtopics
+    frame.attrs.pop("evalframe_conflicts", None)
+    c = checked.conflicts
+    return frame, None if c is None else replace(c, first_rows=tuple(int(rows[r]) for r in c.first_rows))
+
+
+def merge_conflicts(parts: list[ResolvedConflicts | None]) -> ResolvedConflicts | None:
+    """The conflicts of the parts of a golden set (:func:`check_qrels_part`) as those of
+    the whole: their count, and as examples the pairs that appear first in the whole."""
+    parts = [c for c in parts if c is not None]
+    if not parts:
+        return None
+    first = sorted((r, e) for c in parts for r, e in zip(c.first_rows, c.examples))[:_MAX_EXAMPLES]
+    return ResolvedConflicts(parts[0].how, sum(c.count for c in parts), tuple(e for _, e in first),
+                             tuple(r for r, _ in first))
 
 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,

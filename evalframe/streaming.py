@@ -61,7 +61,7 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
@@ -75,10 +75,11 @@ from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
-from .ranking import (MAX_EXAMPLES, Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
+from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
                       natural_order, str_column, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
-from .schema import ALIASES, Conflicts, ResolvedConflicts, check_qrels, fingerprints, ids_to_str
+from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
+                     merge_conflicts)
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
@@ -691,7 +692,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     bar.reset(total=n_buckets)
     bar.set_description("evaluating buckets")
     bar.unit = "buckets"
-    resolved: list[ResolvedConflicts] = []
+    resolved: list[ResolvedConflicts | None] = []
     for b in range(n_buckets):
         path = os.path.join(tmp, f"run-{b:05d}.parquet")
         run = _read_bucket(path)
@@ -702,12 +703,8 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             qrels = pq.read_table(qpath).to_pandas() if os.path.exists(qpath) else None
             rows = None if qrels is None else qrels.pop(_ROW).to_numpy()
             if qrels is not None and conflicts != "error":  # else the partition's own check raises
-                checked = check_qrels(qrels, conflicts=conflicts)
-                qrels = checked.frame if checked.subtopics is None else checked.subtopics
-                qrels.attrs.pop("evalframe_conflicts", None)  # recorded once, for the whole golden set
-                if checked.conflicts is not None:
-                    c = checked.conflicts
-                    resolved.append(replace(c, first_rows=tuple(int(rows[r]) for r in c.first_rows)))
+                qrels, c = check_qrels_part(qrels, conflicts, rows)
+                resolved.append(c)
         if run is not None or (qrels is not None and len(qrels)):
             run = run if run is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in ("query_id",)})
             qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
@@ -718,11 +715,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             if os.path.exists(p):
                 os.remove(p)
         bar.update(1)
-    if not resolved:
-        return None
-    first = sorted((r, e) for c in resolved for r, e in zip(c.first_rows, c.examples))[:MAX_EXAMPLES]
-    return ResolvedConflicts(resolved[0].how, sum(c.count for c in resolved), tuple(e for _, e in first),
-                             tuple(r for r, _ in first))
+    return merge_conflicts(resolved)
 
 
 def _read_bucket(path: str) -> pd.DataFrame | None:

@@ -374,6 +374,19 @@ def test_conflicts_resolved_once_or_per_partition(client, how):
         ef.evaluate(dd.from_pandas(c.runs, npartitions=3), dd.from_pandas(qrels, npartitions=4))
 
 
+def test_conflict_examples_of_ids_with_colons_in_golden_set_order(client):
+    """Pairs are told apart by their ids, not by ``query_id:doc_id`` strings: ("a:b", "c")
+    is not the conflicting pair ("a", "b:c"), so the examples keep the golden set's order."""
+    qrels = pd.DataFrame({"query_id": ["a:b", "e", "a", "e", "a"], "doc_id": ["c", "f", "b:c", "f", "b:c"],
+                          "relevance": [1, 1, 0, 2, 1]})
+    run = pd.DataFrame({"query_id": ["a", "e", "a:b"], "doc_id": ["b:c", "f", "c"], "score": [1.0, 1.0, 1.0]})
+    expected = ef.diagnostics(run, qrels, conflicts="max")
+    got = ef.diagnostics(dd.from_pandas(run, npartitions=1), dd.from_pandas(qrels, npartitions=2), conflicts="max")
+    row = got[got["check"] == "golden_set_conflicting_labels"]
+    assert row["examples"].tolist() == ["e:f, a:b:c"]  # e:f appears first (row 1), a/b:c at row 2
+    pd.testing.assert_frame_equal(got, expected)
+
+
 def _chunked(run: pd.DataFrame, qrels: pd.DataFrame):
     """Each document as 1..3 chunks ("d#0", "d#1", ...), ranked together; and the map."""
     rng = np.random.default_rng(11)
