@@ -17,6 +17,7 @@ from .. import stats
 from ..errors import EvalframeInputError, EvalframeWarning, InputProblem, warn
 from ..inputs import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
 from ..schema import ids_to_str
+from ..stats.validation import RESERVED_COLUMNS
 from .diagnostics import diagnostic_row
 from .tables import BY_SEGMENT_COLUMNS, order_rows
 
@@ -29,8 +30,9 @@ MIN_SEGMENT_QUESTIONS = 20
 #: a default segment column with at least this share of distinct values per question (in a
 #: table of at least :data:`MIN_SEGMENT_QUESTIONS` questions) is free text, not a segment
 NEARLY_UNIQUE = 0.9
-#: column names a segment column cannot have (the per-question and by-segment tables use them)
-RESERVED = ("system", "measure", "value", "segment_value")
+#: column names a segment column cannot have: the per-question and by-segment tables use
+#: them, and the by-segment step summarises by the segment column (:func:`stats.summarize`)
+RESERVED = tuple(dict.fromkeys(("system", "measure", "value", "segment_value", *RESERVED_COLUMNS)))
 
 
 def read_segments(source, *, segments: Sequence[str] | None = None,
