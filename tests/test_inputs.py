@@ -206,6 +206,20 @@ def test_list_run_with_one_score_or_rank_per_row_is_an_error(column):
         ef.read_run(lists)
 
 
+def test_list_run_with_a_question_in_two_rows_is_an_error_when_positions_rank():
+    # two lists for one question ranked by position: both first documents had rank 1, a tie
+    # broken by doc_id (b above a) whatever the rows' order
+    lists = pd.DataFrame({"question_id": ["1", "1", "2"], "retrieved_ids": [["a"], ["b"], ["c"]]})
+    with pytest.raises(ef.EvalframeInputError, match="1 questions have more than one row"):
+        ef.read_run(lists)
+    systems = lists.assign(system=["x", "y", "x"])  # one row per (system, question): no problem
+    assert ef.read_run(systems)["rank"].tolist() == [1, 1, 1]
+    empty = pd.DataFrame({"question_id": ["1", "1"], "retrieved_ids": [["a"], []]})  # nothing listed twice
+    assert ef.read_run(empty)["doc_id"].tolist() == ["a"]
+    scored = lists.assign(scores=[[0.2], [0.1], [1.0]])  # scores rank them: no problem
+    assert ef.read_run(scored)["doc_id"].tolist() == ["a", "b", "c"]
+
+
 def test_list_run_with_an_empty_score_column_is_ranked_by_list_position():
     qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
     lists = pd.DataFrame({"question_id": ["1"], "retrieved_ids": [["a", "b"]], "score": [np.nan]})
