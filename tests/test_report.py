@@ -261,6 +261,20 @@ def test_read_segments_checks(tmp_path, cran):
     assert read_segments(ints)["query_id"].tolist() == ["1", "2"]
 
 
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet"])
+def test_an_empty_segment_cell_of_a_file_is_a_missing_value(suffix, tmp_path):
+    # an empty cell is how a CSV writes a missing value: "(none)" as in a DataFrame, not a
+    # segment "" of its own; "NA" is a value (North America), as in the DataFrame
+    df = pd.DataFrame({"query_id": ["1", "2", "NA"], "region": ["eu", None, "NA"]})
+    path = tmp_path / f"s.{suffix}"
+    if suffix == "parquet":
+        df.to_parquet(path)
+    else:
+        df.to_csv(path, index=False, sep="," if suffix == "csv" else "\t")
+    assert read_segments(path)["region"].tolist() == ["eu", "(none)", "NA"]
+    assert read_segments(path)["query_id"].tolist() == ["1", "2", "NA"]
+
+
 def test_bad_arguments(cran):
     with pytest.raises(TypeError, match="unknown keyword"):
         report(cran.runs, cran.qrels, tie="doc_id_asc")

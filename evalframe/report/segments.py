@@ -44,7 +44,8 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     source : DataFrame, Arrow table or stream, polars DataFrame, or path
         A frame, or a ``.tsv`` / ``.csv`` / ``.parquet`` file with a header row.  The
         question id is ``query_id`` or one of its aliases (``question_id``, ``qid``...);
-        a column may be named ``segment``.
+        a column may be named ``segment``.  A missing or empty segment value is
+        ``"(none)"``; text such as ``NA`` is a value.
     segments : list of str, optional
         The segment columns to keep.  Default: every column except the question id and
         the question text (``text``, or ``question`` / ``query`` beside an id); a column
@@ -107,8 +108,8 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     # the same id rules as the run and the golden set, so segment ids match theirs
     out = pd.DataFrame({"query_id": ids_to_str(df[qid]).to_numpy(dtype=object)})
     for c in cols:
-        v = df[c]
-        out[str(c)] = np.where(v.isna().to_numpy(), MISSING_SEGMENT, v.astype(str).to_numpy())
+        v = df[c].astype(str).to_numpy()  # an empty cell (a CSV's missing value) is missing too
+        out[str(c)] = np.where(df[c].isna().to_numpy() | (v == ""), MISSING_SEGMENT, v)
     out = out.drop_duplicates()
     dup = out["query_id"].duplicated(keep=False)
     if dup.any():
