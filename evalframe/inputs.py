@@ -12,7 +12,10 @@ Everything here runs before the checks of :mod:`evalframe.schema` and changes on
 - List runs: one row per question with an ordered list of document ids (and optionally
   lists of scores or ranks), as RAG logs store them: exploded with Arrow's
   ``list_flatten`` / ``list_parent_indices`` (no Python loop per row); each document's
-  ``rank`` is its 1-based position in its list.
+  ``rank`` is its 1-based position in its list. A score or rank column beside the lists
+  holds lists too: one value per row (a question's score) is refused, as every listed
+  document would get it and the list's order would be lost to the tie-break; so is a
+  question listed in two rows of a run ranked by position (both lists start at rank 1).
 - Rank-only runs: a ``rank`` column and no score (or a score column without a single
   value) gives ``score = -rank``, so the run is ordered by rank ascending; documents
   sharing a rank are a tie on score, broken by the ``ties`` convention (doc_id
@@ -194,10 +197,40 @@ def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
                     f"give one {c} per listed document", df.loc[bad].head(5).to_string(max_colwidth=40)))
                 out[c] = pd.Series(np.zeros(len(parents)))
         else:
+            if c in used and not bool(s.isna().all()):
+                problems.append(_one_value_per_row(df, c, docs[0]))
             out[c] = s.take(parents).reset_index(drop=True)
     if not alias_candidates(df, "rank"):
         out["rank"] = position
+    if not any(_is_list_column(df[c]) for c in used):
+        _check_one_list_per_question(df, lengths, problems)
     return pd.DataFrame(out)
+
+
+def _check_one_list_per_question(df: pd.DataFrame, lengths: np.ndarray, problems: list[InputProblem]) -> None:
+    """A list run ranked by list position gives one list per (system, question): the
+    first documents of two lists would both have rank 1, a tie broken by doc_id."""
+    systems, queries = alias_candidates(df, "system"), alias_candidates(df, "query_id")
+    if len(systems) > 1 or len(queries) != 1:
+        return  # several id columns, or none: the checks list them
+    listed = df.loc[lengths > 0]
+    dup = listed.duplicated([*systems, *queries], keep=False).to_numpy()
+    if dup.any():
+        problems.append(InputProblem(
+            f"{int((~listed[dup].duplicated([*systems, *queries])).sum())} questions have more than one row "
+            "with a list of documents (ranked by list position, their lists' documents would share ranks)",
+            "give each question one list (join them in ranked order), or add a list of scores",
+            listed[dup].head(5).to_string(max_colwidth=40)))
+
+
+def _one_value_per_row(df: pd.DataFrame, c, docs) -> InputProblem:
+    """A score or rank column with one value per row beside a list of documents: every
+    listed document would get that value, a tie that loses the list's order."""
+    return InputProblem(
+        f"{c!r} holds one value per row beside the {docs!r} list (each listed document would get it, "
+        "and the list's order would be lost)",
+        f"give {c!r} as lists, one value per listed document; or drop or rename it (the list's order "
+        "then ranks the documents)", df.head(5).to_string(max_colwidth=40))
 
 
 def _from_arrow_array(arr) -> pd.Series:

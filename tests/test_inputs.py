@@ -197,6 +197,36 @@ def test_list_run_with_numpy_arrays_and_empty_lists():
     same(ef.evaluate(lists, qrels, ["RR", "R@5"]), ef.evaluate(long, qrels, ["RR", "R@5"]))
 
 
+@pytest.mark.parametrize("column", ["score", "rank", "similarity"])
+def test_list_run_with_one_score_or_rank_per_row_is_an_error(column):
+    # a list of documents beside one score (or rank) per question: every listed document got
+    # that one value, a tie broken by doc_id, so the list's order was lost (b ranked above a)
+    lists = pd.DataFrame({"question_id": ["1", "2"], "retrieved_ids": [["a", "b"], ["c"]], column: [0.87, 0.5]})
+    with pytest.raises(ef.EvalframeInputError, match=f"{column!r} holds one value per row"):
+        ef.read_run(lists)
+
+
+def test_list_run_with_a_question_in_two_rows_is_an_error_when_positions_rank():
+    # two lists for one question ranked by position: both first documents had rank 1, a tie
+    # broken by doc_id (b above a) whatever the rows' order
+    lists = pd.DataFrame({"question_id": ["1", "1", "2"], "retrieved_ids": [["a"], ["b"], ["c"]]})
+    with pytest.raises(ef.EvalframeInputError, match="1 questions have more than one row"):
+        ef.read_run(lists)
+    systems = lists.assign(system=["x", "y", "x"])  # one row per (system, question): no problem
+    assert ef.read_run(systems)["rank"].tolist() == [1, 1, 1]
+    empty = pd.DataFrame({"question_id": ["1", "1"], "retrieved_ids": [["a"], []]})  # nothing listed twice
+    assert ef.read_run(empty)["doc_id"].tolist() == ["a"]
+    scored = lists.assign(scores=[[0.2], [0.1], [1.0]])  # scores rank them: no problem
+    assert ef.read_run(scored)["doc_id"].tolist() == ["a", "b", "c"]
+
+
+def test_list_run_with_an_empty_score_column_is_ranked_by_list_position():
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    lists = pd.DataFrame({"question_id": ["1"], "retrieved_ids": [["a", "b"]], "score": [np.nan]})
+    got = ef.evaluate(lists, qrels, ["P@1", "RR"])
+    assert got["value"].tolist() == [1.0, 1.0]  # a is listed first and relevant
+
+
 def test_list_run_scores_of_another_length_are_an_error():
     lists = pd.DataFrame({"query_id": ["1"], "doc_ids": [["a", "b"]], "scores": [[1.0]]})
     with pytest.raises(ef.EvalframeInputError, match="'scores' list of another length"):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -258,6 +259,20 @@ def test_read_segments_checks(tmp_path, cran):
         pd.testing.assert_frame_equal(read_segments(tmp_path / f), cran.segments)
     ints = pd.DataFrame({"query_id": [1, 2], "s": ["a", "b"]})
     assert read_segments(ints)["query_id"].tolist() == ["1", "2"]
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv", "parquet"])
+def test_an_empty_segment_cell_of_a_file_is_a_missing_value(suffix, tmp_path):
+    # an empty cell is how a CSV writes a missing value: "(none)" as in a DataFrame, not a
+    # segment "" of its own; "NA" is a value (North America), as in the DataFrame
+    df = pd.DataFrame({"query_id": ["1", "2", "NA"], "region": ["eu", None, "NA"]})
+    path = tmp_path / f"s.{suffix}"
+    if suffix == "parquet":
+        df.to_parquet(path)
+    else:
+        df.to_csv(path, index=False, sep="," if suffix == "csv" else "\t")
+    assert read_segments(path)["region"].tolist() == ["eu", "(none)", "NA"]
+    assert read_segments(path)["query_id"].tolist() == ["1", "2", "NA"]
 
 
 def test_bad_arguments(cran):
@@ -713,3 +728,47 @@ def test_a_small_segment_without_spread_is_not_flagged_below_overall():
         warnings.simplefilter("ignore")
         t = ef.report(run, qrels, measures=["P@1"], segments=seg, n_resamples=B).by_segment.set_index("segment_value")
     assert t.loc["y", "p_below"] == pytest.approx(0.25) and not t.loc["y", "below_overall_bh"]
+
+
+@pytest.mark.parametrize("name", ["n", "mean", "confidence", "method"])
+def test_a_segment_named_like_a_summary_column_is_refused_before_evaluating(name, monkeypatch):
+    # the by-segment step summarises by the segment column, so it cannot be named like a
+    # column of that summary; refused by read_segments, before the run is evaluated
+    seg = pd.DataFrame({"query_id": ["1", "2"], name: ["a", "b"]})
+    with pytest.raises(EvalframeInputError, match="reserved"):
+        read_segments(seg)
+
+    def never(*args, **kwargs):
+        raise AssertionError("evaluated before the segment table was checked")
+    monkeypatch.setattr(sys.modules["evalframe.report.build"], "evaluate_with_diagnostics", never)
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["d", "e"], "relevance": 1})
+    run = qrels.drop(columns="relevance").assign(score=1.0)
+    with pytest.raises(EvalframeInputError, match="reserved"):
+        report(run, qrels, measures=["P@1"], segments=seg, n_resamples=B)
+
+
+def test_segment_means_match_a_loop_over_questions():
+    # questions without a segment row and with a missing value are "(none)"; a segment row
+    # of a question outside the golden set is ignored; every golden question counts (missing="zero")
+    rng = np.random.default_rng(7)
+    qs = [str(i) for i in range(30)]
+    qrels = pd.DataFrame([(q, f"d{d}", int(rng.integers(0, 3))) for q in qs for d in rng.choice(15, 5, replace=False)],
+                         columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame([(s, q, f"d{d}", float(rng.integers(0, 4))) for s in ("a", "b") for q in qs[:-2]
+                        for d in rng.choice(15, 8, replace=False)], columns=["system", "query_id", "doc_id", "score"])
+    forms = {q: str(rng.choice(["x", "y"])) for q in qs[3:]}
+    forms[qs[4]] = None
+    seg = pd.DataFrame({"query_id": [*forms, "extra"], "form": [*forms.values(), "x"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = report(run, qrels, measures=["AP", "nDCG@10"], segments=seg, n_resamples=B).by_segment
+        per_q = {(t.system, t.query_id, t.measure): t.value
+                 for t in ef.evaluate(run, qrels, ["AP", "nDCG@10"], missing="zero").itertuples()}
+    expected = {}
+    for (s, q, m), v in per_q.items():
+        value = forms.get(q) or "(none)"
+        expected.setdefault((s, value, m), []).append(v)
+    assert len(got) == len(expected)
+    for t in got.itertuples():
+        vals = expected[(t.system, t.segment_value, t.measure)]
+        assert t.n == len(vals) and t.mean == pytest.approx(sum(vals) / len(vals), abs=1e-12)

@@ -17,6 +17,7 @@ from .. import stats
 from ..errors import EvalframeInputError, EvalframeWarning, InputProblem, warn
 from ..inputs import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
 from ..schema import ids_to_str
+from ..stats.validation import RESERVED_COLUMNS
 from .diagnostics import diagnostic_row
 from .tables import BY_SEGMENT_COLUMNS, order_rows
 
@@ -29,8 +30,9 @@ MIN_SEGMENT_QUESTIONS = 20
 #: a default segment column with at least this share of distinct values per question (in a
 #: table of at least :data:`MIN_SEGMENT_QUESTIONS` questions) is free text, not a segment
 NEARLY_UNIQUE = 0.9
-#: column names a segment column cannot have (the per-question and by-segment tables use them)
-RESERVED = ("system", "measure", "value", "segment_value")
+#: column names a segment column cannot have: the per-question and by-segment tables use
+#: them, and the by-segment step summarises by the segment column (:func:`stats.summarize`)
+RESERVED = tuple(dict.fromkeys(("system", "measure", "value", "segment_value", *RESERVED_COLUMNS)))
 
 
 def read_segments(source, *, segments: Sequence[str] | None = None,
@@ -42,7 +44,8 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     source : DataFrame, Arrow table or stream, polars DataFrame, or path
         A frame, or a ``.tsv`` / ``.csv`` / ``.parquet`` file with a header row.  The
         question id is ``query_id`` or one of its aliases (``question_id``, ``qid``...);
-        a column may be named ``segment``.
+        a column may be named ``segment``.  A missing or empty segment value is
+        ``"(none)"``; text such as ``NA`` is a value.
     segments : list of str, optional
         The segment columns to keep.  Default: every column except the question id and
         the question text (``text``, or ``question`` / ``query`` beside an id); a column
@@ -105,8 +108,8 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     # the same id rules as the run and the golden set, so segment ids match theirs
     out = pd.DataFrame({"query_id": ids_to_str(df[qid]).to_numpy(dtype=object)})
     for c in cols:
-        v = df[c]
-        out[str(c)] = np.where(v.isna().to_numpy(), MISSING_SEGMENT, v.astype(str).to_numpy())
+        v = df[c].astype(str).to_numpy()  # an empty cell (a CSV's missing value) is missing too
+        out[str(c)] = np.where(df[c].isna().to_numpy() | (v == ""), MISSING_SEGMENT, v)
     out = out.drop_duplicates()
     dup = out["query_id"].duplicated(keep=False)
     if dup.any():

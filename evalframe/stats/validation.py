@@ -18,7 +18,7 @@ from evalframe.errors import EvalframeInputError, InputProblem
 __all__ = [
     "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment", "Alternative",
     "WilcoxonMethod", "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS",
-    "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM",
+    "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM", "RESERVED_COLUMNS",
     "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
     "sorted_codes", "run_starts", "combined_codes", "unique_key_order", "key_array",
@@ -45,7 +45,7 @@ WILCOXON_METHODS = ("exact", "normal")
 SINGLE_SYSTEM = "system"
 
 #: input and output column names a segment / cluster column may not take.
-_RESERVED = ("system", "query_id", "measure", "value", "n", "mean", "sd", "se", "ci_low",
+RESERVED_COLUMNS = ("system", "query_id", "measure", "value", "n", "mean", "sd", "se", "ci_low",
              "ci_high", "method", "confidence", "n_resamples", "seed", "system_a", "system_b",
              "diff", "p_value", "p_adjusted", "statistic", "mean_a", "mean_b")
 
@@ -123,7 +123,7 @@ def _column_problems(df: pd.DataFrame, extra: list[str]) -> list[InputProblem]:
             f"missing column{'s' if len(missing) > 1 else ''} {missing} (found {list(df.columns)})",
             "pass the per-question table of evaluate(): columns system, query_id, measure, "
             "value (+ the segment / cluster columns you name in by= or cluster=)"))
-    reserved = [c for c in extra if c in _RESERVED]
+    reserved = [c for c in extra if c in RESERVED_COLUMNS]
     if reserved:
         problems.append(InputProblem(
             f"by= / cluster= name reserved column{'s' if len(reserved) > 1 else ''} {reserved}",
