@@ -41,10 +41,11 @@ from .errors import InputProblem
 
 #: Accepted column names, canonical name first.
 ALIASES: dict[str, tuple[str, ...]] = {
-    "query_id": ("query_id", "qid", "query", "topic", "topic_id", "question_id", "question", "queryid", "q_id"),
+    "query_id": ("query_id", "qid", "query", "topic", "topic_id", "question_id", "question", "queryid", "q_id",
+                 "query-id"),
     "doc_id": ("doc_id", "docno", "docid", "doc", "document", "document_id", "page", "page_id", "did", "pid",
                "chunk_id", "passage_id", "doc_ids", "docids", "docnos", "chunk_ids", "passage_ids", "page_ids",
-               "retrieved_ids"),
+               "retrieved_ids", "corpus-id", "corpus_id"),
     "relevance": ("relevance", "rel", "label", "grade", "judgment", "judgement"),
     "score": ("score", "sim", "similarity", "scores"),
     "system": ("system", "run", "run_id", "runid", "run_tag", "tag"),
@@ -122,8 +123,15 @@ def split_question_text(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def qrels_table(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """A golden set's columns as the checks expect them: ``columns=``, then the question text."""
-    return split_question_text(apply_columns(qrels, columns))
+    """A golden set's columns as the checks expect them: ``columns=``, the question text,
+    and a column named ``score`` as the label when no column names one (BEIR's qrels:
+    ``query-id, corpus-id, score``; a run passed by mistake fails the integer-label check)."""
+    df = split_question_text(apply_columns(qrels, columns))
+    if not alias_candidates(df, "relevance"):
+        score = [c for c in df.columns if _norm(c) == "score"]
+        if len(score) == 1:
+            df = df.rename(columns={score[0]: "relevance"})
+    return df
 
 
 def run_table(run: pd.DataFrame, problems: list[InputProblem], *,

@@ -88,6 +88,22 @@ def test_rag_aliases(data, doc):
     same(ef.evaluate(r, q, MEASURES), expected(run, qrels))
 
 
+def test_beir_qrels_files_and_tables(data, tmp_path):
+    """BEIR's qrels (``qrels/test.tsv``: a header ``query-id corpus-id score``, the score
+    being the label) read as they are, and its runs' ``corpus-id`` as the document."""
+    run, qrels, _ = data
+    beir = qrels.rename(columns={"query_id": "query-id", "doc_id": "corpus-id", "relevance": "score"})
+    path = tmp_path / "test.tsv"
+    beir.to_csv(path, sep="\t", index=False)
+    r = run.drop(columns="rank").rename(columns={"query_id": "query-id", "doc_id": "corpus-id"})
+    for q in (beir, path):
+        got = ef.read_qrels(q)
+        assert got.columns.tolist() == ["query_id", "doc_id", "relevance"]
+        same(ef.evaluate(r, q, MEASURES), expected(run, qrels))
+    with pytest.raises(ef.EvalframeInputError, match="non-integral"):  # a run passed as the golden set
+        ef.read_qrels(run[["query_id", "doc_id", "score"]])
+
+
 def test_question_text_beside_the_id_is_kept(data):
     run, qrels, queries = data
     text = queries.set_index("query_id")["text"]
