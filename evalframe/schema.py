@@ -66,6 +66,10 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
                 "or pick one with columns={'your_name': " + f"{canon!r}" + "}"))
         elif found:
             mapping[found[0]] = canon
+        elif canon in wanted and (index := _index_level(df, canon)) is not None:
+            problems.append(InputProblem(
+                f"missing column {canon!r}: it is the index ({index!r}), not a column",
+                "make it a column first: df.reset_index()"))
         elif canon in wanted:
             problems.append(InputProblem(
                 f"missing column {canon!r} (found columns: {[str(c) for c in df.columns]})",
@@ -74,6 +78,12 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
                 + "; or map your column names with columns={'your_name': " + f"{canon!r}" + "}"))
     out = df[list(mapping)].rename(columns=mapping)
     return out
+
+
+def _index_level(df: pd.DataFrame, canon: str):
+    """The name of an index level of ``df`` that could be the column ``canon``, or None."""
+    names = [n for n in df.index.names if n is not None]
+    return next((n for n in names if alias_candidates(pd.DataFrame(columns=[n]), canon)), None)
 
 
 #: The dtype of ``Series.astype(str)`` (pandas' default string dtype).

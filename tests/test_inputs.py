@@ -471,3 +471,12 @@ def test_ids_in_runs_get_the_codes_of_hashing_every_row(seed):
     assert codes.codes.dtype == np.int32
     np.testing.assert_array_equal(codes.codes, want.indices.to_numpy())
     assert codes.dictionary.to_pylist() == want.dictionary.to_pylist()
+
+
+def test_an_id_in_the_index_is_named_in_the_error(data):
+    run, qrels, _ = data
+    with pytest.raises(ef.EvalframeInputError, match=r"(?s)it is the index \('query_id'\).*reset_index"):
+        ef.evaluate(run.set_index("query_id"), qrels)
+    with pytest.raises(ef.EvalframeInputError, match=r"it is the index \('qid'\)"):
+        ef.read_qrels(qrels.rename(columns={"query_id": "qid"}).set_index(["qid", "doc_id"]))
+    same(ef.evaluate(run.set_index("query_id").reset_index(), qrels, MEASURES), expected(run, qrels))
