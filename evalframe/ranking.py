@@ -1097,11 +1097,17 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     nu = len(run_queries)
     pairs = np.unique(sys_codes[unknown].astype(np.int64) * nu + run_queries.codes[unknown])
     s, q = np.divmod(pairs, nu)
-    names = run_queries.names
     dropped = np.unique(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
-    sorted_ids, numeric = _natural_order_rule(names[dropped])
-    natural[dropped] = pd.Index(sorted_ids).get_indexer(names[dropped])
+    rule = _natural_permutation(run_queries.dictionary.take(pa.array(dropped)))  # Arrow: no Python strings
+    if rule is not None:
+        perm, numeric = rule
+        natural[dropped[perm]] = np.arange(len(dropped))
+        names = _Names(run_queries.dictionary)
+    else:  # the general rule, on Python objects (integers beyond int64)
+        names = run_queries.names
+        sorted_ids, numeric = _natural_order_rule(names[dropped])
+        natural[dropped] = pd.Index(sorted_ids).get_indexer(names[dropped])
     return _per_system(Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET, "dropped", systems, s, natural[q], names[q],
                        numeric=numeric)
 

@@ -77,3 +77,66 @@ def test_tiled_strings_is_a_tile():
         got.validate(full=True)
         assert got.to_pylist() == names * times
     assert _tiled_strings([], 4).to_pylist() == []
+
+
+def _id_column(ids) -> pd.Series:
+    return pd.Series(pa.array([f"q{i}" for i in ids], pa.large_string()), dtype=pd.StringDtype("pyarrow"))
+
+
+@pytest.mark.parametrize("layout", ["grouped", "comes_back", "half_grouped", "shuffled"])
+def test_encode_is_dictionary_encode(layout):
+    """Question codes and dictionary, by whichever path (a run grouped by question with
+    every question once, a question coming back, a golden set half grouped, no order),
+    are Arrow's dictionary_encode of the column."""
+    from evalframe.schema import BLOCK_ROWS, _encode
+    rng = np.random.default_rng(3)
+    n_q = BLOCK_ROWS // 2
+    grouped = np.repeat(rng.permutation(n_q), 5)
+    ids = {"grouped": grouped,
+           "comes_back": np.concatenate([grouped, grouped[:7]]),
+           "half_grouped": np.concatenate([grouped, rng.integers(0, 2 * n_q, len(grouped) // 3)]),
+           "shuffled": rng.permutation(grouped)}[layout]
+    s = _id_column(ids)
+    got = _encode(s)
+    enc = pc.dictionary_encode(pa.chunked_array([pa.array(s)]).combine_chunks())
+    assert got.codes.dtype == np.int32
+    assert np.array_equal(got.codes, enc.indices.to_numpy())
+    assert got.dictionary.equals(enc.dictionary)
+    assert got.names.tolist() == enc.dictionary.to_pylist()
+
+
+def test_encode_exact_when_fingerprints_collide(monkeypatch):
+    """Distinct grouped ids two of which share a fingerprint are still told apart."""
+    from evalframe import schema
+    real = schema.fingerprints
+
+    def weak(arr):  # q<i> and q<i + 1000> collide
+        fp = real(pa.chunked_array([pa.array([f"q{int(s[1:]) % 1000}" for s in arr.to_pylist()])]))
+        return fp
+
+    ids = np.repeat(np.arange(schema.BLOCK_ROWS // 4), 5)
+    s = _id_column(ids)
+    monkeypatch.setattr(schema, "fingerprints", weak)
+    got = schema._encode(s)
+    enc = pc.dictionary_encode(pa.chunked_array([pa.array(s)]).combine_chunks())
+    assert np.array_equal(got.codes, enc.indices.to_numpy()) and got.dictionary.equals(enc.dictionary)
+    assert len(got.dictionary) == len(np.unique(ids))
+
+
+@pytest.mark.parametrize("prefix", ["q", ""])
+def test_dropped_run_questions_examples(prefix):
+    """The run questions the golden set lacks: count, and the first examples in natural
+    order (numeric for integer ids), as a plain sort of their ids says."""
+    rng = np.random.default_rng(11)
+    n_q = 30_000
+    q = np.repeat(rng.permutation(n_q), 2)
+    run = pd.DataFrame({"query_id": [f"{prefix}{i}" for i in q], "doc_id": np.tile(["a", "b"], n_q),
+                        "score": rng.normal(size=2 * n_q)})
+    lacking = set(rng.choice(n_q, 40, replace=False).tolist()) | {0, 7, 10, 100}
+    qrels = run[~np.isin(q, list(lacking))].assign(relevance=1)[["query_id", "doc_id", "relevance"]]
+    diag = ef.diagnostics(run, qrels)
+    row = diag[diag["check"] == "run_questions_not_in_golden_set"].iloc[0]
+    ids = [f"{prefix}{i}" for i in lacking]
+    expected = sorted(ids, key=int) if prefix == "" else sorted(ids)
+    assert row["count"] == len(lacking)
+    assert row["examples"] == ", ".join(expected[:5])
