@@ -228,14 +228,15 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
 
     original = data
     n = len(names)
-    if b"\r" in data:
+    has_cr = b"\r" in data
+    if has_cr:
         data = data.replace(b"\r\n", b"\n")
     if b"#" in data:
         if indented_comments:
             data = re.sub(rb"(?m)^[ \t\v\f\r]*#[^\n]*\n?", b"", data)
         elif data.startswith(b"#") or b"\n#" in data:
             data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
-    if b"\r" in data or b"\v" in data or b"\f" in data:
+    if (has_cr and b"\r" in data) or b"\v" in data or b"\f" in data:  # (no \r in the file: none now)
         normalise = True
     ascii_only = data.isascii()
     if encoding != "utf-8" and _ascii_compatible(encoding) and ascii_only:
@@ -329,20 +330,27 @@ _SCAN_BYTES = 1 << 20
 def _has_empty_field(data: bytes, delimiter: str) -> bool:
     """Whether splitting ``data``'s lines on single ``delimiter`` bytes leaves an empty
     field: a doubled delimiter, or one at the start or end of a line (numpy, block by
-    block: a two-byte ``in`` search costs about as much as the parse)."""
+    block, into buffers allocated once: a two-byte ``in`` search costs about as much as
+    the parse).  Two adjacent separators (delimiter or newline) are looked for first;
+    only a block where some are (a blank line, two newlines, is not an empty field) is
+    looked at again for a pair holding a delimiter."""
     d = ord(delimiter)
     a = np.frombuffer(data, dtype=np.uint8)
     if not len(a):
         return False
     if a[0] == d or a[-1] == d:
         return True
+    size = min(_SCAN_BYTES, len(a) - 1) + 1
+    blank, edge, pair = np.empty(size, bool), np.empty(size, bool), np.empty(size, bool)
     for lo in range(0, len(a) - 1, _SCAN_BYTES):
         block = a[lo: lo + _SCAN_BYTES + 1]  # one byte of overlap: pairs across blocks
-        blank = block == d
-        if not blank.any():
-            continue
-        edge = blank | (block == 10)  # a delimiter next to another or to a line end
-        if (blank[1:] & edge[:-1]).any() or (blank[:-1] & edge[1:]).any():
+        m = len(block)
+        b, e, p = blank[:m], edge[:m], pair[:m - 1]
+        np.equal(block, d, out=b)
+        np.equal(block, 10, out=e)
+        e |= b  # a separator: the delimiter or a newline
+        np.logical_and(e[1:], e[:-1], out=p)
+        if p.any() and ((b[1:] & e[:-1]).any() or (b[:-1] & e[1:]).any()):
             return True
     return False
 

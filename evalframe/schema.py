@@ -724,9 +724,11 @@ def _arrow_id_status(s: pd.Series) -> str | None:
     without leading or trailing blanks; ``"blank-edged"``: no missing or blank
     id, but some with leading or trailing blanks; None: anything else.
 
-    Only the first and last byte of each id are read; the few ids starting or
-    ending with a possible blank are checked exactly (with the whitespace of
-    pandas' ``str.strip`` on Arrow strings)."""
+    Only the first and last byte of each id are read, and not even those in a
+    chunk whose bytes hold no possible blank at all (two reductions over its bytes:
+    ids split from a text file on blanks); the few ids starting or ending with a
+    possible blank are checked exactly (with the whitespace of pandas'
+    ``str.strip`` on Arrow strings)."""
     arr = _arrow(s)
     if arr is None or arr.null_count:
         return None
@@ -737,6 +739,8 @@ def _arrow_id_status(s: pd.Series) -> str | None:
             continue
         if not (off[1:] != off[:-1]).all():  # an empty id
             return None
+        if not _suspect_bytes(data[off[0]:off[-1]]):  # no byte of any id can be a blank
+            continue
         suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
         if len(suspect):
             few = ch.take(suspect)
@@ -746,6 +750,12 @@ def _arrow_id_status(s: pd.Series) -> str | None:
             if (stripped != pc.utf8_length(few).to_numpy()).any():
                 status = "blank-edged"
     return status
+
+
+def _suspect_bytes(data: np.ndarray) -> bool:
+    """Whether the bytes ``data`` (uint8) hold one of :data:`_SUSPECT` (a control byte,
+    space, DEL or a byte of a multi-byte character): two reductions, no temporary."""
+    return bool(len(data)) and (int(data.min()) < 33 or int(data.max()) >= 127)
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

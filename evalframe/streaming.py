@@ -63,13 +63,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
 from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
@@ -80,6 +78,9 @@ from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
                      merge_conflicts)
+
+if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
+    import pyarrow.dataset as pads
 
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
@@ -190,7 +191,7 @@ def is_dataset_source(source) -> bool:
     if isinstance(source, Mapping):
         return bool(source) and all(is_dataset_source(v) and not isinstance(v, Mapping)
                                     for v in source.values())
-    if isinstance(source, pads.Dataset):
+    if _is_dataset(source):
         return True
     if not isinstance(source, (str, os.PathLike)):
         return False
@@ -202,9 +203,17 @@ def is_dataset_source(source) -> bool:
     return text.lower().endswith((".parquet", ".pq")) and os.path.isfile(text)
 
 
+def _is_dataset(source) -> bool:
+    """Whether ``source`` is a :class:`pyarrow.dataset.Dataset` (pyarrow.dataset, slow to
+    import, is imported only when used: a Dataset exists only once it was)."""
+    pads = sys.modules.get("pyarrow.dataset")
+    return pads is not None and isinstance(source, pads.Dataset)
+
+
 def open_run_dataset(source, what: str = "run") -> pads.Dataset:
     """The :class:`pyarrow.dataset.Dataset` of a Parquet file, directory or glob (files in
     sorted order), or the dataset itself."""
+    import pyarrow.dataset as pads
     if isinstance(source, pads.Dataset):
         return source
     text = os.fsdecode(os.fspath(source))
@@ -505,6 +514,8 @@ def _file_batches(dataset: pads.Dataset, cols: list[str], rows: int) -> Iterator
     Each file is opened when its turn comes and closed after it: a file read to its end
     keeps its last row group's buffers until it is closed (about 40 MiB per file of
     1M-row groups, which grew with the number of files read)."""
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
     target = pa.schema([dataset.schema.field(c) for c in cols])
     direct = (isinstance(dataset, pads.FileSystemDataset) and dataset.format.default_extname == "parquet"
               and all(set(cols) <= set(pq.read_schema(f, filesystem=dataset.filesystem).names)
@@ -667,6 +678,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     are read and their conflicting labels resolved in the bucket holding all of a
     question's rows; returned: those resolutions merged (the count, and the first pairs of
     the whole golden set as examples), or None."""
+    import pyarrow.parquet as pq
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     writers: dict[int, pq.ParquetWriter] = {}
     try:
@@ -722,6 +734,7 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     """A bucket file as a frame (None: no such bucket), its Arrow table freed once converted."""
     if not os.path.exists(path):
         return None
+    import pyarrow.parquet as pq
     table = pq.read_table(path)
     df = table.to_pandas()
     del table
@@ -735,6 +748,7 @@ def _bucket_of(qids: "pd.Series | pa.ChunkedArray", n_buckets: int) -> np.ndarra
 
 def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers: dict, path_of,
                    key: int = 0) -> None:
+    import pyarrow.parquet as pq
     order = np.argsort(bucket, kind="stable")
     counts = np.bincount(bucket, minlength=n_buckets)
     table = table.take(pa.array(order))

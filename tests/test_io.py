@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import evalframe as ef
@@ -565,3 +566,22 @@ def test_integer_ids_as_strings_are_pandas_own(dtype):
     expected = s.astype(str)
     pd.testing.assert_series_equal(got, expected)
     assert got.tolist() == [str(int(v)) for v in s]
+
+
+@pytest.mark.parametrize("second", [["d3", "d4"], ["d3 ", "d4"], ["\xa0d3", "d4"], ["d3", "\x1fd4"],
+                                    ["d3", "é"], ["d3", " "], ["d3", ""]],
+                         ids=["clean", "trailing space", "leading nbsp", "leading control", "non-ascii",
+                              "blank id", "empty id"])
+def test_arrow_ids_checked_chunk_by_chunk_as_python_strips_them(second):
+    """Arrow-backed ids, a clean chunk then ``second``: the ids kept are Python's
+    ``str.strip`` of each (a loop here), and a blank or empty one is refused, whichever
+    chunk holds it (a chunk with no byte that may be a blank is not read id by id)."""
+    docs = ["d1", "d2"] + second
+    column = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([pa.array(docs[:2]), pa.array(second)])))
+    run = pd.DataFrame({"query_id": ["q"] * 4, "doc_id": column, "score": [4.0, 3.0, 2.0, 1.0]})
+    expected = [d.strip() for d in docs]
+    if not all(expected):
+        with pytest.raises(ef.EvalframeInputError, match="missing or empty doc_id"):
+            ef.read_run(run)
+        return
+    assert ef.read_run(run)["doc_id"].tolist() == expected

@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"  # trec_eval 10's own test files
 HEAVY = ("scipy", "scipy.stats", "scipy.special", "matplotlib", "dask", "evalframe.report", "evalframe.stats",
-         "evalframe.plots", "evalframe.evaluate", "evalframe.cli.evaluate", "evalframe.cli.report")
+         "evalframe.plots", "evalframe.evaluate", "evalframe.cli.evaluate", "evalframe.cli.report",
+         "pyarrow.dataset", "pyarrow.parquet")  # the last two: Parquet and datasets only
 
 
 def _loaded_after(code: str, *args: str) -> dict:
