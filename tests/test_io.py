@@ -389,7 +389,10 @@ def test_duplicate_check_confirms_fingerprint_matches_on_the_strings(monkeypatch
     assert len(ef.read_qrels(qrels)) == 2
 
 
-def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type():
+@pytest.mark.parametrize("block_bytes", [None, 64])
+def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type(monkeypatch, block_bytes):
+    # ids of 0 to 150 bytes: several 64-byte spans, a short last word, records
+    # read near the buffer's end; blocks of 1,024 rows (the fewest) with block_bytes=64
     import pyarrow as pa
     from evalframe.schema import fingerprints
     import evalframe.schema as schema
@@ -406,10 +409,13 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
             out.append(h[0])
         return np.array(out, dtype=np.uint64)
 
+    if block_bytes is not None:
+        monkeypatch.setattr(schema, "FINGERPRINT_BYTES", block_bytes)
     rng = np.random.default_rng(5)
     for _ in range(100):
-        ids = ["".join(rng.choice(list("ab\x00zé0/"), int(rng.integers(int(rng.choice([0, 9, 20])), 40))))
-               for _ in range(int(rng.integers(1, 20)))]
+        ids = ["".join(rng.choice(list("ab\x00zé0/"), int(rng.integers(int(rng.choice([0, 9, 20, 60])),
+                                                                        int(rng.choice([70, 150]))))))
+               for _ in range(int(rng.integers(1, 20 if rng.random() < 0.9 else 2500)))]
         arr = pa.array(ids, pa.string() if rng.random() < 0.5 else pa.large_string())
         cut = int(rng.integers(0, len(ids) + 1))
         got = fingerprints(pa.chunked_array([arr.slice(0, cut), arr.slice(cut)], type=arr.type))
