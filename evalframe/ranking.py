@@ -65,8 +65,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, contiguous_groups, encode_qrels,
-                     encode_run, fingerprints, pair_keys, raw_chunks)
+from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, common_prefix_length,
+                     contiguous_groups, encode_qrels, encode_run, fingerprints, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -730,6 +730,13 @@ def _unsorted(values: np.ndarray, order: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Tied ids are ordered by numeric keys (their bytes as 64-bit words, past the prefix
+#: they all share) when what follows that prefix is at most this long, else by Arrow's
+#: sort of the strings (measured on 93k tied 55-byte URL ids sharing 38 bytes: 9 ms
+#: vs 24 ms).
+TIE_KEY_BYTES = 32
+
+
 def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | None, ties: Ties
               ) -> tuple["_RowOrder", np.ndarray, np.ndarray | None]:
     """How to rank every group: by ``primary`` ascending, ties by doc_id
@@ -739,12 +746,15 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def tiebreak(rows: np.ndarray) -> np.ndarray:
+    def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
         source = rows if kept is None else kept[rows]
         names = docs.take(pa.array(source))
         keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
+        if keys is None:  # longer ids: the bytes after the prefix all share (URLs' host and path)
+            keys = byte_order_keys(names, max_bytes=TIE_KEY_BYTES, skip=common_prefix_length(names))
         if keys is not None and not _has_nul(names):  # zero padding then orders like the bytes
-            return ~keys[0] if ties != "doc_id_asc" else keys[0]
+            words = [w if ties == "doc_id_asc" else ~w for w in keys[:-1]]  # (~: descending)
+            return words[0] if len(words) == 1 else words[::-1]  # least significant first
         pos = np.empty(len(rows), dtype=np.int64)
         pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
@@ -910,11 +920,28 @@ def _sort_plan(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[_RowOrde
 
 def _tie_order(first: np.ndarray, keys) -> np.ndarray:
     """The permutation sorting contiguous blocks of tied rows (starting at ``first``)
-    by their tie-breaking key(s), stably, blocks in place."""
-    if isinstance(keys, (list, tuple)):
-        m = len(keys[0])
-        return np.lexsort((*keys, np.repeat(np.arange(len(first)), np.diff(np.append(first, m)))))
-    return _sort_in_blocks(first, keys)
+    by their tie-breaking key(s), stably, blocks in place: ``numpy.lexsort((*keys,
+    block))``.  Several keys (least significant first) are sorted by the most
+    significant one, and only the runs of rows still tied on it (few: ids that share
+    their first bytes) by the others."""
+    if not isinstance(keys, (list, tuple)):
+        return _sort_in_blocks(first, keys)
+    *rest, top = keys
+    sub = _sort_in_blocks(first, top)
+    if not rest:
+        return sub
+    m = len(top)
+    block = np.repeat(np.arange(len(first)), np.diff(np.append(first, m)))
+    t = top[sub]
+    same = t[1:] == t[:-1]
+    same &= block[1:] == block[:-1]
+    if not same.any():
+        return sub
+    idx = np.flatnonzero(_both_sides(same))
+    again = np.flatnonzero((idx == 0) | ~same[np.maximum(idx - 1, 0)])
+    rows = sub[idx]
+    sub[idx] = rows[_tie_order(again, [k[rows] for k in rest])]
+    return sub
 
 
 _SIGN = np.uint64(1 << 63)

@@ -26,7 +26,7 @@ on the strings.
 from __future__ import annotations
 
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
-           "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "pair_keys",
+           "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "common_prefix_length", "pair_keys",
            "raw_chunks", "BLOCK_ROWS", "contiguous_groups",
            "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts",
            "check_qrels_part", "merge_conflicts"]
@@ -833,6 +833,14 @@ def _block_fingerprints(data: np.ndarray, end: int, start: np.ndarray, length: n
             part = h[rows]
             _mix_words(part, words, left)
             h[rows] = part
+    return _mix(h)
+
+
+def _step(h: np.ndarray) -> np.ndarray:
+    """One word's mixing step (multiply by an odd constant, xor-shift: a bijection), in
+    place; :func:`_block_fingerprints` ends with the full :func:`_mix`."""
+    h *= _MIX
+    h ^= h >> np.uint64(32)
     return h
 
 
@@ -844,16 +852,16 @@ def _mix_words(h: np.ndarray, words: np.ndarray, left: np.ndarray) -> None:
         k = 8 * j
         if shortest >= k + 8:  # every row has all 8 bytes of word j
             h ^= words[:, j]
-            _mix(h)
+            _step(h)
             continue
         rows = None if shortest > k else np.flatnonzero(left > k)  # the rows with a byte in word j
         rest = left - k if rows is None else left[rows] - k
         w = (words[:, j] if rows is None else words[rows, j]) & _WORD_MASKS[np.minimum(rest, 8)]
         if rows is None:
             h ^= w
-            _mix(h)
+            _step(h)
         else:
-            h[rows] = _mix(h[rows] ^ w)
+            h[rows] = _step(h[rows] ^ w)
 
 
 def _records(data: np.ndarray, end: int, pos: np.ndarray, width: int) -> np.ndarray:
@@ -877,22 +885,24 @@ def _records(data: np.ndarray, end: int, pos: np.ndarray, width: int) -> np.ndar
     return out.view("<u8").reshape(len(pos), width // 8)
 
 
-def byte_order_keys(arr, max_bytes: int = 16) -> list[np.ndarray] | None:
+def byte_order_keys(arr, max_bytes: int = 16, *, skip: int = 0) -> list[np.ndarray] | None:
     """Numeric keys whose lexicographic order is the strings' byte-wise order:
     the first bytes as big-endian 64-bit words (zero-padded), then the length;
-    None when a string is longer than ``max_bytes``."""
+    None when a string is longer than ``max_bytes`` (not counting the first ``skip``
+    bytes, left out of the keys: a prefix every string shares, see
+    :func:`common_prefix_length`)."""
     import pyarrow as pa
     arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
     chunks = list(_string_chunks(arr))
-    longest = max((int(np.diff(off).max(initial=0)) for _, off, _ in chunks), default=0)
+    longest = max((int(np.diff(off).max(initial=0)) for _, off, _ in chunks), default=0) - skip
     if longest > max_bytes:
         return None
     n_words = max((longest + 7) // 8, 1)
     parts: list[list[np.ndarray]] = [[] for _ in range(n_words + 1)]
     for _, off, data in chunks:
-        length = np.diff(off)
+        length = np.diff(off) - skip
         padded = np.concatenate([data[off[0]:off[-1]], np.zeros(8, np.uint8)])
-        start = off[:-1] - off[0]
+        start = off[:-1] - off[0] + skip
         words = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
         for k in range(n_words):
             w = words[np.minimum(start + 8 * k, len(words) - 1)].astype(np.uint64)
@@ -901,6 +911,22 @@ def byte_order_keys(arr, max_bytes: int = 16) -> list[np.ndarray] | None:
             parts[k].append(np.where(keep > 0, (w >> drop) << drop, np.uint64(0)))
         parts[n_words].append(length)
     return [np.concatenate(p) for p in parts]
+
+
+def common_prefix_length(arr) -> int:
+    """The number of leading bytes every string of ``arr`` shares (0 for none or no
+    string): those of the byte-wise least and greatest strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
+    if len(arr) - arr.null_count < 2:
+        return 0
+    ends = pc.min_max(arr)
+    lo, hi = (ends["min"].as_py(), ends["max"].as_py())
+    lo, hi = (x.encode("utf-8") if isinstance(x, str) else x for x in (lo, hi))
+    n = min(len(lo), len(hi))
+    differ = np.flatnonzero(np.frombuffer(lo[:n], np.uint8) != np.frombuffer(hi[:n], np.uint8))
+    return int(differ[0]) if len(differ) else n
 
 
 @dataclass(frozen=True, eq=False)

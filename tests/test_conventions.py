@@ -581,3 +581,47 @@ def test_sorted_order_grouped_but_unsorted_inside_groups():
         tb = rng.integers(0, 4, len(grp))
         got = _sorted_order(grp, primary, lambda rows: tb[rows])[0]
         assert np.array_equal(got, np.lexsort((tb, primary, grp)))
+
+
+@pytest.mark.parametrize("tail", [6, 20, 60])  # what follows the shared prefix: one word, several, past the keys
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("ties", ["doc_id_desc", "doc_id_asc"])
+def test_tied_long_ids_sharing_a_prefix_ordered_byte_wise(tail, shuffled, ties):
+    # URL-like ids: a long shared prefix, then tails of varying length, some the prefix
+    # of another, some equal in their first words, a few non-ASCII; a loop is the oracle
+    from evalframe.ranking import judge
+    rng = np.random.default_rng(tail)
+    alphabet = list("ab0#-") + ["é"]
+    rows = []
+    for q in range(60):
+        docs = set()
+        while len(docs) < 12:
+            stem = "".join(rng.choice(alphabet, int(rng.integers(0, tail))))
+            docs.add(stem)
+            docs.add(stem + "".join(rng.choice(alphabet, int(rng.integers(1, 4)))))
+        for d in sorted(docs):
+            rows.append((f"q{q}", "https://en.wikipedia.org/wiki/Article_" + d, float(rng.integers(0, 3))))
+    run_df = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    if shuffled:
+        run_df = run_df.iloc[rng.permutation(len(run_df))].reset_index(drop=True)
+    run = ef.read_run(run_df)
+    qrels = ef.read_qrels(run_df[["query_id", "doc_id"]].assign(relevance=1))
+    J = judge(run, qrels, ties=ties, warn=False, keep_rows=True)
+    got = run_df.iloc[J.source_row][["query_id", "doc_id"]].apply(tuple, axis=1).tolist()
+    desc = ties == "doc_id_desc"
+    expected = []
+    for q, part in run_df.groupby("query_id"):  # questions in byte order, as judge lists them
+        ranked = sorted(zip(part["score"], part["doc_id"]),
+                        key=lambda sd: (-sd[0], tuple(-b for b in sd[1].encode()) + (1,) if desc else sd[1].encode()))
+        expected += [(q, d) for _, d in ranked]
+    assert got == expected
+
+
+def test_tie_order_with_several_keys_is_lexsort_in_blocks():
+    from evalframe.ranking import _tie_order
+    rng = np.random.default_rng(5)
+    for m in (2, 50, 4000):
+        first = np.flatnonzero(np.concatenate(([True], rng.random(m - 1) < 0.3)))
+        block = np.repeat(np.arange(len(first)), np.diff(np.append(first, m)))
+        keys = [rng.integers(0, 3, m).astype(np.uint64) for _ in range(3)]
+        assert np.array_equal(_tie_order(first, keys), np.lexsort((*keys, block)))
