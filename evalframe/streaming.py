@@ -316,7 +316,9 @@ class _Assembler:
         self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
 
     def add(self, part: _Part) -> None:
-        shared = np.intersect1d(pd.unique(part.run["query_id"]), pd.unique(part.qrels["query_id"]))
+        import pyarrow.compute as pc
+        golden = pc.unique(_id_array(part.qrels["query_id"]))
+        shared = golden.filter(pc.is_in(golden, value_set=pc.unique(_id_array(part.run["query_id"]))))
         if len(shared) == 0:
             self.deferred.append(part)  # joins the final partition
             return
@@ -324,7 +326,7 @@ class _Assembler:
             if len(shared) == 1:
                 self.anchor = part
                 return
-            q = shared[0]
+            q = pc.min(shared).as_py()  # the least (byte-wise = code point order)
             at_q_run, at_q_qrels = part.run["query_id"] == q, part.qrels["query_id"] == q
             self.anchor = _Part(part.run[at_q_run.to_numpy()], part.qrels[at_q_qrels.to_numpy()])
             part = _Part(part.run[~at_q_run.to_numpy()], part.qrels[~at_q_qrels.to_numpy()])
@@ -652,14 +654,20 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
 
 
 def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
-    qids = pd.unique(df["query_id"])
-    rows = _query_fingerprints(df["query_id"])
-    fp = np.unique(rows)
+    import pyarrow.compute as pc
+    ids = _id_array(df["query_id"])
+    # the first row of each run of equal ids (compared as strings): one per question
+    # when the batch is grouped
+    heads = np.concatenate(([0], np.flatnonzero(pc.not_equal(ids[1:], ids[:-1]).to_numpy(
+        zero_copy_only=False)) + 1)) if len(ids) else np.zeros(0, np.int64)
+    head_ids = ids.take(pa.array(heads))
+    fp = _query_fingerprints(head_ids)
     # a batch whose question ids change more often than it has questions is not grouped
     # itself (a shuffled run): told before its first partition is evaluated for nothing
-    if len(fp) != 1 + np.count_nonzero(rows[1:] != rows[:-1]) or (
-            len(done) and np.isin(fp, done, assume_unique=True).any()):
+    if len(np.unique(fp)) != len(fp) or (len(done) and np.isin(fp, done, assume_unique=True).any()):
         raise _NotGrouped
+    fp.sort()
+    qids = head_ids.to_numpy(zero_copy_only=False)  # distinct, in order of appearance (pd.unique's)
     g = golden.lookup(qids)
     asm.add(_Part(df, golden.rows(g[g >= 0])))
     return np.union1d(done, fp)
