@@ -167,7 +167,8 @@ def _rbp(J, ms):
         kind, gmap = _gains(m)
         V = view(J, m)
         if m.param("residual"):  # over the unjudged rows (label < 0); a judged row adds 0.0 (no bit changes)
-            disc = np.where(isrel(V, 0), 0.0, _powers(float(p), V.rank))  # isrel(V, 0): label >= 0
+            disc = _powers(float(p), V.rank)
+            disc[isrel(V, 0)] = 0.0  # label >= 0
             val = np.power(float(p), nret(V)) + (1.0 - p) * np.bincount(V.grp, weights=disc, minlength=V.n_groups)
             out.append(np.where(nret(V) > nrelret(V, 0), val, 0.0))  # any unjudged row
             continue
@@ -188,11 +189,11 @@ def _rbp(J, ms):
 
 def _powers(p: float, rank: np.ndarray) -> np.ndarray:
     """``p ** (rank - 1)`` for each rank (ranks from 1): one power per rank level,
-    looked up per row (the same values as ``np.power`` row by row)."""
+    looked up per row (the same values as ``np.power`` row by row); a new array."""
     if len(rank) == 0:
         return np.zeros(0)
-    levels = np.power(p, np.arange(int(rank.max()), dtype=np.float64))
-    return levels[rank - 1]
+    levels = np.concatenate(([0.0], np.power(p, np.arange(int(rank.max()), dtype=np.float64))))
+    return levels.take(rank)  # levels[r] is p ** (r - 1)
 
 
 def _rbp_gain_range(V: Judged, kind: str, gmap: dict):
