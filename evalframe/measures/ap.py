@@ -12,7 +12,7 @@ import numpy as np
 from ..ranking import NOT_JUDGED, Judged
 from .aggregation import GEO_MEAN
 from .base import Family, Measure, ParamSpec
-from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nrelret, relevant, safe_div,
+from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nonrel, nrelret, relevant, safe_div,
                             sums_at_cutoffs, view)
 
 _INFAP_EPSILON = 1e-5
@@ -47,10 +47,9 @@ def _infap(J, ms):
         rel = m.param("rel")
         lab = V.label
         rows = np.flatnonzero(isrel(V, rel))  # only relevant documents contribute
-        nonrel = (lab >= 0) & (lab < rel)
-        pool_unj = (lab < 0) & (lab != NOT_JUDGED)
+        pool_unj = (lab != NOT_JUDGED) & ~isrel(V, 0)  # in the pool, label < 0
         rel_before = (cumrel(V, rel).at(rows) - 1).astype(np.float64)
-        non_before = count_in_group(V, nonrel).at(rows)
+        non_before = count_in_group(V, nonrel(V, rel)).at(rows)
         unj_before = count_in_group(V, pool_unj).at(rows)
         j = (V.rank[rows] - 1).astype(np.float64)
         jj = np.maximum(j, 1.0)

@@ -18,7 +18,7 @@ Nothing here loops in Python over questions or documents.
 """
 from __future__ import annotations
 
-__all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "relevant",
+__all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "nonrel", "relevant",
            "running_sum", "RunningCount", "count_in_group", "cumrel", "nrelret", "sums_at_cutoffs",
            "groups_by", "by_view_rel", "trec_label", "gain_map", "gain_values", "DCG", "IdealDCG",
            "dcg", "ideal_dcg", "BIG_RANK", "BUDGET", "budget_cutoff"]
@@ -92,6 +92,11 @@ def nret(V: Judged) -> np.ndarray:
 def isrel(V: Judged, rel: int) -> np.ndarray:
     """Per row: label >= rel."""
     return V.cached(("isrel", rel), lambda: V.label >= rel)
+
+
+def nonrel(V: Judged, rel: int) -> np.ndarray:
+    """Per row: judged and not relevant (0 <= label < rel), cached."""
+    return V.cached(("nonrel", rel), lambda: isrel(V, 0) & ~isrel(V, rel))
 
 
 def relevant(V: Judged, rel: int) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 from ..ranking import Judged
 from .aggregation import GEO_MEAN
 from .base import Family, Measure
-from .intermediates import COMMON, count_in_group, cumrel, isrel, relevant, safe_div, view
+from .intermediates import COMMON, count_in_group, cumrel, isrel, nonrel, relevant, safe_div, view
 
 
 def _first_rel_rank(V: Judged, rel: int) -> np.ndarray:
@@ -41,7 +41,7 @@ def _bpref(J: Judged, rel: int) -> np.ndarray:
     g = J.grp[rows]
     R = relevant(J, rel)
     N = J.per_query_qrels((J.qrels_label >= 0) & (J.qrels_label < rel))
-    above = count_in_group(J, (J.label >= 0) & (J.label < rel)).at(rows).astype(np.float64)
+    above = count_in_group(J, nonrel(J, rel)).at(rows).astype(np.float64)
     Rg, Ng = R[g], N[g]
     denom = np.minimum(Ng, Rg)
     frac = np.divide(np.minimum(above, Rg), denom, out=np.zeros_like(above), where=denom > 0)
