@@ -12,8 +12,8 @@ import numpy as np
 from ..ranking import NOT_JUDGED, Judged
 from .aggregation import GEO_MEAN
 from .base import Family, Measure, ParamSpec
-from .intermediates import (COMMON, by_view_rel, count_at, count_in_group, cumrel, isrel, nrelret, relevant,
-                            safe_div, sums_at_cutoffs, view)
+from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nonrel, nrelret, relevant, safe_div,
+                            sums_at_cutoffs, view)
 
 _INFAP_EPSILON = 1e-5
 _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -24,7 +24,7 @@ def _prec_at_rel(V: Judged, rel: int):
     """Relevant rows, and the precision at each of them (AP's terms)."""
     def make():
         rows = np.flatnonzero(isrel(V, rel))
-        return rows, cumrel(V, rel)[rows] / np.maximum(V.rank[rows], 1)
+        return rows, cumrel(V, rel).at(rows) / np.maximum(V.rank[rows], 1)
     return V.cached(("precrel", rel), make)
 
 
@@ -47,11 +47,10 @@ def _infap(J, ms):
         rel = m.param("rel")
         lab = V.label
         rows = np.flatnonzero(isrel(V, rel))  # only relevant documents contribute
-        nonrel = (lab >= 0) & (lab < rel)
-        pool_unj = (lab < 0) & (lab != NOT_JUDGED)
-        rel_before = (cumrel(V, rel)[rows] - 1).astype(np.float64)
-        non_before = count_in_group(V, nonrel)[rows]
-        unj_before = count_in_group(V, pool_unj)[rows]
+        pool_unj = (lab != NOT_JUDGED) & ~isrel(V, 0)  # in the pool, label < 0
+        rel_before = (cumrel(V, rel).at(rows) - 1).astype(np.float64)
+        non_before = count_in_group(V, nonrel(V, rel)).at(rows)
+        unj_before = count_in_group(V, pool_unj).at(rows)
         j = (V.rank[rows] - 1).astype(np.float64)
         jj = np.maximum(j, 1.0)
         later = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rel_before + non_before + unj_before) / jj)
@@ -69,7 +68,7 @@ def _rprec(J, ms):
         rel = m.param("rel")
         # trec_eval: (long) (mult * R + 0.9); with mult = 1 this is R itself
         c = np.floor(m.param("mult") * relevant(V, rel) + 0.9)
-        out.append(safe_div(count_at(V, cumrel(V, rel), c), c))
+        out.append(safe_div(cumrel(V, rel).at_rank(c), c))
     return out
 
 
@@ -99,7 +98,7 @@ def _iprec_parts(V: Judged, rel: int):
     def make():
         rows = np.flatnonzero(isrel(V, rel))
         g = V.grp[rows]
-        smax = _suffix_max(cumrel(V, rel)[rows] / V.rank[rows], g)
+        smax = _suffix_max(cumrel(V, rel).at(rows) / V.rank[rows], g)
         start = np.searchsorted(g, np.arange(V.n_groups))
         return smax, start, nrelret(V, rel)
     return V.cached(("iprec", rel), make)

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..ranking import Judged
 from .base import Family, Measure
-from .intermediates import (BUDGET, COMMON, budget_cutoff, count_at, count_in_group, cumrel, nrelret,
-                            relevant, safe_div, view)
+from .intermediates import (BUDGET, COMMON, budget_cutoff, count_in_group, cumrel, isrel, nrelret, relevant,
+                            safe_div, view)
 
 #: Parameters of P, R and Success: the common ones and a token budget.
 _BUDGETED = {**COMMON, "tokens": BUDGET}
@@ -31,8 +31,8 @@ def _hits(J: Judged, m: Measure) -> np.ndarray:
     V = view(J, m)
     rel = m.param("rel")
     if _budget(m) is not None:
-        return count_at(V, cumrel(V, rel), budget_cutoff(V, m))
-    return count_at(V, cumrel(V, rel), m.k) if m.k is not None else nrelret(V, rel).astype(np.float64)
+        return cumrel(V, rel).at_rank(budget_cutoff(V, m))
+    return cumrel(V, rel).at_rank(m.k) if m.k is not None else nrelret(V, rel).astype(np.float64)
 
 
 def _precision(J, ms):
@@ -49,9 +49,13 @@ def _success(J, ms):
     return [(_hits(J, m) > 0).astype(np.float64) for m in ms]
 
 
+def _judged_count(J: Judged):
+    """The running count of judged documents (label >= 0)."""
+    return J.cached("judged", lambda: count_in_group(J, isrel(J, 0)))  # label >= 0
+
+
 def _judged(J, ms):
-    running = J.cached("judged", lambda: count_in_group(J, J.label >= 0))
-    return [count_at(J, running, m.k) / m.k for m in ms]
+    return [_judged_count(J).at_rank(m.k) / m.k for m in ms]
 
 
 def _relp(J, ms):
@@ -59,14 +63,13 @@ def _relp(J, ms):
     for m in ms:
         V = view(J, m)
         rel = m.param("rel")
-        hits = count_at(V, cumrel(V, rel), m.k)
+        hits = cumrel(V, rel).at_rank(m.k)
         out.append(safe_div(hits, np.minimum(float(m.k), relevant(V, rel))))
     return out
 
 
 def _unjudged(J, ms):
-    running = J.cached("unj", lambda: count_in_group(J, J.label < 0))
-    return [count_at(J, running, m.k) / m.k for m in ms]
+    return [_judged_count(J).at_rank(m.k, holds=False) / m.k for m in ms]  # label < 0: not judged
 
 
 PRECISION = Family("P", "required", _BUDGETED, _precision, aliases=("Precision",),

@@ -27,7 +27,7 @@ import numpy as np
 from ..ranking import Judged
 from .base import Family, ParamSpec
 from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
-                            ideal_dcg, isrel, nret, relevant, safe_div, trec_label, view)
+                            ideal_dcg, isrel, nrelret, nret, relevant, safe_div, trec_label, view)
 
 _GAIN = ParamSpec("choice", "exp", "gain of a label", choices={"exp": "2**label - 1", "linear": "label"})
 _LINEAR = ParamSpec("choice", "linear", "gain of a label", choices={"exp": "2**label - 1", "linear": "label"})
@@ -88,7 +88,7 @@ def _G(J, ms):
         nz = d.rows
         g_rows = V.grp[nz]
         cost = ideal.cost_at(V.group_query[g_rows], V.rank[nz])
-        contrib = d.gain[nz] / np.log2(2.0 + cost - d.running_gain)
+        contrib = d.gain / np.log2(2.0 + cost - d.running_gain)
         total = np.bincount(g_rows, weights=contrib, minlength=V.n_groups)
         out.append(safe_div(total, ideal.total_gain_q[V.group_query]))
     return out
@@ -100,7 +100,7 @@ def _bing(J, ms):
         V = view(J, m)
         rel = m.param("rel")
         rows = np.flatnonzero(isrel(V, rel))
-        contrib = 1.0 / np.log2(2.0 + V.rank[rows] - cumrel(V, rel)[rows])
+        contrib = 1.0 / np.log2(2.0 + V.rank[rows] - cumrel(V, rel).at(rows))
         total = np.bincount(V.grp[rows], weights=contrib, minlength=V.n_groups)
         out.append(safe_div(total, relevant(V, rel)))
     return out
@@ -111,7 +111,7 @@ def _ndcg_rel(J, ms):
     for m in ms:
         V = view(J, m)
         d, ideal = dcg(V, *_gains(m)), ideal_dcg(V, *_gains(m))
-        pos = d.gain[d.rows] > 0
+        pos = d.gain > 0
         rows = d.rows[pos]
         g_rows = V.grp[rows]
         at = safe_div(d.running[pos], ideal.dcg_at(V.group_query[g_rows], V.rank[rows]))
@@ -166,22 +166,20 @@ def _rbp(J, ms):
         p = m.param("p")
         kind, gmap = _gains(m)
         V = view(J, m)
-        if m.param("residual"):
-            rows = np.flatnonzero(V.label < 0)
-            g = V.grp[rows]
-            disc = _powers(float(p), V.rank[rows])
-            val = np.power(float(p), nret(V)) + (1.0 - p) * np.bincount(g, weights=disc, minlength=V.n_groups)
-            out.append(np.where(np.bincount(g, minlength=V.n_groups) > 0, val, 0.0))
+        if m.param("residual"):  # over the unjudged rows (label < 0); a judged row adds 0.0 (no bit changes)
+            disc = _powers(float(p), V.rank)
+            disc[isrel(V, 0)] = 0.0  # label >= 0
+            val = np.power(float(p), nret(V)) + (1.0 - p) * np.bincount(V.grp, weights=disc, minlength=V.n_groups)
+            out.append(np.where(nret(V) > nrelret(V, 0), val, 0.0))  # any unjudged row
             continue
-        gain = gain_values(V.label, kind, gmap)
         lo, hi = _rbp_gain_range(V, kind, gmap)
         norm_g = (lo < 0) | (hi > 1)
-        listed = V.label >= 0  # trec_eval's gain levels: labels 0..max, and those in gains
+        listed = isrel(V, 0)  # label >= 0: trec_eval's gain levels: labels 0..max, and those in gains
         if gmap:
             listed = listed | np.isin(trec_label(V.label), list(gmap))
         rows = np.flatnonzero(listed)
         g = V.grp[rows]
-        gain = gain[rows]
+        gain = gain_values(V.label[rows], kind, gmap)
         if norm_g.any():  # trec_eval rescales the question's gain levels to [0, 1]
             gain = np.where(norm_g[g], safe_div(gain - lo[g], hi[g] - lo[g]), gain)
         disc = _powers(float(p), V.rank[rows])
@@ -191,11 +189,11 @@ def _rbp(J, ms):
 
 def _powers(p: float, rank: np.ndarray) -> np.ndarray:
     """``p ** (rank - 1)`` for each rank (ranks from 1): one power per rank level,
-    looked up per row (the same values as ``np.power`` row by row)."""
+    looked up per row (the same values as ``np.power`` row by row); a new array."""
     if len(rank) == 0:
         return np.zeros(0)
-    levels = np.power(p, np.arange(int(rank.max()), dtype=np.float64))
-    return levels[rank - 1]
+    levels = np.concatenate(([0.0], np.power(p, np.arange(int(rank.max()), dtype=np.float64))))
+    return levels.take(rank)  # levels[r] is p ** (r - 1)
 
 
 def _rbp_gain_range(V: Judged, kind: str, gmap: dict):

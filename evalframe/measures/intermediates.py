@@ -4,9 +4,9 @@ Each is cached on the ranked table it belongs to (``J`` or ``J.condensed``)
 with :meth:`evalframe.ranking.Judged.cached`, keyed by what it depends on, so a
 second measure (or a second cutoff) of any family costs O(groups), not O(rows):
 
-- counts: documents retrieved per group, relevant per group, the running count
-  of relevant documents (:func:`cumrel`), values of a running count at rank k
-  (:func:`count_at`);
+- counts: documents retrieved per group, relevant per group, running counts
+  within each group (:class:`RunningCount`: at any rows, or at rank k), the
+  running count of relevant documents (:func:`cumrel`);
 - :func:`running_sum`: the one within-group running sum every running count
   and running DCG is made of;
 - :func:`sums_at_cutoffs`: sums through several cutoffs in one pass;
@@ -18,8 +18,8 @@ Nothing here loops in Python over questions or documents.
 """
 from __future__ import annotations
 
-__all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "relevant",
-           "running_sum", "count_in_group", "cumrel", "nrelret", "count_at", "disc", "sums_at_cutoffs",
+__all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "nonrel", "relevant",
+           "running_sum", "RunningCount", "count_in_group", "cumrel", "nrelret", "sums_at_cutoffs",
            "groups_by", "by_view_rel", "trec_label", "gain_map", "gain_values", "DCG", "IdealDCG",
            "dcg", "ideal_dcg", "BIG_RANK", "BUDGET", "budget_cutoff"]
 
@@ -85,13 +85,18 @@ def group_first_row(V: Judged) -> np.ndarray:
 
 
 def nret(V: Judged) -> np.ndarray:
-    """Documents retrieved per group (int)."""
-    return V.cached("nret", lambda: np.bincount(V.grp, minlength=V.n_groups))
+    """Documents retrieved per group (int64)."""
+    return V.cached("nret", lambda: np.diff(np.append(group_first_row(V), len(V.grp))))
 
 
 def isrel(V: Judged, rel: int) -> np.ndarray:
     """Per row: label >= rel."""
     return V.cached(("isrel", rel), lambda: V.label >= rel)
+
+
+def nonrel(V: Judged, rel: int) -> np.ndarray:
+    """Per row: judged and not relevant (0 <= label < rel), cached."""
+    return V.cached(("nonrel", rel), lambda: isrel(V, 0) & ~isrel(V, rel))
 
 
 def relevant(V: Judged, rel: int) -> np.ndarray:
@@ -143,29 +148,58 @@ def _segmented_cumsum(x: np.ndarray, owner: np.ndarray, starts: np.ndarray) -> n
     return out
 
 
-def count_in_group(V: Judged, mask: np.ndarray) -> np.ndarray:
-    """Inclusive running count of ``mask`` within each group (int64)."""
-    return running_sum(mask, V.grp, group_first_row(V), dtype=np.int64)
+class RunningCount:
+    """The running count of a row mask within each group (rows sorted by group),
+    read at any rows (:meth:`at`) or at rank k (:meth:`at_rank`).
+
+    A mask that holds on few rows (the usual case: the judged documents of a
+    deep run) is kept as the rows where it holds, and a count is a binary search
+    among them; a denser one as its cumulative count over the table.  Either
+    gives the same integers."""
+
+    #: A mask holding on at most this fraction of the rows is kept as its rows.
+    SPARSE = 1 / 8
+
+    def __init__(self, V: Judged, mask: np.ndarray):
+        self._V = V
+        self.sparse = np.count_nonzero(mask) <= self.SPARSE * len(mask)
+        self._where = np.flatnonzero(mask) if self.sparse else np.cumsum(mask, dtype=np.int64)
+
+    def _through(self, x: np.ndarray) -> np.ndarray:
+        """Rows where the mask holds at positions <= x (x >= -1), in the whole table."""
+        if self.sparse:
+            return np.searchsorted(self._where, x, side="right")
+        return np.where(x >= 0, self._where[np.maximum(x, 0)], 0)
+
+    def at(self, rows: np.ndarray) -> np.ndarray:
+        """The inclusive count at each of ``rows``, within its group (int64)."""
+        start = group_first_row(self._V)[self._V.grp[rows]]
+        return self._through(rows) - self._through(start - 1)
+
+    def at_rank(self, k, *, holds: bool = True) -> np.ndarray:
+        """The count at rank k (a number or one per group; the group's total when it
+        has fewer than k documents), as float; ``holds=False``: the count of the
+        rows where the mask does not hold."""
+        V = self._V
+        n = np.minimum(np.asarray(k, dtype=np.float64), nret(V)).astype(np.int64)
+        first = group_first_row(V)
+        got = self._through(first + n - 1) - self._through(first - 1)
+        return (got if holds else n - got).astype(np.float64)
 
 
-def cumrel(V: Judged, rel: int) -> np.ndarray:
-    """Relevant documents at or above each row, within its group (int64)."""
+def count_in_group(V: Judged, mask: np.ndarray) -> RunningCount:
+    """The running count of ``mask`` within each group."""
+    return RunningCount(V, mask)
+
+
+def cumrel(V: Judged, rel: int) -> RunningCount:
+    """Relevant documents at or above each row, within its group."""
     return V.cached(("cumrel", rel), lambda: count_in_group(V, isrel(V, rel)))
 
 
 def nrelret(V: Judged, rel: int) -> np.ndarray:
     """Relevant documents retrieved per group (int)."""
     return V.cached(("nrr", rel), lambda: np.bincount(V.grp[isrel(V, rel)], minlength=V.n_groups))
-
-
-def count_at(V: Judged, running: np.ndarray, k) -> np.ndarray:
-    """Value of a running count at rank k (a number or one per group), as float;
-    the group's total when it has fewer than k documents."""
-    n = np.minimum(np.asarray(k, dtype=np.float64), nret(V)).astype(np.int64)
-    idx = group_first_row(V) + n - 1
-    if len(running) == 0:
-        return np.zeros(V.n_groups)
-    return np.where(n > 0, running[np.maximum(idx, 0)], 0).astype(np.float64)
 
 
 def budget_cutoff(V: Judged, m: Measure) -> np.ndarray:
@@ -194,11 +228,6 @@ def budget_cutoff(V: Judged, m: Measure) -> np.ndarray:
 
     n = V.cached(("fit", budget), fit)  # tokens >= 0: the documents that fit are a prefix
     return n if m.k is None else np.minimum(n, m.k)
-
-
-def disc(V: Judged) -> np.ndarray:
-    """1 / log2(rank + 1) per row."""
-    return V.cached("disc", lambda: 1.0 / np.log2(V.rank + 1.0))
 
 
 def sums_at_cutoffs(owner: np.ndarray, pos: np.ndarray, w: np.ndarray, n: int, ks) -> list[np.ndarray]:
@@ -280,15 +309,20 @@ def gain_values(label: np.ndarray, kind: str, gmap: dict[int, float]) -> np.ndar
 
 class DCG:
     """The ranking's side of every gain-based measure, for one (table, gain kind,
-    gains): each row's gain, the rows with a non-zero gain, their discounted
-    gains, and (computed when first read) each group's DCG, the running DCG
-    and the running gain within the group."""
+    gains): the rows with a non-zero gain, their gains and discounted gains,
+    and (computed when first read) each group's DCG, the running DCG and the
+    running gain within the group."""
 
     def __init__(self, V: Judged, kind: str, gmap: dict[int, float]):
         self._V = V
-        self.gain = gain_values(V.label, kind, gmap)
-        self.rows = np.flatnonzero(self.gain != 0)
-        self.terms = self.gain[self.rows] * disc(V)[self.rows]
+        maybe = V.label > 0  # a label <= 0 has no gain, unless gains give it one
+        if gmap:
+            maybe |= np.isin(trec_label(V.label), list(gmap))
+        rows = np.flatnonzero(maybe)
+        gain = gain_values(V.label[rows], kind, gmap)
+        #: The rows with a non-zero gain, and their gains.
+        self.rows, self.gain = rows[gain != 0], gain[gain != 0]
+        self.terms = self.gain * (1.0 / np.log2(V.rank[self.rows] + 1.0))
 
     def at_cutoffs(self, ks) -> list[np.ndarray]:
         """DCG@k of each group for each k in ``ks`` (None: the whole ranking)."""
@@ -313,7 +347,7 @@ class DCG:
     @cached_property
     def running_gain(self) -> np.ndarray:
         """Running sum of the gains at each row of :attr:`rows`."""
-        return running_sum(self.gain[self.rows], self._V.grp[self.rows], self._starts)
+        return running_sum(self.gain, self._V.grp[self.rows], self._starts)
 
     def running_at(self, rows: np.ndarray) -> np.ndarray:
         """Running DCG (through the row) at any rows of the table."""

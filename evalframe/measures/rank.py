@@ -8,13 +8,14 @@ import numpy as np
 from ..ranking import Judged
 from .aggregation import GEO_MEAN
 from .base import Family, Measure
-from .intermediates import COMMON, count_in_group, cumrel, isrel, relevant, safe_div, view
+from .intermediates import COMMON, count_in_group, cumrel, isrel, nonrel, relevant, safe_div, view
 
 
 def _first_rel_rank(V: Judged, rel: int) -> np.ndarray:
     """Rank of each group's first relevant document (inf when none)."""
     def make():
-        rows = np.flatnonzero(isrel(V, rel) & (cumrel(V, rel) == 1))
+        rows = np.flatnonzero(isrel(V, rel))
+        rows = rows[cumrel(V, rel).at(rows) == 1]
         first = np.full(V.n_groups, np.inf)
         first[V.grp[rows]] = np.maximum(V.rank[rows], 1)
         return first
@@ -30,21 +31,22 @@ def _rr(J, ms):
 
 
 def bpref(J: Judged, ms: list[Measure]) -> list[np.ndarray]:
-    """bpref of each measure (bpref or GMbpref: only their ``rel`` is read)."""
-    out = []
-    for m in ms:
-        rel = m.param("rel")
-        rows = np.flatnonzero(isrel(J, rel))  # only relevant documents contribute
-        g = J.grp[rows]
-        R = relevant(J, rel)
-        N = J.per_query_qrels((J.qrels_label >= 0) & (J.qrels_label < rel))
-        above = count_in_group(J, (J.label >= 0) & (J.label < rel))[rows].astype(np.float64)
-        Rg, Ng = R[g], N[g]
-        denom = np.minimum(Ng, Rg)
-        frac = np.divide(np.minimum(above, Rg), denom, out=np.zeros_like(above), where=denom > 0)
-        contrib = np.where(above > 0, 1.0 - frac, 1.0)
-        out.append(safe_div(np.bincount(g, weights=contrib, minlength=J.n_groups), R))
-    return out
+    """bpref of each measure (bpref or GMbpref: only their ``rel`` is read; one
+    computation per ``rel``, shared by both families)."""
+    return [J.cached(("bpref", m.param("rel")), lambda: _bpref(J, m.param("rel"))) for m in ms]
+
+
+def _bpref(J: Judged, rel: int) -> np.ndarray:
+    rows = np.flatnonzero(isrel(J, rel))  # only relevant documents contribute
+    g = J.grp[rows]
+    R = relevant(J, rel)
+    N = J.per_query_qrels((J.qrels_label >= 0) & (J.qrels_label < rel))
+    above = count_in_group(J, nonrel(J, rel)).at(rows).astype(np.float64)
+    Rg, Ng = R[g], N[g]
+    denom = np.minimum(Ng, Rg)
+    frac = np.divide(np.minimum(above, Rg), denom, out=np.zeros_like(above), where=denom > 0)
+    contrib = np.where(above > 0, 1.0 - frac, 1.0)
+    return safe_div(np.bincount(g, weights=contrib, minlength=J.n_groups), R)
 
 
 _REL = {"rel": COMMON["rel"]}

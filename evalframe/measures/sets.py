@@ -58,7 +58,7 @@ def _setf(J, ms):
 
 
 def _numret(J, ms):
-    return [view(J, m).per_group() for m in ms]
+    return [nret(view(J, m)).astype(np.float64) for m in ms]
 
 
 def _numrel(J, ms):
@@ -73,7 +73,7 @@ def _num_nonrel_judged_ret(J, ms):
     out = []
     for m in ms:
         V = view(J, m)
-        judged = np.bincount(V.grp[V.label >= 0], minlength=V.n_groups)
+        judged = nrelret(V, 0)  # label >= 0
         out.append((judged - nrelret(V, m.param("rel"))).astype(np.float64) if m.param("rel") >= 0
                    else V.per_group((V.label >= 0) & (V.label < m.param("rel"))))
     return out
