@@ -53,8 +53,9 @@ from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order", "str_column", "shallow_rankings"]
+           "natural_order", "str_column", "shallow_rankings", "group_starts"]
 
+import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
@@ -96,10 +97,29 @@ def _natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
         return None
 
 
+def group_starts(codes: np.ndarray, n: int) -> np.ndarray:
+    """Where each of the codes 0 .. n - 1 starts in ``codes`` (sorted, in [0, n)):
+    ``numpy.searchsorted(codes, numpy.arange(n))``.  Many codes for their rows (a
+    million questions of five documents) are counted instead (one pass over the rows,
+    not a binary search per code: 59 -> 20 ms at 10^6 codes over 5 x 10^6 rows)."""
+    if n <= len(codes) // 8:
+        return np.searchsorted(codes, np.arange(n))
+    out = np.zeros(n, dtype=np.int64)
+    if n > 1:
+        np.cumsum(np.bincount(codes, minlength=n)[:-1], out=out[1:])
+    return out
+
+
+_INT64_ID = r"^(0|-?[1-9][0-9]{0,18})$"
+
+
 def _int64_ids(arr: pa.Array) -> bool:
     """Whether every string id is an int64 integer written plainly (the ids natural
-    order sorts numerically)."""
-    return bool(pc.all(pc.match_substring_regex(arr, r"^(0|-?[1-9][0-9]{0,18})$")).as_py())
+    order sorts numerically).  The first and last ids are looked at first: text ids
+    are told without a pass over them all."""
+    if len(arr) and not all(re.match(_INT64_ID, arr[i].as_py()) for i in (0, len(arr) - 1)):
+        return False
+    return bool(pc.all(pc.match_substring_regex(arr, _INT64_ID)).as_py())
 
 
 class _Names:
@@ -431,7 +451,7 @@ class Judged:
     @cached_property
     def qrels_irank(self) -> np.ndarray:
         """Rank of each golden-set row in its question's ideal ordering (1-based)."""
-        starts = np.searchsorted(self.qrels_query, np.arange(self.n_queries))
+        starts = group_starts(self.qrels_query, self.n_queries)
         return np.arange(len(self.qrels_query)) - starts[self.qrels_query] + 1
 
     @cached_property
@@ -442,7 +462,7 @@ class Judged:
         ``-J``; negative labels count as unjudged)."""
         keep = self.label >= 0
         grp = self.grp[keep]
-        starts = np.searchsorted(grp, np.arange(self.n_groups))
+        starts = group_starts(grp, self.n_groups)
         rank = (np.arange(len(grp)) - starts[grp] + 1).astype(np.int64)
         return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
                       self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,

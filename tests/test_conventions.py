@@ -625,3 +625,17 @@ def test_tie_order_with_several_keys_is_lexsort_in_blocks():
         block = np.repeat(np.arange(len(first)), np.diff(np.append(first, m)))
         keys = [rng.integers(0, 3, m).astype(np.uint64) for _ in range(3)]
         assert np.array_equal(_tie_order(first, keys), np.lexsort((*keys, block)))
+
+
+@pytest.mark.parametrize("ids, numeric", [
+    (["10", "9", "-3", "0"], True),
+    (["10", "x", "9"], False),          # a text id between integers: the whole column is looked at
+    (["a", "10", "9"], False),
+    (["10", "9", "1\n"], False),        # a newline is not part of an integer (Python's $ would allow it)
+    (["10", "09", "9"], False),         # a leading zero: text
+    (["9223372036854775807", "1"], True),
+])
+def test_question_ids_sort_numerically_only_when_every_id_is_an_integer(ids, numeric):
+    from evalframe.ranking import natural_order
+    expected = sorted(ids, key=int) if numeric else sorted(ids, key=lambda s: s.encode())
+    assert list(natural_order(np.array(ids, dtype=object))) == expected

@@ -60,3 +60,14 @@ def test_running_count_is_a_loop_sparse_or_dense(density):
         wont = np.array([(~mask)[(V.grp == g) & (V.rank <= kk[g])].sum() for g in range(V.n_groups)], float)
         assert (rc.at_rank(k) == want).all()
         assert (rc.at_rank(k, holds=False) == wont).all()
+
+
+@pytest.mark.parametrize("n_codes, n_rows", [(0, 0), (1, 0), (5, 0), (1, 1), (3, 40), (1000, 3000), (1000, 50), (50, 1000)])
+def test_group_starts_is_searchsorted_over_the_codes(n_codes, n_rows):
+    # both ways (counted when codes are many for the rows, binary search when few),
+    # with codes that have no row at the start, in the middle and at the end
+    from evalframe.ranking import group_starts
+    rng = np.random.default_rng(n_codes * 7 + n_rows)
+    codes = np.sort(rng.integers(1, max(n_codes - 1, 2), n_rows)) if n_codes else np.zeros(0, np.int64)
+    codes = codes[codes < n_codes]
+    assert np.array_equal(group_starts(codes, n_codes), np.searchsorted(codes, np.arange(n_codes)))

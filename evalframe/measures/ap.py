@@ -9,7 +9,7 @@ __all__ = ["AVERAGE_PRECISION", "GM_AP", "INF_AP", "R_PREC", "IPREC", "IPREC_AVG
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged
+from ..ranking import NOT_JUDGED, Judged, group_starts
 from .aggregation import GEO_MEAN
 from .base import Family, Measure, ParamSpec
 from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nonrel, nrelret, relevant, safe_div,
@@ -99,7 +99,7 @@ def _iprec_parts(V: Judged, rel: int):
         rows = np.flatnonzero(isrel(V, rel))
         g = V.grp[rows]
         smax = _suffix_max(cumrel(V, rel).at(rows) / V.rank[rows], g)
-        start = np.searchsorted(g, np.arange(V.n_groups))
+        start = group_starts(g, V.n_groups)
         return smax, start, nrelret(V, rel)
     return V.cached(("iprec", rel), make)
 

@@ -24,7 +24,7 @@ __all__ = ["ERR", "NERR"]
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
-from ..ranking import Judged
+from ..ranking import Judged, group_starts
 from .base import Family, Measure, ParamSpec
 from .intermediates import COMMON, groups_by, running_sum, safe_div, sums_at_cutoffs, view
 
@@ -51,7 +51,7 @@ def _err_terms(owner: np.ndarray, n: int, rank: np.ndarray, label: np.ndarray, m
     rows = np.flatnonzero(label >= 1)
     r = _stop_probability(label[rows], max_rel, family)
     o = owner[rows]
-    starts = np.searchsorted(o, np.arange(n))
+    starts = group_starts(o, n)
     log_keep = np.log1p(-r)
     before = running_sum(log_keep, o, starts) - log_keep  # sum over the positive rows above
     return rows, r / rank[rows] * np.exp(before)

@@ -51,7 +51,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged
+from ..ranking import NOT_JUDGED, Judged, group_starts
 from .base import Family, ParamSpec, param_error
 from .intermediates import groups_by, nret, running_sum, sums_at_cutoffs
 
@@ -122,7 +122,7 @@ class _Prefix:
         g = self.g
         nz = np.flatnonzero(g > 0)
         gz = self.grp[nz]
-        starts = np.searchsorted(gz, np.arange(self.n))
+        starts = group_starts(gz, self.n)
         m = self._measure
         G_in = self._J.cached(("cwl_cum", m.param("min_rel"), m.param("max_rel")),
                               lambda: running_sum(g[nz], gz, starts))

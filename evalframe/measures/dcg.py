@@ -24,7 +24,7 @@ __all__ = ["NDCG", "DCG_FAMILY", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
 
 import numpy as np
 
-from ..ranking import Judged
+from ..ranking import Judged, group_starts
 from .base import Family, ParamSpec
 from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
                             ideal_dcg, isrel, nrelret, nret, relevant, safe_div, trec_label, view)
@@ -200,7 +200,7 @@ def _rbp_gain_range(V: Judged, kind: str, gmap: dict):
     """Per group: min and max gain over trec_eval's gain levels (labels 0..max
     judged label of the question, and every label given in ``gains``)."""
     ql, qq = V.qrels_label, V.qrels_query  # sorted by question, then label descending
-    start = np.searchsorted(qq, np.arange(V.n_queries))
+    start = group_starts(qq, V.n_queries)
     has = start < len(qq)
     top = np.where(has, ql[np.minimum(start, max(len(ql) - 1, 0))] if len(ql) else -1, -1)
     maxlev = np.where(has & (qq[np.minimum(start, max(len(qq) - 1, 0))] == np.arange(V.n_queries)) & (top >= 0),

@@ -45,7 +45,7 @@ __all__ = ["TIE_TOLERANCE", "ALPHA_DCG", "ALPHA_NDCG", "ERR_IA", "NERR_IA", "NRB
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged, Subtopics
+from ..ranking import NOT_JUDGED, Judged, Subtopics, group_starts
 from .base import Family, ParamSpec
 from .intermediates import COMMON, groups_by, safe_div, sums_at_cutoffs, view
 
@@ -119,7 +119,7 @@ def _ideal_gains(V: Judged, S: Subtopics, rel: int, alpha: float, depth: int) ->
     per_q = np.bincount(cand_q, minlength=V.n_queries)
     steps = int(min(depth, per_q.max(initial=0)))
     gains = np.zeros((V.n_queries, depth))
-    starts = np.searchsorted(cand_q, np.arange(V.n_queries))
+    starts = group_starts(cand_q, V.n_queries)
     has = per_q > 0
     w = np.ones(S.n_subtopics)
     taken = np.zeros(n_cand, dtype=bool)

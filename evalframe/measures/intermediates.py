@@ -29,7 +29,7 @@ from typing import Callable, Hashable, Sequence
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
-from ..ranking import NOT_JUDGED, Judged
+from ..ranking import NOT_JUDGED, Judged, group_starts
 from .base import FAMILIES, Measure, ParamSpec
 
 #: Parameters most families take.  ``rel=None`` means "evaluate()'s ``rel``
@@ -81,7 +81,7 @@ def num_rel(J: Judged, rel: int) -> np.ndarray:
 
 def group_first_row(V: Judged) -> np.ndarray:
     """Row index of each group's first document (== its end when empty)."""
-    return V.cached("first", lambda: np.searchsorted(V.grp, np.arange(V.n_groups)))
+    return V.cached("first", lambda: group_starts(V.grp, V.n_groups))
 
 
 def nret(V: Judged) -> np.ndarray:
@@ -171,10 +171,14 @@ class RunningCount:
             return np.searchsorted(self._where, x, side="right")
         return np.where(x >= 0, self._where[np.maximum(x, 0)], 0)
 
+    @cached_property
+    def _before(self) -> np.ndarray:
+        """Per group, the rows where the mask holds before the group's first row."""
+        return self._through(group_first_row(self._V) - 1)
+
     def at(self, rows: np.ndarray) -> np.ndarray:
         """The inclusive count at each of ``rows``, within its group (int64)."""
-        start = group_first_row(self._V)[self._V.grp[rows]]
-        return self._through(rows) - self._through(start - 1)
+        return self._through(rows) - self._before[self._V.grp[rows]]
 
     def at_rank(self, k, *, holds: bool = True) -> np.ndarray:
         """The count at rank k (a number or one per group; the group's total when it
@@ -183,7 +187,7 @@ class RunningCount:
         V = self._V
         n = np.minimum(np.asarray(k, dtype=np.float64), nret(V)).astype(np.int64)
         first = group_first_row(V)
-        got = self._through(first + n - 1) - self._through(first - 1)
+        got = self._through(first + n - 1) - self._before
         return (got if holds else n - got).astype(np.float64)
 
 
@@ -337,7 +341,7 @@ class DCG:
 
     @cached_property
     def _starts(self) -> np.ndarray:
-        return np.searchsorted(self._V.grp[self.rows], np.arange(self._V.n_groups))
+        return group_starts(self._V.grp[self.rows], self._V.n_groups)
 
     @cached_property
     def running(self) -> np.ndarray:
@@ -370,7 +374,7 @@ class IdealDCG:
         q = V.qrels_query
         # The golden set is sorted by question, then label descending: by gain too,
         # unless gains reorder the labels.
-        start = np.searchsorted(q, np.arange(V.n_queries))
+        start = group_starts(q, V.n_queries)
         if len(g) > 1 and not ((q[1:] != q[:-1]) | (g[1:] <= g[:-1])).all():
             order = np.lexsort((-g, q))
             g, q = g[order], q[order]
