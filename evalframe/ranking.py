@@ -802,6 +802,12 @@ def _both_sides(pairs: np.ndarray) -> np.ndarray:
     return rows
 
 
+def _run_heads(idx: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Of the rows ``idx`` (ascending: the rows of :func:`_both_sides`' pairs), those that
+    start a run of rows tied pair by pair: a row not tied with the row before it."""
+    return (idx == 0) | ~pairs[np.maximum(idx - 1, 0)]
+
+
 def _sorted_order(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[np.ndarray, np.ndarray | None]:
     """Permutation sorting rows by (grp, primary, tiebreak) and the tied pairs:
     :func:`_sort_rows` with the permutation always an array."""
@@ -918,7 +924,7 @@ def _sort_plan(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[_RowOrde
             return _RowOrder(n, grp=grp, shift=shift), g_s, None
         tied_rows = _both_sides(tied)
         idx = np.flatnonzero(tied_rows)
-        first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+        first = np.flatnonzero(_run_heads(idx, tied))
         return _RowOrder(n, grp=grp, shift=shift, tie_rows=idx,
                          tie_sub=_tie_order(first, tiebreak(idx))), g_s, tied_rows
     del same_g
@@ -929,8 +935,7 @@ def _sort_plan(grp: np.ndarray, primary: np.ndarray, tiebreak) -> tuple[_RowOrde
     if not tied.any():
         return _RowOrder(n, order=order), g_s, None
     idx = np.flatnonzero(_both_sides(tied))
-    # a block of ties starts at a tied row not tied with the row before it
-    first = np.flatnonzero((idx == 0) | ~tied[np.maximum(idx - 1, 0)])
+    first = np.flatnonzero(_run_heads(idx, tied))
     rows = order[idx]
     order[idx] = rows[_tie_order(first, tiebreak(rows))]  # inside blocks of one group: the sorted groups stay
     tied_rows = np.zeros(n, dtype=bool)
@@ -958,7 +963,7 @@ def _tie_order(first: np.ndarray, keys) -> np.ndarray:
     if not same.any():
         return sub
     idx = np.flatnonzero(_both_sides(same))
-    again = np.flatnonzero((idx == 0) | ~same[np.maximum(idx - 1, 0)])
+    again = np.flatnonzero(_run_heads(idx, same))
     rows = sub[idx]
     sub[idx] = rows[_tie_order(again, [k[rows] for k in rest])]
     return sub
@@ -1049,7 +1054,7 @@ def _exact_in_blocks(order: np.ndarray, same: np.ndarray, g_s: np.ndarray, prima
     close = same & (p_s[1:] != p_s[:-1])
     if close.any():  # keys too short for some values: order those blocks exactly
         idx = np.flatnonzero(_both_sides(same))
-        block = np.cumsum((idx == 0) | ~same[np.maximum(idx - 1, 0)]) - 1
+        block = np.cumsum(_run_heads(idx, same)) - 1
         fix = np.zeros(int(block[-1]) + 1, dtype=bool)
         fix[block[np.searchsorted(idx, np.flatnonzero(close))]] = True
         keep = fix[block]

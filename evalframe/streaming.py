@@ -666,7 +666,6 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
     # itself (a shuffled run): told before its first partition is evaluated for nothing
     if len(np.unique(fp)) != len(fp) or (len(done) and np.isin(fp, done, assume_unique=True).any()):
         raise _NotGrouped
-    fp.sort()
     qids = head_ids.to_numpy(zero_copy_only=False)  # distinct, in order of appearance (pd.unique's)
     g = golden.lookup(qids)
     asm.add(_Part(df, golden.rows(g[g >= 0])))
