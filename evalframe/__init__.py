@@ -18,23 +18,26 @@ import types
 from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning,
-                     SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
+                     SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning,
+                     IdSchemeWarning, ChunkingsDifferWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
-    "read_qrels", "read_run", "fuse", "pool", "Pool", "agreement",
+    "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "fuse", "pool", "Pool", "agreement",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
+    "IdSchemeWarning", "ChunkingsDifferWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used
 LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluate"),
     **dict.fromkeys(("report", "Report", "read_report"), "report"),
-    **dict.fromkeys(("read_qrels", "read_run"), "io"),
+    **dict.fromkeys(("read_qrels", "read_run", "read_chunks"), "io"),
+    **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     "fuse": "fusion", "agreement": "agreement",
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),

@@ -231,3 +231,58 @@ class ShallowRankingWarning(EvalframeWarning):
 
 
 __all__ += ["ShallowRankingWarning"]
+
+
+class IdSchemeWarning(EvalframeWarning):
+    """A system's documents and the golden set's do not meet: none of the system's
+    retrieved documents is judged (a different id scheme, or a re-chunked corpus scored
+    against the old chunks), or two systems that both retrieve judged documents share
+    none (a golden set holding two chunkings' labels, each system able to return only
+    its own).  Every measure of such a system is 0 for a reason other than its quality.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> sso = ef.datasets.load_sso()
+    >>> rechunked = sso.runs.assign(doc_id="new-" + sso.runs["doc_id"])
+    >>> both = pd.concat([sso.runs, rechunked.assign(system="rechunked")])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(both, sso.qrels, "P@5")
+    >>> [w.category.__name__ for w in caught]
+    ['IdSchemeWarning']
+    """
+
+
+class ChunkingsDifferWarning(EvalframeWarning):
+    """Chunk-level measures (R@k, nDCG@k...) compare systems whose chunkings differ: a
+    chunk of 40 words and one of 100 are not the same unit, so their @k values are not
+    comparable; the span measures (SpanRecall@k, SpanRecall(tokens=N)) are.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> spans = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "start": [0], "end": [40]})
+    >>> small = pd.DataFrame({"chunk_id": ["d#0", "d#1"], "doc_id": ["d", "d"], "start": [0, 50], "end": [50, 100]})
+    >>> large = pd.DataFrame({"chunk_id": ["d#0"], "doc_id": ["d"], "start": [0], "end": [100]})
+    >>> run = pd.DataFrame({"system": ["small", "large"], "query_id": ["q", "q"], "doc_id": ["d#0", "d#0"],
+    ...                     "score": [1.0, 1.0]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     per_q = ef.evaluate(run, spans, ["R@1", "SpanPrecision@1"], chunks={"small": small, "large": large})
+    >>> [w.category.__name__ for w in caught]
+    ['ChunkingsDifferWarning']
+    >>> per_q[["system", "measure", "value"]]
+      system          measure  value
+    0  small              R@1    1.0
+    1  small  SpanPrecision@1    0.8
+    2  large              R@1    1.0
+    3  large  SpanPrecision@1    0.4
+    """
+
+
+__all__ += ["IdSchemeWarning", "ChunkingsDifferWarning"]

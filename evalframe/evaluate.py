@@ -19,12 +19,13 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
-from .engine import Duplicates, evaluate_partition, prepare, with_records
+from .engine import Duplicates, evaluate_partition, is_span_input, prepare, refuse_foreign_ids, with_records
+from .spans import MIN_OVERLAP
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
 from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge, shallow_rankings
+from .ranking import Missing, Ties, judge, shallow_rankings, systems_sharing_no_document
 from .rollup import Rollup
 from .streaming import WHOLE_BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 from .streaming import memory_budget as parse_memory_budget
@@ -37,7 +38,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
              engine: Engine = "auto",
              memory_budget: "int | str | None" = None, progress: bool | None = None,
-             rollup: "Rollup | None" = None) -> pd.DataFrame:
+             rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -97,6 +98,19 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         later chunks of the same page are removed before the cutoff, and a page
         is as relevant as its most relevant chunk.  Ids the map does not name
         are pages already.
+    chunks : DataFrame, path or dict {system: table}, optional
+        Each retrieved chunk's parent document and character offsets, ``chunk_id,
+        doc_id, start, end[, tokens]`` (:mod:`evalframe.spans`; a dict when systems chunk
+        differently).  With a span golden set (``query_id, doc_id, start, end[,
+        relevance]``, recognised by its offsets) every chunking is judged on the labels
+        it gets from the spans (:func:`evalframe.span_labels`) and the span measures
+        (``SpanRecall@k``, ``SpanPrecision@k``, ``SpanIoU@k``, at a token budget too)
+        can be asked for; chunk-level measures of systems whose chunkings differ raise a
+        :class:`~evalframe.errors.ChunkingsDifferWarning`.  A ``tokens`` column feeds the
+        budget measures of a run without one.  A run whose rows carry ``start``/``end`` and
+        the parent document needs no ``chunks``.  Evaluated in memory.
+    min_overlap : float in [0, 1]
+        The overlap rule of :func:`evalframe.span_labels` (default 0.5).
 
     Returns
     -------
@@ -132,7 +146,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
                                      conflicts=conflicts, engine=engine,
-                                     memory_budget=memory_budget, progress=progress, rollup=rollup)[0]
+                                     memory_budget=memory_budget, progress=progress, rollup=rollup,
+                                     chunks=chunks, min_overlap=min_overlap)[0]
 
 
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -141,7 +156,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
                 columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                 engine: Engine = "auto",
                 memory_budget: "int | str | None" = None, progress: bool | None = None,
-                rollup: "Rollup | None" = None) -> pd.DataFrame:
+                rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
@@ -184,12 +199,16 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     _check_input_options(columns, conflicts, "diagnostics")
     shallow = [m for m in parse_measures(measures) if m.k is not None] if measures is not None else []
     ks = [m.k for m in shallow]
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    if _chunked(run, qrels, chunks, columns, engine):  # every measure named: chunk-level ones are flagged
+        named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
+        return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
+                                  rollup=rollup, chunks=chunks, min_overlap=min_overlap, **conv)[1]
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
                              rollup=rollup, shallow=shallow)[1]
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, rollup,
                                      warn=False, shallow=shallow)
     if streamed is not None:
@@ -197,6 +216,8 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
     if ks:
         J = with_records(J, shallow_rankings(J, max(ks), warn=False))
+    J = with_records(J, systems_sharing_no_document(J))
+    refuse_foreign_ids(J)
     return J.diagnostics
 
 
@@ -422,7 +443,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
-                              rollup: "Rollup | None" = None
+                              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP
                               ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
@@ -438,16 +459,31 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    if _chunked(run, qrels, chunks, columns, engine):
+        return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
+                                  chunks=chunks, min_overlap=min_overlap, **conv)
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup)
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
                                      warn=True)
     if streamed is not None:
         return streamed
     return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
+
+
+def _chunked(run, qrels, chunks, columns, engine: str = "auto") -> bool:
+    """Whether chunk offsets are in play (``chunks=``, a span golden set, or a run carrying
+    offsets): evaluated in memory, each chunking judged on its own labels."""
+    if chunks is None and not is_span_input(qrels, columns) and not is_span_input(run, columns):
+        return False
+    if engine == "dask" or is_dask_frame(run) or is_dataset_source(run) and not (
+            isinstance(run, (str, os.PathLike)) and os.path.isfile(run)):
+        raise ValueError("evaluate: span golden sets and chunks= are evaluated in memory for now: pass the run "
+                         "as a DataFrame or a file (not a Dask frame or a Parquet dataset)")
+    return True
 
 
 def _check_input_options(columns, conflicts, caller: str) -> None:

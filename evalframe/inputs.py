@@ -62,7 +62,8 @@ TEXT_ALIASES = ("text", "question_text", "query_text", "question", "query")
 
 #: Canonical names a ``columns=`` mapping may give (other modules' optional columns
 #: belong here too).
-COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", "tokens", TEXT_COLUMN)
+COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", "tokens", TEXT_COLUMN,
+                "start", "end", "chunk_id", "parent_id")
 
 
 def _norm(c) -> str:

@@ -32,7 +32,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "read_table", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
+__all__ = ["read_qrels", "read_run", "read_chunks", "read_table", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
            "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
@@ -47,7 +47,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
-from .inputs import arrow_frame, check_columns
+from .inputs import apply_columns, arrow_frame, check_columns
+from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
 from .schema import (ALIASES, CheckedQrels, CheckedRun, Conflicts, check_conflicts, check_qrels, check_run,
                      clean_qrels, clean_run, encode_run)
 
@@ -58,7 +59,7 @@ FileSystem = Any
 
 _QRELS_COLS = ["query_id", "iteration", "doc_id", "relevance"]
 _RUN_COLS = ["query_id", "q0", "doc_id", "rank", "score", "system"]
-_KNOWN = {a for names in ALIASES.values() for a in names}
+_KNOWN = {a for names in ALIASES.values() for a in names} | set(START_NAMES) | set(END_NAMES)
 
 
 #: ``scheme://`` (a scheme of two or more letters, so not a Windows drive), or
@@ -586,7 +587,9 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     DataFrame
         ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text`` when the
         golden set carries the question text beside the question id; a diversity golden
-        set also ``subtopic`` (str), after ``query_id``.
+        set also ``subtopic`` (str), after ``query_id``.  A span golden set (a table
+        with start and end offsets, :mod:`evalframe.spans`) gives ``query_id, doc_id,
+        start, end, relevance`` (:func:`evalframe.spans.check_spans`).
 
     Examples
     --------
@@ -595,8 +598,42 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     """
     check_columns(columns, caller="read_qrels")
     check_conflicts(conflicts, caller="read_qrels")
-    return clean_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
-                       conflicts=conflicts)
+    raw = _raw(source, "qrels", filesystem=filesystem, encoding=encoding)
+    if is_span_table(apply_columns(raw, columns)):
+        return check_spans(raw, columns=columns)
+    return clean_qrels(raw, columns=columns, conflicts=conflicts)
+
+
+def read_chunks(source: Source, *, columns: Mapping[str, str] | None = None, disjoint: bool = False,
+                filesystem: FileSystem | None = None, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a chunk table: each chunk's parent document and character offsets.
+
+    Parameters
+    ----------
+    source : path, opened binary file or DataFrame
+        CSV/TSV with a header, Parquet, JSONL or a DataFrame with ``chunk_id, doc_id,
+        start, end[, tokens][, text]`` (aliases: see :mod:`evalframe.spans`).
+    columns, filesystem, encoding
+        As :func:`read_qrels`.
+    disjoint : bool
+        Refuse chunks of one document that overlap (a chunking without overlap windows).
+
+    Returns
+    -------
+    DataFrame
+        See :func:`evalframe.spans.check_chunks`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> read_chunks(pd.DataFrame({"chunk_id": ["d1#0"], "parent_id": ["d1"], "start_char": [0],
+    ...                           "end_char": [120], "n_tokens": [30]}))
+      chunk_id doc_id  start  end  tokens
+    0     d1#0     d1      0  120      30
+    """
+    check_columns(columns, caller="read_chunks")
+    return check_chunks(_raw(source, "run", filesystem=filesystem, encoding=encoding), columns=columns,
+                        disjoint=disjoint)
 
 
 def read_run(source: Source | Sequence[Source], *, system: str | None = None,

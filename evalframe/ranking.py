@@ -69,7 +69,7 @@ import pyarrow.compute as pc
 from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, common_prefix_length,
                      contiguous_groups, encode_qrels, encode_run, fingerprints, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
-from .errors import (EvalframeInputError, InputProblem, NoRelevantWarning,
+from .errors import (ChunkingsDifferWarning, EvalframeInputError, IdSchemeWarning, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
 
 #: Label given to a retrieved document that the golden set does not judge.
@@ -201,6 +201,13 @@ class Check(str, Enum):
     SCORE_TIES = "score_ties"
     #: Golden-set questions without a label >= rel; count: questions.
     GOLDEN_QUESTIONS_WITHOUT_RELEVANT = "golden_questions_without_relevant"
+    #: A system none of whose retrieved documents is judged for its question (a
+    #: different id scheme, or a re-chunked corpus); count: its rows.
+    SYSTEM_WITHOUT_JUDGED_DOCUMENTS = "system_without_judged_documents"
+    #: Two systems that each retrieve judged documents, none in common (a golden set
+    #: holding two chunkings' labels); one record per system, examples: the other
+    #: systems; count: its judged rows.
+    SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS = "systems_share_no_judged_documents"
     #: (question, document) pairs of the golden set whose conflicting labels were resolved
     #: (``conflicts=``); count: pairs.
     GOLDEN_SET_CONFLICTING_LABELS = "golden_set_conflicting_labels"
@@ -213,6 +220,8 @@ class Check(str, Enum):
     #: Rankings shorter than the deepest cutoff asked for (see
     #: :func:`shallow_rankings`); count: questions.
     SHALLOW_RANKINGS = "shallow_rankings"
+    #: Chunk-level measures asked of systems whose chunkings differ; count: chunkings.
+    CHUNKINGS_DIFFER = "chunkings_differ"
 
     def __str__(self) -> str:
         return self.value
@@ -260,13 +269,17 @@ class Diagnostic:
 
 def diagnostics_table(records: Iterable[Diagnostic]) -> pd.DataFrame:
     """The diagnostics table ``system, check, count, action, examples`` of some records."""
-    return pd.DataFrame([r.row() for r in records], columns=DIAGNOSTIC_COLUMNS)
+    return pd.DataFrame([r.row() for r in records if r.action != HAS_JUDGED], columns=DIAGNOSTIC_COLUMNS)
 
 
 #: Checks whose examples are listed in the golden set's natural order (the others: in
 #: their own, as the questions dropped (all systems') or a system's short rankings).
 _GOLDEN_ORDERED = frozenset({Check.GOLDEN_QUESTIONS_NOT_IN_RUN, Check.SCORE_TIES,
                             Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT})
+
+
+#: Checks about a system as a whole: kept by a merge only when every partition reports them.
+_EVERY_PART = frozenset({Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS})
 
 
 def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
@@ -297,6 +310,9 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
         Ordered by check, then by system.
     """
     parts = [list(p) for p in parts]
+    judged_somewhere = {r.system for p in parts for r in p if r.action == HAS_JUDGED}
+    parts = [[r for r in p if r.check is not Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS or r.action == HAS_JUDGED
+              or r.system not in judged_somewhere] for p in parts]
     merged: dict[tuple, list[Diagnostic]] = {}
     for part in parts:
         for r in part:
@@ -309,7 +325,7 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
     for (check, system, action), records in sorted(  # stable: first appearance
             merged.items(), key=lambda kv: (checks.index(kv[0][0]), position.get(kv[0][1], len(position)))):
         count = sum(int(r.count) for r in records)
-        if check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
+        if check in _EVERY_PART:  # a fact of the whole run only when every part finds it
             if len(records) < len(parts):
                 continue
             out.append(Diagnostic(system, check, 1, action, records[0].examples[:1]))
@@ -411,6 +427,10 @@ class Judged:
         Whether every question id of the golden set is an integer (questions are
         then in numeric order); engines that evaluate in parts pass their parts'
         conjunction to :func:`merge_diagnostics`.
+    spans : SpanRows or None
+        With a span golden set and chunk offsets: each row's chunk range and each
+        question's evidence (:class:`evalframe.spans.SpanRows`), which the span
+        measures read.
     """
 
     groups: pd.DataFrame
@@ -428,6 +448,7 @@ class Judged:
     subtopics: Subtopics | None = field(default=None, repr=False)
     tokens: np.ndarray | None = field(default=None, repr=False)
     integer_questions: bool | None = field(default=None, repr=False)
+    spans: object | None = field(default=None, repr=False)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -470,7 +491,8 @@ class Judged:
                       records=self.records,
                       subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep),
                       tokens=None if self.tokens is None else self.tokens[keep],
-                      integer_questions=self.integer_questions)
+                      integer_questions=self.integer_questions,
+                      spans=None if self.spans is None else self.spans.keep_rows(keep))
 
 
 # ---------------------------------------------------------------- judge and its steps
@@ -524,7 +546,10 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     grp = sorted_grp
     relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
-    del judged_at, judged_where
+    row_sys = sys_codes if kept is None else sys_codes[kept]
+    judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where])
+    id_records = unjudged_systems(systems, row_sys, judged_docs[1])
+    del judged_at, judged_where, row_sys
     want_rows = keep_rows or qrels.subtopics is not None
     order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
     tokens = _take(frame["tokens"].to_numpy(dtype=np.float64)[keep], order) if "tokens" in frame else None
@@ -544,7 +569,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         source_row = source_row if keep_rows else None
 
     records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
-                           tied_groups, qq, ql, rel=rel, ties=ties, missing=missing)
+                           tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
     groups = pd.DataFrame({"query_id": queries[g_q].series()})
     if run.system is not None:
         groups.insert(0, "system", str_column(run.system.dictionary.take(pa.array(g_sys))))
@@ -554,7 +579,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
                   label.astype(np.int64, copy=False), qq.astype(np.int64, copy=False), ql, len(queries),
                   diagnostics_table(records), source_row,
                   records=tuple(records), subtopics=subtopics, tokens=tokens,
-                  integer_questions=queries.numeric)
+                  integer_questions=queries.numeric, cache={JUDGED_DOCS: judged_docs})
 
 
 def _take(values: np.ndarray, order: np.ndarray | None) -> np.ndarray:
@@ -1100,6 +1125,58 @@ def _has_nul(names) -> bool:
 
 
 # ---------------------------------------------------------------- diagnostics, one function per check
+#: Two systems are said to share no judged document only when each retrieves at least
+#: this many judged (question, document) pairs: real systems over one corpus share
+#: many long before that.
+DISJOINT_MIN_JUDGED = 20
+
+
+#: Key of ``Judged.cache`` holding (systems, each judged row's system, its document's
+#: fingerprint): what :func:`systems_sharing_no_document` reads.
+JUDGED_DOCS = "judged_docs"
+#: The action of a marker record: the system has judged documents in this partition (a
+#: merge then drops the system's ``system_without_judged_documents`` records; never shown).
+HAS_JUDGED = "has judged documents"
+
+
+def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.ndarray) -> list[Diagnostic]:
+    """A ``system_without_judged_documents`` record per system with rows of golden-set
+    questions none of which is judged, and a marker record (:data:`HAS_JUDGED`, dropped
+    from every table) per system with judged rows, so that a merge of partitions keeps
+    the record only for systems judged in none."""
+    ns = len(systems)
+    rows = np.bincount(row_sys, minlength=ns)
+    judged = np.bincount(judged_sys, minlength=ns)
+    return [Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, int(rows[s]) if not judged[s] else 0,
+                       "none of its retrieved documents is judged: every measure is 0" if not judged[s]
+                       else HAS_JUDGED)
+            for s in np.flatnonzero(rows > 0)]
+
+
+def systems_sharing_no_document(J: "Judged") -> list[Diagnostic]:
+    """``systems_share_no_judged_documents`` records: systems that each retrieve at least
+    :data:`DISJOINT_MIN_JUDGED` judged (question, document) pairs, none of whose documents
+    another such system retrieves (all of a system's judged documents are needed at
+    once: the in-memory engine checks it)."""
+    if JUDGED_DOCS not in J.cache:
+        return []
+    systems, judged_sys, judged_doc = J.cache[JUDGED_DOCS]
+    judged = np.bincount(judged_sys, minlength=len(systems))
+    big = np.flatnonzero(judged >= DISJOINT_MIN_JUDGED)
+    if len(big) < 2:
+        return []
+    docs = {int(s): np.unique(judged_doc[judged_sys == s]) for s in big}
+    out = []
+    for s in big:
+        apart = [str(systems[t]) for t in big if t != s
+                 and not np.isin(docs[int(s)], docs[int(t)], assume_unique=True).any()]
+        if apart:
+            out.append(Diagnostic(systems[s], Check.SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS, int(judged[s]),
+                                  "retrieves judged documents, none of which another system retrieves",
+                                  tuple(apart[:MAX_EXAMPLES])))
+    return out
+
+
 def _diagnostics(run_queries: Codes, systems: np.ndarray, sys_codes: np.ndarray, rq: np.ndarray,
                  queries: np.ndarray, answered: np.ndarray, g_sys: np.ndarray, g_q: np.ndarray,
                  tied_groups: np.ndarray, qq: np.ndarray, ql: np.ndarray, *, rel: int, ties: Ties,
@@ -1202,6 +1279,9 @@ _WARNINGS = {
     Check.GOLDEN_QUESTIONS_NOT_IN_RUN: QuestionsScoredZeroWarning,
     Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: NoRelevantWarning,
     Check.SHALLOW_RANKINGS: ShallowRankingWarning,
+    Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS: IdSchemeWarning,
+    Check.SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS: IdSchemeWarning,
+    Check.CHUNKINGS_DIFFER: ChunkingsDifferWarning,
 }
 
 
@@ -1210,13 +1290,29 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
     partitions merged with :func:`merge_diagnostics`); ``rel`` as given to :func:`judge`."""
     for r in records:
         cat = _WARNINGS.get(r.check)
-        if cat is None:
+        if cat is None or r.action == HAS_JUDGED:
             continue
         if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN and r.action == "dropped":
             continue  # missing="drop" asked for exactly this
         if r.check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
             _warn_user(f"system {r.system!r} answers none of the golden set's questions: "
                        f"{r.action} (check its question ids)", cat)
+            continue
+        if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS:
+            _warn_user(f"0% of system {r.system!r}'s retrieved documents are judged ({r.count} rows), so every "
+                       "measure scores it 0: a different id scheme, or a re-chunked corpus scored against the "
+                       "old chunks? Use a span golden set with chunks= (evalframe.spans) or rollup=", cat)
+            continue
+        if r.check is Check.SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS:
+            _warn_user(f"system {r.system!r} retrieves {r.count} judged documents and none of those of "
+                       f"{', '.join(map(repr, r.examples))}: does the golden set hold the labels of two chunkings "
+                       "(or id schemes)? Each question's relevant set then holds documents only the other can "
+                       "return, and recall is lower for both; judge spans once (evalframe.spans)", cat)
+            continue
+        if r.check is Check.CHUNKINGS_DIFFER:
+            _warn_user(f"the systems chunk in {r.count} different ways, so their {r.action.split(': ', 1)[-1]} "
+                       "are not comparable (a chunk of one chunking is not a chunk of another): compare "
+                       "SpanRecall@k or SpanRecall(tokens=N)", cat)
             continue
         who = f"system {r.system!r}: " if r.system is not None else ""
         examples = ", ".join(r.examples[:MAX_EXAMPLES])

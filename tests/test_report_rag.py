@@ -161,9 +161,12 @@ def test_report_with_a_rollup_names_the_unit_and_matches_evaluate():
     d = r.diagnostics
     assert "rollup_run_rows_collapsed" in set(d["check"])
     assert d.loc[d["check"] == "unit", "detail"].str.contains("pages").all()
+    with pytest.raises(ef.EvalframeInputError, match="rollup="):  # chunk ids are not page ids: refused
+        report(run, qrels, measures=["R@5"], n_resamples=B)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plain = report(run, qrels, measures=["R@5"], n_resamples=B)
+        pages = run.assign(doc_id=run["doc_id"].map(mapping)).drop_duplicates(["system", "query_id", "doc_id"])
+        plain = report(pages, qrels, measures=["R@5"], n_resamples=B)
     assert plain.metadata["unit"] == "document"
 
 

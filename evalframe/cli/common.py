@@ -138,6 +138,36 @@ def add_rollup(parser: argparse.ArgumentParser) -> None:
                              "evaluate chunk runs at page level, each page at its best chunk")
 
 
+def add_chunks(parser: argparse.ArgumentParser) -> None:
+    """Add ``--chunks [SYSTEM=]FILE`` (repeatable) and ``--min-overlap``: chunk tables with
+    offsets, for span golden sets and token counts."""
+    parser.add_argument("--chunks", metavar="[SYSTEM=]FILE", action="append", default=None,
+                        help="chunk table (TSV/CSV/Parquet: chunk_id, doc_id, start, end[, tokens]): each retrieved "
+                             "chunk's document and character offsets, to score it against a span golden set "
+                             "(query_id, doc_id, start, end); SYSTEM=FILE, repeated, when systems chunk differently")
+    parser.add_argument("--min-overlap", type=float, default=0.5,
+                        help="a chunk holds a span's evidence when they share at least this share of the shorter "
+                             "of the two (default 0.5; 0: any overlap)")
+
+
+def read_chunks_arg(values: list[str] | None):
+    """The ``--chunks`` tables: None, one table, or ``{system: table}``; errors name the file."""
+    if not values:
+        return None
+    from ..io import read_chunks
+    tables = {}
+    for v in values:
+        system, sep, path = v.partition("=")
+        if not sep or os.path.exists(v):
+            system, path = None, v
+        tables[system] = read_input(path, read_chunks, "chunks")
+    if None in tables:
+        if len(tables) > 1:
+            raise SystemExit("evalframe: --chunks FILE (every system) and --chunks SYSTEM=FILE cannot be mixed")
+        return tables[None]
+    return tables
+
+
 def read_rollup(path: str | None):
     """The ``--rollup`` table (None without the flag), read with pandas; errors name the file."""
     if path is None:

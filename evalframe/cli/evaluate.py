@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, add_rollup, check_out_file, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, read_rollup, run_command,
+from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_file, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
                      run_source)
 
 __all__ = ["build_parser", "main", "run"]
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conventions(p)
     add_memory_budget(p)
     add_rollup(p)
+    add_chunks(p)
     return p
 
 
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
                     encoding=args.encoding) as runs:
         per_q = evaluate(runs, qrels, measures, memory_budget=budget, rollup=read_rollup(args.rollup),
+                         chunks=read_chunks_arg(args.chunks), min_overlap=args.min_overlap,
                          **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:

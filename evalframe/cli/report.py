@@ -13,8 +13,8 @@ import argparse
 import json
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, add_rollup, check_out_dir, command_words, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, read_rollup, run_command,
+from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
+                     memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
                      run_source)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_conventions(p)
     add_memory_budget(p)
     add_rollup(p)
+    add_chunks(p)
     return p
 
 
@@ -121,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
                          stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
                          seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
                          progress=progress.step, memory_budget=budget,
-                         rollup=read_rollup(args.rollup), **conventions(args))
+                         rollup=read_rollup(args.rollup), chunks=read_chunks_arg(args.chunks),
+                         min_overlap=args.min_overlap, **conventions(args))
         written = []
         if out is not None:
             progress.step("writing tables and plots")

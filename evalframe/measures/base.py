@@ -204,6 +204,8 @@ class Family:
     validate : ``validate(params) -> None`` or None: checks that involve several
         parameters (``params`` maps every parameter to its value), raising a
         ``ValueError`` from ``param_error`` when a Measure is built.
+    needs : what the family reads beyond a ranked, labelled table: ``("spans",)`` for
+        the span measures (a span golden set and chunk offsets, :mod:`evalframe.spans`).
 
     Examples
     --------
@@ -222,6 +224,7 @@ class Family:
     trec_names: tuple[TrecName, ...] = ()
     doc: str = ""
     validate: Callable[[dict[str, Any]], None] | None = None
+    needs: tuple[str, ...] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))

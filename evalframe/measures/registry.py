@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["REGISTRY"]
 
-from . import ap, cascade, compat, cutoff, cwl, dcg, diversity, rank, sets
+from . import ap, cascade, compat, cutoff, cwl, dcg, diversity, rank, sets, spans
 from .base import REGISTRY
 
 # the spec's measures
@@ -64,3 +64,7 @@ REGISTRY.register(diversity.NNRBP)
 REGISTRY.register(diversity.AP_IA)
 REGISTRY.register(diversity.P_IA)
 REGISTRY.register(diversity.ST_RECALL)
+# span measures: evidence characters covered, whatever the chunking (Chroma's definitions)
+REGISTRY.register(spans.SPAN_RECALL)
+REGISTRY.register(spans.SPAN_PRECISION)
+REGISTRY.register(spans.SPAN_IOU)

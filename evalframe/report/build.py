@@ -21,7 +21,9 @@ import pandas as pd
 from .. import stats
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
+from ..engine import is_span_input
 from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..spans import MIN_OVERLAP
 from ..inputs import check_columns, question_texts
 from ..io import read_qrels
 from ..schema import check_conflicts
@@ -231,14 +233,29 @@ def _check_systems(systems: list[str], opts: ReportOptions) -> None:
             "use the names in the run's system column")])
 
 
+#: The report's default measures on a span golden set: the span measures first.
+SPAN_MEASURES = ("SpanRecall@5", "SpanRecall@10", "SpanPrecision@5", "SpanIoU@5", "R@5", "nDCG@10")
+#: The token budget of the default budget measure.
+SPAN_BUDGET = 512
+
+
+def span_defaults(run, chunks) -> list[str]:
+    """The default measures of a report on a span golden set: :data:`SPAN_MEASURES`, and
+    ``SpanRecall(tokens=512)`` when every chunk table (or the run) has token counts."""
+    tables = list(chunks.values()) if isinstance(chunks, Mapping) else [chunks]
+    tokens = (all(isinstance(t, pd.DataFrame) and "tokens" in t for t in tables) if chunks is not None
+              else isinstance(run, pd.DataFrame) and "tokens" in run)
+    return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
+
+
 def report(run, qrels, *, measures=None, segments=None, baseline: str | None = None,
            stages: "Sequence[str] | Mapping[str, int] | None" = None, confidence: float = 0.95,
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
            test: stats.TestName = "randomization", correction: stats.Correction | None = None,
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
-           memory_budget: "int | str | None" = None, rollup=None,
-           **conventions) -> Report:
+           memory_budget: "int | str | None" = None, rollup=None, chunks=None,
+           min_overlap: float = MIN_OVERLAP, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -294,6 +311,16 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         A chunk -> page map (see :func:`evalframe.evaluate`): every table is then at page
         level; the metadata's ``unit`` is ``"page"`` (``"document"`` without it) and the
         diagnostics have a ``unit`` row and the roll-up's counts.
+    chunks : DataFrame, path or dict {system: table}, optional
+        Each retrieved chunk's document and offsets (``chunk_id, doc_id, start, end[,
+        tokens]``, see :mod:`evalframe.spans`): with a span golden set every chunking is
+        judged on the labels it gets from the spans, and the default measures are the
+        span measures (``SpanRecall@5``, ``SpanRecall@10``, ``SpanPrecision@5``,
+        ``SpanIoU@5``; ``SpanRecall(tokens=512)`` when token counts are known) beside
+        ``R@5`` and ``nDCG@10``; chunk-level measures of systems whose chunkings differ
+        are flagged (``chunkings_differ``).  A ``tokens`` column feeds every budget measure.
+    min_overlap : float
+        The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -320,6 +347,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     ...               baseline="bm25", n_resamples=200)            # doctest: +SKIP
     >>> r.summary[["system", "measure", "mean", "ci_low", "ci_high"]]  # doctest: +SKIP
     """
+    if measures is None and (is_span_input(qrels, columns) or chunks is not None and is_span_input(run, columns)):
+        measures = span_defaults(run, chunks)
     opts = report_options(measures=measures, baseline=baseline, stages=stages, confidence=confidence,
                           n_resamples=n_resamples, seed=seed, interval=interval, test=test,
                           correction=correction, curve=curve, curve_ks=curve_ks, progress=progress,
@@ -337,7 +366,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
 
     step("ranking and judging")
     per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
-                                               memory_budget=memory_budget, rollup=rollup, **conv)
+                                               memory_budget=memory_budget, rollup=rollup, chunks=chunks,
+                                               min_overlap=min_overlap, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")

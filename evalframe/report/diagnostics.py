@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..errors import (EvalframeWarning, NoRelevantWarning, QuestionsDroppedWarning,
+from ..errors import (ChunkingsDifferWarning, EvalframeWarning, IdSchemeWarning, NoRelevantWarning, QuestionsDroppedWarning,
                       QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                       UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
@@ -34,8 +34,11 @@ CONVENTION_DOCS = {
     "conflicts": "several labels of one (question, document): error, keep max, min or the majority label",
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
-WARNING_CHECKS = ("run_questions_not_in_golden_set", "golden_questions_not_in_run",
+WARNING_CHECKS = ("system_without_judged_documents", "systems_share_no_judged_documents", "chunkings_differ",
+                  "run_questions_not_in_golden_set", "golden_questions_not_in_run",
                   "golden_questions_without_relevant", "shallow_rankings")
+#: checks shown first: they say the numbers below them mean something else than they seem
+_FIRST = ("system_without_judged_documents", "systems_share_no_judged_documents", "chunkings_differ")
 _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set",
          "golden_questions_not_in_run": "golden-set questions the system did not answer",
          "golden_questions_without_relevant": "golden-set questions without a relevant document",
@@ -44,7 +47,12 @@ _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set
 
          "shallow_rankings": "questions whose ranking is shorter than the deepest cutoff",
          "rollup_run_rows_collapsed": "chunk rows of a page already ranked",
-         "rollup_golden_rows_merged": "golden-set chunk rows merged into their page"}
+         "rollup_golden_rows_merged": "golden-set chunk rows merged into their page",
+         "system_without_judged_documents": "retrieved rows, none judged (a different id scheme or chunking? "
+                                            "see span golden sets and rollup=)",
+         "systems_share_no_judged_documents": "judged rows, none shared with another system (a golden set "
+                                              "of two chunkings?)",
+         "chunkings_differ": "chunkings among the systems"}
 _DUPLICATES = {
     "error": "duplicates='error': a document listed twice for one question would have raised; none found",
     "max": "duplicates='max': a document listed twice keeps its highest score",
@@ -94,16 +102,20 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
         count, action, examples``) appears with the same values, plus the report's own checks.
     """
     rows = []
+    raw = pd.concat([raw[raw["check"].isin(_FIRST)], raw[~raw["check"].isin(_FIRST)]])
     counted = per_question.groupby("system", sort=False)["query_id"].nunique()
+    first = int(raw["check"].isin(_FIRST).sum())
     for s in systems:
         rows.append(diagnostic_row("questions_counted", system=s, count=counted.get(s, 0),
                                    detail=f"{int(counted.get(s, 0))} questions in every mean"))
-    for r in raw.itertuples(index=False):
+    for i, r in enumerate(raw.itertuples(index=False)):
         sysname = None if r.system is None or (not isinstance(r.system, str) and pd.isna(r.system)) else str(r.system)
         rows.append(diagnostic_row(r.check, system=sysname, count=r.count,
                                    level="warning" if r.check in WARNING_CHECKS else "info",
                                    detail=f"{r.count} {_WHAT.get(r.check, r.check)}: {r.action} (e.g. {r.examples})",
                                    action=r.action, examples=r.examples))
+        if i < first:  # before the questions counted
+            rows.insert(i, rows.pop())
     unjudged = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
                 for r in judged.itertuples(index=False) if str(r.measure).startswith("Unjudged@")}
     for r in judged.itertuples(index=False):
@@ -177,7 +189,10 @@ _CATEGORY = {"judged_at_k": UnjudgedDocumentsWarning, "golden_set_size": SmallGo
              "run_questions_not_in_golden_set": QuestionsDroppedWarning,
              "golden_questions_not_in_run": QuestionsScoredZeroWarning,
              "golden_questions_without_relevant": NoRelevantWarning,
-             "shallow_rankings": ShallowRankingWarning}
+             "shallow_rankings": ShallowRankingWarning,
+             "system_without_judged_documents": IdSchemeWarning,
+             "systems_share_no_judged_documents": IdSchemeWarning,
+             "chunkings_differ": ChunkingsDifferWarning}
 
 
 class ReportWarning(_warnings.WarningMessage):

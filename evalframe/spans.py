@@ -1,0 +1,720 @@
+"""Span golden sets and chunk tables: evidence judged once, any chunking scored fairly.
+
+A chunk-level golden set is tied to one chunking: re-chunk the corpus and its ids mean
+nothing.  A *span golden set* judges the text itself, as character offsets into each
+parent document, and stays valid whatever the chunking:
+
+- span golden set: ``query_id, doc_id, start, end[, relevance]`` (``doc_id`` the parent
+  document, offsets in characters, ``end`` exclusive, relevance 1 when absent);
+  aliases ``start_char``/``char_start``/``start_offset``..., ``end_char``/``char_end``...
+  (:data:`START_NAMES`, :data:`END_NAMES`), checked by :func:`check_spans`;
+- chunk table: ``chunk_id, doc_id, start, end[, tokens][, text]``: each chunk's parent
+  document and its offsets there (:func:`check_chunks`);
+- :func:`span_labels`: the chunk-level golden set a chunking gets from the spans.  A chunk
+  takes the largest label among the spans whose overlap with it is at least
+  ``min_overlap`` x min(span length, chunk length) characters; the other chunks of a
+  document the question has spans in are judged not relevant (label 0);
+- :func:`rechunk`: a chunk-level golden set carried onto a new chunking through the
+  offsets, with a drift table (kept / merged / split / moved / orphaned);
+- :func:`union_lengths`: the interval arithmetic of the span measures
+  (:mod:`evalframe.measures.spans`): characters covered per owner, one sort, no loop.
+
+Overlapping spans of one question, document and label are merged before the overlap
+rule (two annotators marking overlapping text mark one piece of evidence); spans that
+only touch stay apart.  Coverage (the span measures) counts characters, so merging never
+changes it.
+"""
+from __future__ import annotations
+
+__all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows", "Rechunked",
+           "is_span_table", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
+           "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP"]
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from .errors import EvalframeInputError, InputProblem
+from .inputs import ALIASES, apply_columns, split_question_text
+from .schema import clean_qrels, ids_to_str
+
+#: Accepted names of a span's or chunk's first character offset (inclusive).
+START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
+               "start_index", "start_idx")
+#: Accepted names of the offset one past its last character (exclusive).
+END_NAMES = ("end", "end_char", "char_end", "end_offset", "offset_end", "span_end", "stop", "end_index",
+             "end_idx")
+#: Accepted names of a chunk table's chunk id.
+CHUNK_NAMES = ("chunk_id", "chunk", "passage_id", "passage", "node_id", "segment_id", "split_id")
+#: Accepted names of the parent document of a span or chunk.
+PARENT_NAMES = ("doc_id", "parent_id", "parent", "document_id", "docid", "docno", "doc", "page_id", "page",
+                "source_id", "ref_doc_id", "parent_doc_id", "corpus_id", "corpus-id")
+
+#: The default of ``min_overlap``: a chunk holds evidence when it shares at least half of
+#: the shorter of the span and the chunk.
+MIN_OVERLAP = 0.5
+
+_WHAT_SPANS = "span golden set"
+
+
+def _norm(c) -> str:
+    return str(c).strip().lower()
+
+
+def _find(df: pd.DataFrame, names: tuple[str, ...], canon: str, problems: list[InputProblem] | None,
+          *, exclude=()) -> object | None:
+    """The column of ``df`` named ``canon`` or its first alias found (case and blanks
+    ignored); a missing one is a problem when ``problems`` is given."""
+    lower = {_norm(c): c for c in df.columns if c not in exclude}
+    for name in (canon,) + tuple(n for n in names if n != canon):
+        if name in lower:
+            return lower[name]
+    if problems is not None:
+        problems.append(InputProblem(
+            f"missing column {canon!r} (found columns: {[str(c) for c in df.columns]})",
+            f"name a column {canon!r} or one of {', '.join(n for n in names if n != canon)}; "
+            "or map your names with columns={'your_name': " + f"{canon!r}" + "}"))
+    return None
+
+
+def is_span_table(table) -> bool:
+    """Whether a table has a start and an end offset column (a span golden set or a run
+    carrying chunk offsets)."""
+    return (isinstance(table, pd.DataFrame) and _find(table, START_NAMES, "start", None) is not None
+            and _find(table, END_NAMES, "end", None) is not None)
+
+
+def _examples(df: pd.DataFrame, mask) -> str:
+    return df.loc[np.asarray(mask, dtype=bool)].head(5).to_string()
+
+
+def _offsets(df: pd.DataFrame, col, name: str, problems: list[InputProblem]) -> np.ndarray:
+    """An offset column as int64; missing, fractional or negative offsets are problems."""
+    v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(v) | (np.isfinite(v) & (v != np.round(np.nan_to_num(v))))
+    if bad.any():
+        problems.append(InputProblem(f"{int(bad.sum())} rows have a missing or non-integral {name} offset",
+                                     f"give every row an integer character offset in {name!r}",
+                                     _examples(df, bad)))
+    neg = np.isfinite(v) & (v < 0)
+    if neg.any():
+        problems.append(InputProblem(f"{int(neg.sum())} rows have a negative {name} offset",
+                                     "offsets count characters from the start of the parent document (0)",
+                                     _examples(df, neg)))
+    return np.where(np.isfinite(v), v, 0).astype(np.int64)
+
+
+def _ids(df: pd.DataFrame, col, name: str, problems: list[InputProblem]) -> pd.Series:
+    s = ids_to_str(df[col]).reset_index(drop=True)
+    bad = s.isna().to_numpy() | (s.astype(str).str.len() == 0).to_numpy()
+    if bad.any():
+        problems.append(InputProblem(f"{int(bad.sum())} rows have a missing or empty {name}",
+                                     f"drop those rows or fill in their {name}", _examples(df, bad)))
+    return s
+
+
+def check_spans(table: pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Check a span golden set and return its canonical copy.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``query_id, doc_id, start, end[, relevance]`` or aliases (see the module
+        docstring); ``doc_id`` names the parent document.
+    columns : dict, optional
+        ``{your name: canonical name}``, applied first.
+
+    Returns
+    -------
+    DataFrame
+        ``query_id`` (str), ``doc_id`` (str), ``start``, ``end``, ``relevance`` (int64;
+        1 where the table has no label column), in the table's row order.
+
+    Raises
+    ------
+    EvalframeInputError
+        Listing every problem: missing columns or ids, offsets missing, fractional or
+        negative, a span with ``end <= start``, a missing or non-integral label.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_spans(pd.DataFrame({"qid": ["q1"], "doc_id": ["d1"], "start_char": [10], "end_char": [42]}))
+      query_id doc_id  start  end  relevance
+    0       q1     d1     10   42          1
+    """
+    df = split_question_text(apply_columns(table, columns)).reset_index(drop=True)
+    problems: list[InputProblem] = []
+    q = _find(df, ALIASES["query_id"], "query_id", problems, exclude=("text",))
+    d = _find(df, PARENT_NAMES, "doc_id", problems)
+    s = _find(df, START_NAMES, "start", problems)
+    e = _find(df, END_NAMES, "end", problems)
+    r = _find(df, ALIASES["relevance"], "relevance", None)
+    if problems:
+        raise EvalframeInputError(_WHAT_SPANS, problems)
+    if not len(df):
+        raise EvalframeInputError(_WHAT_SPANS, [InputProblem("the table is empty",
+                                                             "pass at least one evidence span")])
+    out = pd.DataFrame({"query_id": _ids(df, q, "query_id", problems), "doc_id": _ids(df, d, "doc_id", problems),
+                        "start": _offsets(df, s, "start", problems), "end": _offsets(df, e, "end", problems)})
+    empty = out["end"].to_numpy() <= out["start"].to_numpy()
+    if empty.any():
+        problems.append(InputProblem(f"{int(empty.sum())} spans have end <= start (an empty span holds no evidence)",
+                                     "end is exclusive: a span of the first 10 characters is start 0, end 10",
+                                     _examples(df, empty)))
+    if r is None:
+        out["relevance"] = np.ones(len(out), dtype=np.int64)
+    else:
+        lab = pd.to_numeric(df[r], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isfinite(lab) | (np.isfinite(lab) & (lab != np.round(np.nan_to_num(lab))))
+        if bad.any():
+            problems.append(InputProblem(
+                f"{int(bad.sum())} spans have a missing or non-integral label in {str(r)!r}",
+                "give every span an integer grade (relevance 1 when the column is absent), or map text "
+                "labels to grades first", _examples(df, bad)))
+        out["relevance"] = np.where(np.isfinite(lab), lab, 0).astype(np.int64)
+    if problems:
+        raise EvalframeInputError(_WHAT_SPANS, problems)
+    out.attrs["evalframe_checked"] = "spans"
+    return out
+
+
+def check_chunks(table: pd.DataFrame, *, columns: Mapping[str, str] | None = None, disjoint: bool = False,
+                 what: str = "chunk table") -> pd.DataFrame:
+    """Check a chunk table and return its canonical copy.
+
+    Parameters
+    ----------
+    table : DataFrame
+        ``chunk_id, doc_id, start, end[, tokens][, text]`` or aliases: each chunk's
+        parent document and its character offsets there (``end`` exclusive; a chunk
+        holding no text of its document, such as a title, has ``end == start``).
+    columns : dict, optional
+        ``{your name: canonical name}``, applied first.
+    disjoint : bool
+        Whether the chunks of one document must not overlap (a chunking without
+        overlap windows): overlapping chunks are then an error.
+    what : str
+        The table's name in error messages.
+
+    Returns
+    -------
+    DataFrame
+        ``chunk_id, doc_id`` (str), ``start, end`` (int64), and ``tokens`` (int64) and
+        ``text`` (str) when given; one row per chunk id (exact repeats dropped).
+
+    Raises
+    ------
+    EvalframeInputError
+        Listing every problem: missing columns or ids, bad offsets, ``end < start``,
+        a chunk id given two different places, overlapping chunks with ``disjoint``,
+        a missing or negative token count.
+    """
+    df = apply_columns(table, columns).reset_index(drop=True)
+    problems: list[InputProblem] = []
+    c = _find(df, CHUNK_NAMES, "chunk_id", problems)
+    d = _find(df, PARENT_NAMES, "doc_id", problems, exclude=(c,))
+    s = _find(df, START_NAMES, "start", problems)
+    e = _find(df, END_NAMES, "end", problems)
+    if problems:
+        raise EvalframeInputError(what, problems)
+    out = pd.DataFrame({"chunk_id": _ids(df, c, "chunk_id", problems), "doc_id": _ids(df, d, "doc_id", problems),
+                        "start": _offsets(df, s, "start", problems), "end": _offsets(df, e, "end", problems)})
+    back = out["end"].to_numpy() < out["start"].to_numpy()
+    if back.any():
+        problems.append(InputProblem(f"{int(back.sum())} chunks have end < start",
+                                     "end is exclusive and at least start", _examples(df, back)))
+    t = _find(df, ALIASES["tokens"], "tokens", None)
+    if t is not None:
+        tok = pd.to_numeric(df[t], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        bad = ~np.isfinite(tok) | (tok < 0) | (np.isfinite(tok) & (tok != np.round(np.nan_to_num(tok))))
+        if bad.any():
+            problems.append(InputProblem(f"{int(bad.sum())} chunks have a missing, negative or fractional token count",
+                                         "give every chunk its number of tokens (an int >= 0), or drop the column",
+                                         _examples(df, bad)))
+        out["tokens"] = np.where(np.isfinite(tok), tok, 0).astype(np.int64)
+    x = _find(df, ("text", "content", "chunk_text", "page_content"), "text", None)
+    if x is not None:
+        out["text"] = df[x].astype(str).to_numpy()
+    if problems:
+        raise EvalframeInputError(what, problems)
+    repeated = out["chunk_id"].duplicated(keep=False).to_numpy()
+    if repeated.any():
+        same = out.loc[repeated].drop_duplicates(["chunk_id", "doc_id", "start", "end"])
+        clash = same["chunk_id"].duplicated(keep=False).to_numpy()
+        if clash.any():
+            problems.append(InputProblem(
+                f"{same.loc[clash, 'chunk_id'].nunique()} chunk ids are given two different documents or ranges",
+                "give each chunk id one place (a run of several chunkings needs one chunk table per system: "
+                "chunks={system: table})", same.loc[clash].head(5).to_string()))
+        out = out.drop_duplicates("chunk_id").reset_index(drop=True)
+    if disjoint and not problems:
+        srt = out.sort_values(["doc_id", "start", "end"], kind="stable")
+        same_doc = srt["doc_id"].to_numpy()[1:] == srt["doc_id"].to_numpy()[:-1]
+        big = int(srt["end"].max()) + 1
+        prev_end = np.maximum.accumulate(_segment_key(srt["doc_id"].to_numpy(), srt["end"].to_numpy(), big))[:-1]
+        cur_key = _segment_key(srt["doc_id"].to_numpy(), srt["start"].to_numpy(), big)[1:]
+        over = same_doc & (cur_key < prev_end)
+        if over.any():
+            rows = srt.iloc[np.flatnonzero(np.r_[False, over])]
+            problems.append(InputProblem(
+                f"{int(over.sum())} chunks overlap an earlier chunk of their document, and disjoint=True says "
+                "the chunking has none", "check the offsets, or pass disjoint=False for overlapping windows",
+                rows.head(5).to_string()))
+    if problems:
+        raise EvalframeInputError(what, problems)
+    out.attrs["evalframe_checked"] = "chunks"
+    return out
+
+
+def _segment_key(segment, values: np.ndarray, big: int) -> np.ndarray:
+    """``values`` (each < ``big``) shifted so that each segment's (in sorted order) lie
+    above every earlier segment's: a running maximum then restarts at each segment.
+    Keys of two columns compare across them only when built with the same ``big``."""
+    seg = np.asarray(segment)
+    code = _segment_codes(seg) if len(seg) else np.zeros(0, np.int64)
+    return code.astype(np.int64) * np.int64(big) + values
+
+
+def merge_spans(spans: pd.DataFrame) -> pd.DataFrame:
+    """Overlapping spans of one (question, document, label) merged into one (spans that
+    only touch stay apart); sorted by question, document, label, start.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["d"] * 3, "start": [0, 5, 20],
+    ...                   "end": [10, 12, 30], "relevance": [1, 1, 1]})
+    >>> merge_spans(s)[["start", "end"]].values.tolist()
+    [[0, 12], [20, 30]]
+    """
+    cols = ["query_id", "doc_id", "relevance"]
+    srt = spans.sort_values(cols + ["start"], kind="stable").reset_index(drop=True)
+    if not len(srt):
+        return srt[cols[:2] + ["start", "end", "relevance"]]
+    code = _segment_codes(*(srt[c].to_numpy() for c in cols))
+    big = int(srt["end"].max()) + 1
+    key_start = _segment_key(code, srt["start"].to_numpy(), big)
+    reach = np.r_[np.iinfo(np.int64).min, np.maximum.accumulate(_segment_key(code, srt["end"].to_numpy(), big))[:-1]]
+    first = np.flatnonzero(np.r_[True, code[1:] != code[:-1]] | (key_start >= reach))
+    out = srt.iloc[first][cols[:2] + ["start"]].reset_index(drop=True)
+    out["end"] = np.maximum.reduceat(srt["end"].to_numpy(), first)
+    out["relevance"] = srt["relevance"].to_numpy()[first]
+    return out
+
+
+def _segment_codes(*columns: np.ndarray) -> np.ndarray:
+    """0, 1, 2...: a new code wherever any of the (sorted) columns changes."""
+    change = np.zeros(len(columns[0]), dtype=bool)
+    change[0] = True
+    for c in columns:
+        change[1:] |= c[1:] != c[:-1]
+    return np.cumsum(change) - 1
+
+
+def _pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (span, chunk of the span's document) pair as two index arrays: the chunks
+    sorted by document once, each span's chunks a contiguous range found by search."""
+    order = np.argsort(chunk_doc, kind="stable")
+    srt = chunk_doc[order]
+    lo = np.searchsorted(srt, span_doc, "left")
+    n = np.searchsorted(srt, span_doc, "right") - lo
+    span = np.repeat(np.arange(len(span_doc)), n)
+    within = np.arange(len(span)) - np.repeat(np.cumsum(n) - n, n)
+    return span, order[np.repeat(lo, n) + within]
+
+
+def _doc_codes(*columns: pd.Series) -> list[np.ndarray]:
+    """One integer code per document id, shared by the columns given."""
+    codes, _ = pd.factorize(pd.concat([c.reset_index(drop=True) for c in columns], ignore_index=True))
+    out, at = [], 0
+    for c in columns:
+        out.append(codes[at:at + len(c)].astype(np.int64))
+        at += len(c)
+    return out
+
+
+def _check_min_overlap(min_overlap, caller: str) -> float:
+    if (isinstance(min_overlap, bool) or not isinstance(min_overlap, (int, float, np.integer, np.floating))
+            or not 0 <= float(min_overlap) <= 1):
+        raise ValueError(f"{caller}: min_overlap must be a number in [0, 1] (0: any overlap), got {min_overlap!r}")
+    return float(min_overlap)
+
+
+def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Mapping[str, str] | None = None
+                ) -> pd.DataFrame:
+    """The chunk-level golden set a chunking gets from a span golden set.
+
+    Parameters
+    ----------
+    spans : DataFrame
+        A span golden set (see :func:`check_spans`).
+    chunks : DataFrame
+        A chunk table (see :func:`check_chunks`).
+    min_overlap : float in [0, 1]
+        A chunk takes the largest label among the spans (overlapping spans of one
+        question, document and label merged) whose overlap with it is at least
+        ``min_overlap`` x min(span length, chunk length) characters (default 0.5: half
+        of the shorter one); 0 means any overlap of one character or more.
+    columns : dict, optional
+        ``{your name: canonical name}`` for both tables.
+
+    Returns
+    -------
+    DataFrame
+        ``query_id, doc_id, relevance``: ``doc_id`` is the chunk id.  Every chunk of a
+        document the question has spans in has a row; the chunks that meet no span's
+        rule get label 0 (the annotator read that document).  Sorted by question, then
+        by the chunk table's row order.
+
+    Raises
+    ------
+    EvalframeInputError
+        A bad table (see :func:`check_spans`, :func:`check_chunks`), or a chunk table
+        whose documents match no span's document.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> spans = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "start": [40], "end": [80]})
+    >>> chunks = pd.DataFrame({"chunk_id": ["d1#0", "d1#1", "d1#2"], "doc_id": ["d1"] * 3,
+    ...                        "start": [0, 50, 100], "end": [50, 100, 150]})
+    >>> span_labels(spans, chunks)
+      query_id doc_id  relevance
+    0       q1   d1#0          0
+    1       q1   d1#1          1
+    2       q1   d1#2          0
+    """
+    min_overlap = _check_min_overlap(min_overlap, "span_labels")
+    spans = check_spans(spans, columns=columns) if not _canonical(spans, "spans") else spans
+    chunks = check_chunks(chunks, columns=columns) if not _canonical(chunks, "chunks") else chunks
+    return _labels(merge_spans(spans), chunks, min_overlap)
+
+
+def _canonical(df, kind: str) -> bool:
+    """Whether a table is already canonical (checked by this module), so not checked twice."""
+    return isinstance(df, pd.DataFrame) and df.attrs.get("evalframe_checked") == kind
+
+
+def _labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float) -> pd.DataFrame:
+    span_doc, chunk_doc = _doc_codes(merged["doc_id"], chunks["doc_id"])
+    if not np.isin(chunk_doc, span_doc).any():
+        raise EvalframeInputError("chunk table", [InputProblem(
+            "no chunk's document is a document of the span golden set "
+            f"(chunk documents e.g. {chunks['doc_id'].head(3).tolist()}, "
+            f"span documents e.g. {merged['doc_id'].head(3).tolist()})",
+            "check that both tables name parent documents the same way (the chunk table's doc_id is the "
+            "parent document, chunk_id the chunk)")])
+    sp, ch = _pairs(span_doc, chunk_doc)
+    s, e = merged["start"].to_numpy()[sp], merged["end"].to_numpy()[sp]
+    cs, ce = chunks["start"].to_numpy()[ch], chunks["end"].to_numpy()[ch]
+    overlap = np.minimum(e, ce) - np.maximum(s, cs)
+    hit = (overlap > 0) & (overlap >= min_overlap * np.minimum(e - s, ce - cs) - 1e-9)
+    label = np.where(hit, merged["relevance"].to_numpy()[sp], 0)
+    q, qnames = pd.factorize(merged["query_id"])
+    # one row per (question, chunk), its largest label; sorted by question, then chunk order
+    key = q[sp].astype(np.int64) * len(chunks) + ch
+    order = np.lexsort((-label, key))
+    first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(order) else order
+    pick = first[np.argsort(key[first], kind="stable")]
+    qn = np.asarray(qnames, dtype=object)
+    return pd.DataFrame({"query_id": qn[q[sp][pick]], "doc_id": chunks["chunk_id"].to_numpy(dtype=object)[ch[pick]],
+                         "relevance": label[pick].astype(np.int64)})
+
+
+# ---------------------------------------------------------------- runs that carry offsets
+def split_run_offsets(run: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """A run whose rows carry chunk offsets (``start``/``end`` and the parent document,
+    as many RAG logs store node metadata): the run with a chunk id per row, and the chunk
+    table ``[system,] chunk_id, doc_id, start, end``; None for a run without offsets.
+
+    The chunk id is the run's ``chunk_id``-like column when it has one beside its
+    ``doc_id``/``parent_id``; else the row's document and range, ``"<doc>[start:end]"``.
+    """
+    if not is_span_table(run):
+        return None
+    s = _find(run, START_NAMES, "start", None)
+    e = _find(run, END_NAMES, "end", None)
+    chunk = _find(run, CHUNK_NAMES, "chunk_id", None)
+    parent = _find(run, PARENT_NAMES, "doc_id", None, exclude=(chunk,) if chunk is not None else ())
+    if parent is None:
+        raise EvalframeInputError("run", [InputProblem(
+            "the run has start/end offsets but no parent document column",
+            "name the parent document doc_id (or parent_id) and the chunk chunk_id")])
+    problems: list[InputProblem] = []
+    start, end = _offsets(run, s, "start", problems), _offsets(run, e, "end", problems)
+    if problems:
+        raise EvalframeInputError("run", problems)
+    doc = ids_to_str(run[parent]).reset_index(drop=True)
+    if chunk is not None:
+        cid = ids_to_str(run[chunk]).reset_index(drop=True)
+    else:
+        cid = doc.astype(str) + "[" + pd.Series(start).astype(str) + ":" + pd.Series(end).astype(str) + "]"
+    table = pd.DataFrame({"chunk_id": cid.to_numpy(dtype=object), "doc_id": doc.to_numpy(dtype=object),
+                          "start": start, "end": end})
+    sys_col = _find(run, ALIASES["system"], "system", None)
+    if sys_col is not None:
+        table.insert(0, "system", run[sys_col].astype(str).to_numpy())
+    drop = [c for c in (s, e, parent, chunk) if c is not None]
+    rest = run.drop(columns=drop).reset_index(drop=True)
+    rest.insert(0, "doc_id", cid.to_numpy(dtype=object))
+    return rest, table
+
+
+# ---------------------------------------------------------------- the rows span measures read
+@dataclass(frozen=True, eq=False)
+class SpanRows:
+    """Chunk offsets of each ranked row and the evidence of each question, as the span
+    measures read them (attached to the ranked table by the engine).
+
+    Attributes
+    ----------
+    doc, start, end : int64 arrays (N,)
+        Per ranked row: its chunk's parent document (a code shared with ``ev_doc``)
+        and character range.
+    ev_query : int64 array (E,)
+        Per evidence span (merged per question, document and label): its question
+        (the ranked table's question index), sorted.
+    ev_doc, ev_start, ev_end, ev_label : int64 arrays (E,)
+    n_docs : int
+        Number of document codes.
+    """
+
+    doc: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    ev_query: np.ndarray
+    ev_doc: np.ndarray
+    ev_start: np.ndarray
+    ev_end: np.ndarray
+    ev_label: np.ndarray
+    n_docs: int
+
+    def keep_rows(self, keep: np.ndarray) -> "SpanRows":
+        return SpanRows(self.doc[keep], self.start[keep], self.end[keep], self.ev_query, self.ev_doc,
+                        self.ev_start, self.ev_end, self.ev_label, self.n_docs)
+
+
+def union_lengths(owner: np.ndarray, segment: np.ndarray, start: np.ndarray, end: np.ndarray,
+                  n_owners: int) -> np.ndarray:
+    """Characters covered by each owner's intervals (overlaps counted once).
+
+    Entries are sorted by (segment, start); a segment (one owner's intervals in one
+    document) belongs to one owner.  One running maximum of the ends, restarted at each
+    segment, gives each interval the characters it adds past those before it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> union_lengths(np.array([0, 0, 0, 1]), np.array([0, 0, 1, 2]), np.array([0, 5, 0, 3]),
+    ...               np.array([10, 12, 4, 4]), 2).tolist()
+    [16.0, 1.0]
+    """
+    if not len(segment):
+        return np.zeros(n_owners)
+    new = np.r_[True, segment[1:] != segment[:-1]]
+    code = (np.cumsum(new) - 1).astype(np.int64)
+    big = np.int64(int(end.max()) + 1)
+    reach = np.maximum.accumulate(code * big + end)
+    before = np.r_[np.int64(-1), reach[:-1]] - code * big  # the segment's furthest end so far (< 0: none)
+    added = end - np.maximum(start, before)
+    return np.bincount(owner, weights=np.maximum(added, 0), minlength=n_owners)
+
+
+def chunk_offsets(chunks: pd.DataFrame, chunk_ids: np.ndarray, what: str = "chunk table") -> np.ndarray:
+    """Each chunk id's row in a chunk table (ids: Arrow strings or an array); ids the
+    table lacks are an input error (how many, examples)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    ids = chunk_ids if isinstance(chunk_ids, (pa.Array, pa.ChunkedArray)) else pa.array(chunk_ids, pa.large_string())
+    table_ids = pa.array(chunks["chunk_id"].to_numpy(dtype=object), pa.large_string())
+    where = pc.index_in(ids.cast(pa.large_string()), value_set=table_ids).fill_null(-1).to_numpy()
+    where = np.asarray(where, dtype=np.int64)
+    chunk_ids = ids
+    if (where < 0).any():
+        missing = pd.unique(np.asarray(chunk_ids.take(pa.array(np.flatnonzero(where < 0))).to_pylist(), dtype=object))
+        raise EvalframeInputError(what, [InputProblem(
+            f"{len(missing)} chunk ids the run retrieves are not in the chunk table (e.g. {list(missing[:5])})",
+            "give every retrieved chunk its document and offsets (a re-chunked run needs its own chunk "
+            "table: chunks={system: table})")])
+    return where
+
+
+def chunks_in_run(chunks, systems: list[str], what: str = "chunks") -> dict[str, object]:
+    """Each system's chunk table source from ``chunks=``: one table for all, or a dict
+    ``{system: table}`` naming every system."""
+    if isinstance(chunks, Mapping):
+        missing = [s for s in systems if s not in chunks]
+        if missing:
+            raise EvalframeInputError(what, [InputProblem(
+                f"chunks= names no chunk table for the systems {missing[:5]} (it names {list(chunks)[:5]})",
+                "give every system of the run its chunk table: chunks={system: table}")])
+        return {s: chunks[s] for s in systems}
+    return {s: chunks for s in systems}
+
+
+# ---------------------------------------------------------------- re-chunking a golden set
+@dataclass(frozen=True)
+class Rechunked:
+    """What :func:`rechunk` returns.
+
+    Attributes
+    ----------
+    qrels : DataFrame
+        The golden set on the new chunking: ``query_id, doc_id, relevance``, plus the
+        rows of documents the old chunk table does not name, kept as they are.
+    drift : DataFrame
+        One row per labelled old chunk: ``query_id, doc_id`` (the old chunk id),
+        ``relevance``, ``status`` (``kept``, ``merged``, ``split``, ``moved``,
+        ``orphaned``), ``new_ids`` (the new chunks that took its label, comma-separated),
+        ``conflicting`` (True when the new chunk it merged into received several
+        different labels, the largest kept).
+    """
+
+    qrels: pd.DataFrame
+    drift: pd.DataFrame
+
+    def counts(self) -> pd.Series:
+        """Old labelled chunks per status."""
+        return self.drift["status"].value_counts().reindex(_STATUSES, fill_value=0)
+
+
+_STATUSES = ["kept", "merged", "split", "moved", "orphaned"]
+
+
+def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
+            columns: Mapping[str, str] | None = None) -> Rechunked:
+    """Carry a chunk-level golden set onto a new chunking through the chunks' offsets.
+
+    Parameters
+    ----------
+    qrels : DataFrame
+        The chunk-level golden set (``query_id, doc_id, relevance``; ``doc_id`` an old
+        chunk id).
+    old_chunks, new_chunks : DataFrame
+        Chunk tables (:func:`check_chunks`) of the old and the new chunking; with a
+        ``text`` column in both, a chunk whose text moved to other offsets is matched
+        by its content.
+    min_overlap : float in [0, 1]
+        The overlap rule of :func:`span_labels` for split chunks (default 0.5).
+
+    Returns
+    -------
+    Rechunked
+        ``qrels`` and ``drift``.  Each labelled old chunk is:
+
+        - ``kept``: a new chunk has its document and offsets;
+        - ``merged``: it lies inside one larger new chunk (several labelled old chunks
+          in one new chunk: the largest label, and ``conflicting`` when they differ);
+        - ``split``: it spreads over several new chunks; its label goes to those
+          that meet the overlap rule (none may: then it is lost, and the status
+          says so through an empty ``new_ids``);
+        - ``moved``: not at its offsets, but a new chunk has exactly its text (one of its
+          document first, else of any document: a renamed one); its label goes to that
+          chunk only (the text decides over the offsets of an edited document);
+        - ``orphaned``: its document, or its range, is in no new chunk.
+
+        Labels of chunks the old table does not name are kept as they are (they may
+        be pages or other units) and counted as ``orphaned`` when the new table does
+        not name them either.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> old = pd.DataFrame({"chunk_id": ["a", "b"], "doc_id": ["d", "d"], "start": [0, 50], "end": [50, 100]})
+    >>> new = pd.DataFrame({"chunk_id": ["x"], "doc_id": ["d"], "start": [0], "end": [100]})
+    >>> q = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 2]})
+    >>> r = rechunk(q, old, new)
+    >>> r.qrels
+      query_id doc_id  relevance
+    0        q      x          2
+    >>> r.drift[["doc_id", "status", "new_ids", "conflicting"]]
+      doc_id  status new_ids  conflicting
+    0      a  merged       x         True
+    1      b  merged       x         True
+    """
+    min_overlap = _check_min_overlap(min_overlap, "rechunk")
+    if not isinstance(qrels, pd.DataFrame):
+        raise TypeError(f"rechunk: qrels must be a DataFrame (read files with evalframe.read_qrels), "
+                        f"got {type(qrels).__name__}")
+    golden = clean_qrels(qrels, columns=columns)[["query_id", "doc_id", "relevance"]]
+    old = check_chunks(old_chunks, columns=columns, what="old chunk table")
+    new = check_chunks(new_chunks, columns=columns, what="new chunk table")
+    where = pd.Index(old["chunk_id"]).get_indexer(golden["doc_id"].to_numpy(dtype=object))
+    known = where >= 0
+    lab = golden.loc[known].reset_index(drop=True)
+    o = old.iloc[where[known]].reset_index(drop=True)
+    # the labelled old chunks as spans of their documents
+    spans = pd.DataFrame({"query_id": lab["query_id"].to_numpy(), "doc_id": o["doc_id"].to_numpy(),
+                          "start": o["start"].to_numpy(), "end": o["end"].to_numpy(),
+                          "relevance": lab["relevance"].to_numpy(), "old": lab["doc_id"].to_numpy(),
+                          "row": np.arange(len(lab))})
+    pairs = spans.merge(new[["chunk_id", "doc_id", "start", "end"]], on="doc_id", suffixes=("", "_n"))
+    s, e = pairs["start"].to_numpy(), pairs["end"].to_numpy()
+    ns, ne = pairs["start_n"].to_numpy(), pairs["end_n"].to_numpy()
+    overlap = np.minimum(e, ne) - np.maximum(s, ns)
+    meets = (overlap > 0) | ((s == ns) & (e == ne))  # an empty chunk (a title) meets its twin only
+    pairs = pairs.loc[meets].reset_index(drop=True)
+    overlap = overlap[meets]
+    s, e = pairs["start"].to_numpy(), pairs["end"].to_numpy()
+    ns, ne = pairs["start_n"].to_numpy(), pairs["end_n"].to_numpy()
+    exact = (s == ns) & (e == ne)
+    inside = (ns <= s) & (ne >= e)
+    hit = overlap >= min_overlap * np.minimum(e - s, ne - ns) - 1e-9
+    pairs["exact"], pairs["inside"], pairs["hit"] = exact, inside, hit
+    row = pairs["row"].to_numpy()
+    n = len(spans)
+    n_over = np.bincount(row, minlength=n)
+    any_exact = np.bincount(row, weights=exact, minlength=n) > 0
+    any_inside = np.bincount(row, weights=inside, minlength=n) > 0
+    status = np.full(n, "orphaned", dtype=object)
+    status[n_over >= 1] = "split"
+    status[(n_over >= 1) & any_inside] = "merged"
+    status[any_exact] = "kept"
+    taken = pairs.loc[pairs["hit"].to_numpy() | pairs["inside"].to_numpy(), ["query_id", "row", "chunk_id", "relevance"]]
+    moved_rows = pd.DataFrame(columns=["query_id", "row", "chunk_id", "relevance"])
+    if "text" in old.columns and "text" in new.columns and (status != "kept").any():
+        # not at its offsets, but a new chunk of its document holds exactly its text: moved
+        lost = np.flatnonzero(status != "kept")
+        in_doc = new.drop_duplicates(["doc_id", "text"]).set_index(["doc_id", "text"])["chunk_id"]
+        anywhere = new.drop_duplicates("text").set_index("text")["chunk_id"]  # a renamed document
+        found = in_doc.reindex(pd.MultiIndex.from_arrays(
+            [o["doc_id"].to_numpy()[lost], o["text"].to_numpy()[lost]])).to_numpy()
+        elsewhere = pd.isna(found)
+        found[elsewhere] = anywhere.reindex(o["text"].to_numpy()[lost][elsewhere]).to_numpy()
+        ok = pd.notna(found)
+        status[lost[ok]] = "moved"
+        taken = taken.loc[~np.isin(taken["row"].to_numpy(), lost[ok])]
+        moved_rows = pd.DataFrame({"query_id": spans["query_id"].to_numpy()[lost[ok]], "row": lost[ok],
+                                   "chunk_id": found[ok], "relevance": spans["relevance"].to_numpy()[lost[ok]]})
+    taken = pd.concat([taken, moved_rows], ignore_index=True)
+    taken["relevance"] = taken["relevance"].astype(np.int64)
+    # one label per (question, new chunk): the largest; conflicting when several differ
+    per_new = taken.groupby(["query_id", "chunk_id"], sort=False)["relevance"]
+    spread = per_new.transform("nunique").to_numpy() > 1
+    taken["conflict"] = spread
+    conflict_rows = np.zeros(n, dtype=bool)
+    conflict_rows[taken.loc[spread, "row"].to_numpy(dtype=np.int64)] = True
+    new_ids = taken.groupby("row", sort=False)["chunk_id"].agg(lambda x: ",".join(map(str, x)))
+    labelled = per_new.max().reset_index()
+    out = pd.DataFrame({"query_id": labelled["query_id"].to_numpy(), "doc_id": labelled["chunk_id"].to_numpy(),
+                        "relevance": labelled["relevance"].to_numpy(dtype=np.int64)})
+    untouched = golden.loc[~known]  # units the old table does not name: kept as they are
+    out = pd.concat([out, untouched], ignore_index=True)
+    out = out.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()  # one label a pair
+    drift = pd.DataFrame({"query_id": spans["query_id"].to_numpy(), "doc_id": spans["old"].to_numpy(),
+                          "relevance": spans["relevance"].to_numpy(), "status": status,
+                          "new_ids": new_ids.reindex(np.arange(n)).fillna("").to_numpy(dtype=object),
+                          "conflicting": conflict_rows})
+    if (~known).any():
+        other = golden.loc[~known]
+        in_new = other["doc_id"].isin(new["chunk_id"]).to_numpy()
+        drift = pd.concat([drift, pd.DataFrame({
+            "query_id": other["query_id"].to_numpy(), "doc_id": other["doc_id"].to_numpy(),
+            "relevance": other["relevance"].to_numpy(),
+            "status": np.where(in_new, "kept", "orphaned").astype(object),
+            "new_ids": np.where(in_new, other["doc_id"].to_numpy(dtype=object), ""), "conflicting": False})],
+            ignore_index=True)
+    return Rechunked(out.reset_index(drop=True), drift)
