@@ -11,7 +11,12 @@ repository, installed as ``evalframe._data``):
   columns ``length`` and ``claim_label``.
 - ``load_scifact_chunks()``: the same claims and judgments (abstract level) with
   two chunk-level runs (top 100 chunks of 48 words, with a ``tokens`` column) and
-  the chunk -> abstract map ``chunks``: a RAG retriever's view of SciFact.
+  the chunk -> abstract map ``chunks`` (with each chunk's character offsets into its
+  abstract): a RAG retriever's view of SciFact.
+- ``load_scifact_spans()``: the same claims judged by evidence spans (366 rationale
+  sentences as character offsets into their abstracts), with BM25 runs over five
+  chunkings of the abstracts and each chunking's chunk table: any chunking can be
+  scored against one span golden set.
 
 ``sso`` is the worked example of the spec "Measuring Retrieval Quality" (one
 question, ten returned pages; recall@5 = 0.67, nDCG@10 = 0.62). Cranfield and
@@ -38,7 +43,7 @@ tables, so changing a returned table never changes what the next call returns.
 """
 from __future__ import annotations
 
-__all__ = ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks"]
+__all__ = ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks", "load_scifact_spans"]
 
 import functools
 from dataclasses import dataclass
@@ -58,10 +63,13 @@ class Dataset:
     Attributes
     ----------
     name : str
-        Short name: ``"sso"``, ``"cranfield"`` or ``"scifact"``.
+        Short name: ``"sso"``, ``"cranfield"``, ``"scifact"``, ``"scifact_chunks"`` or
+        ``"scifact_spans"``.
     qrels : pandas.DataFrame
         Judgments, columns ``query_id`` (str), ``doc_id`` (str),
         ``relevance`` (int64). A document is relevant when ``relevance >= 1``.
+        A span golden set (``scifact_spans``) also has ``start`` and ``end`` (int64):
+        the judged span is characters ``start:end`` (end exclusive) of the document.
     runs : pandas.DataFrame
         Ranked results of every system, columns ``query_id`` (str), ``doc_id``
         (str), ``score`` (float64), ``system`` (str). Higher score ranks
@@ -76,9 +84,13 @@ class Dataset:
     provenance : str
         Where the data comes from, its licence and how it was converted
         (the Markdown file shipped with it).
-    chunks : pandas.DataFrame or None
+    chunks : pandas.DataFrame, dict of str to pandas.DataFrame, or None
         Only for chunk-level collections: ``chunk_id`` (str), ``doc_id`` (str, the
-        page the chunk belongs to), ``tokens`` (int64): the ``rollup=`` map.
+        page the chunk belongs to), ``tokens`` (int64), ``start`` and ``end`` (int64,
+        the chunk's character offsets into its page, end exclusive): the ``rollup=``
+        map. When the systems chunk the pages differently (``scifact_spans``), a dict
+        from each system's name to its own chunk table, as chunk ids of different
+        chunkings name different text.
 
     Notes
     -----
@@ -102,7 +114,7 @@ class Dataset:
     queries: pd.DataFrame
     description: str
     provenance: str
-    chunks: pd.DataFrame | None = None
+    chunks: pd.DataFrame | dict[str, pd.DataFrame] | None = None
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -237,18 +249,63 @@ def load_scifact_chunks() -> Dataset:
         set is at abstract = page level); ``runs`` 60,000 rows, systems
         ``bm25_chunks`` and ``reranked`` (top 100 chunks per claim), columns
         ``query_id, doc_id`` (a chunk id), ``score, system, tokens``; ``chunks``
-        the chunk -> abstract map ``chunk_id, doc_id, tokens``.
+        the chunk -> abstract map ``chunk_id, doc_id, tokens, start, end``: ``start``
+        and ``end`` are the chunk's character offsets into the abstract's text (end
+        exclusive; the title words the first chunk begins with are not part of the
+        text), the coordinates of :func:`load_scifact_spans`' spans.
 
     Examples
     --------
     >>> from evalframe.datasets import load_scifact_chunks
     >>> rag = load_scifact_chunks()
     >>> rag.runs.shape, rag.chunks.shape
-    ((60000, 5), (25799, 3))
+    ((60000, 5), (25799, 5))
     >>> rag.systems
     ('bm25_chunks', 'reranked')
     """
     return _copy(_load_chunks())
+
+
+def load_scifact_spans() -> Dataset:
+    """Load SciFact with a span golden set and runs over five chunkings of the abstracts.
+
+    The golden set is the annotators' rationale sentences, each a character span
+    ``start:end`` (end exclusive) of its abstract's text: 366 spans (235 SUPPORT, 131
+    CONTRADICT) of 209 (claim, abstract) pairs, 188 claims. The abstracts are chunked
+    five ways, each chunk knowing its character offsets into the same text: windows of
+    32, 48, 64 and 128 words (title first) and whole sentences packed up to 64 words;
+    the runs are BM25 over each chunking (top 100 chunks per claim), made offline by
+    ``scripts/make_scifact_chunks.py`` (see ``provenance``). ``bm25_w48`` is
+    :func:`load_scifact_chunks`' ``bm25_chunks``.
+
+    Returns
+    -------
+    Dataset
+        ``qrels`` 366 rows, columns ``query_id, doc_id, start, end, relevance, label``
+        (relevance 1 for every span; ``label`` SUPPORT or CONTRADICT); ``runs`` 150,000
+        rows, systems ``bm25_w32``, ``bm25_w48``, ``bm25_w64``, ``bm25_w128`` and
+        ``bm25_sent``, columns ``query_id, doc_id`` (a chunk id), ``score, system,
+        tokens``; ``chunks`` a dict from each system to its chunk table ``chunk_id,
+        doc_id, start, end, tokens`` (chunk ids ``<doc_id>#<i>`` repeat across
+        chunkings with different text, hence one table per system); ``segments`` and
+        ``queries`` of :func:`load_scifact`.
+
+    Examples
+    --------
+    >>> from evalframe.datasets import load_scifact_spans
+    >>> spans = load_scifact_spans()
+    >>> spans.qrels.shape, spans.runs.shape
+    ((366, 6), (150000, 5))
+    >>> spans.systems
+    ('bm25_w32', 'bm25_w48', 'bm25_w64', 'bm25_w128', 'bm25_sent')
+    >>> {system: table.shape for system, table in spans.chunks.items()}  # doctest: +NORMALIZE_WHITESPACE
+    {'bm25_w32': (37298, 5), 'bm25_w48': (25799, 5), 'bm25_w64': (20044, 5),
+     'bm25_w128': (11453, 5), 'bm25_sent': (23041, 5)}
+    """
+    return _copy(_load_spans())
+
+
+_OFFSETS = {"start": "int64", "end": "int64"}
 
 
 @functools.cache
@@ -259,7 +316,26 @@ def _load_chunks() -> Dataset:
     chunks = _as_str(_read_parquet("scifact", "chunks.parquet"), ["chunk_id", "doc_id"])
     return Dataset(name="scifact_chunks", qrels=base.qrels, runs=runs, segments=base.segments,
                    queries=base.queries, description=_DESCRIPTIONS["scifact_chunks"],
-                   provenance=base.provenance, chunks=chunks.astype({"tokens": "int64"}))
+                   provenance=base.provenance,
+                   chunks=chunks.astype({"tokens": "int64", **_OFFSETS}))
+
+
+@functools.cache
+def _load_spans() -> Dataset:
+    base = _load_parquet_collection("scifact")
+    spans = _read_parquet("scifact", "evidence_spans.parquet")
+    qrels = _as_str(spans[["query_id", "doc_id", "start", "end", "relevance", "label"]],
+                    ["query_id", "doc_id", "label"]).astype({**_OFFSETS, "relevance": "int64"})
+    runs = _read_parquet("scifact", "span_runs.parquet")
+    runs = _canonical_runs(runs).assign(tokens=runs["tokens"].astype("int64").to_numpy())
+    table = _read_parquet("scifact", "span_chunks.parquet")
+    chunks = {}
+    for chunking, t in table.groupby("chunking", sort=False):
+        t = _as_str(t[["chunk_id", "doc_id", "start", "end", "tokens"]], ["chunk_id", "doc_id"])
+        chunks[f"bm25_{chunking}"] = t.astype({**_OFFSETS, "tokens": "int64"}).reset_index(drop=True)
+    return Dataset(name="scifact_spans", qrels=qrels.reset_index(drop=True), runs=runs,
+                   segments=base.segments, queries=base.queries,
+                   description=_DESCRIPTIONS["scifact_spans"], provenance=base.provenance, chunks=chunks)
 
 
 _DESCRIPTIONS = {
@@ -277,6 +353,12 @@ _DESCRIPTIONS = {
         "SciFact cut into chunks of 48 words (25,799 chunks of 5,183 abstracts), 300 claims "
         "judged at abstract level, top-100 chunk runs of bm25_chunks and reranked, with "
         "token counts; the chunk -> abstract map is `chunks`."
+    ),
+    "scifact_spans": (
+        "SciFact with a span golden set: 366 rationale sentences (character offsets into "
+        "their abstracts) of 209 (claim, abstract) pairs, 188 claims; top-100 BM25 runs over "
+        "five chunkings of the 5,183 abstracts (windows of 32, 48, 64, 128 words and "
+        "sentences packed up to 64 words), each with its chunk table in `chunks`."
     ),
     "scifact": (
         "SciFact (BEIR test split): 5,183 biomedical abstracts, 300 claims, 339 binary "
@@ -363,5 +445,13 @@ def _copy(ds: Dataset) -> Dataset:
         queries=ds.queries.copy(deep=True),
         description=ds.description,
         provenance=ds.provenance,
-        chunks=None if ds.chunks is None else ds.chunks.copy(deep=True),
+        chunks=_copy_chunks(ds.chunks),
     )
+
+
+def _copy_chunks(chunks):
+    if chunks is None:
+        return None
+    if isinstance(chunks, dict):
+        return {system: table.copy(deep=True) for system, table in chunks.items()}
+    return chunks.copy(deep=True)

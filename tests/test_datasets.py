@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+import hashlib
 import math
 from importlib.resources import files
 
@@ -38,6 +39,7 @@ SHORT_RESULTS = {
     "scifact": {("bm25", "768"): 66, ("tfidf", "880"): 42, ("tfidf", "115"): 44,
                 ("tfidf", "768"): 45, ("tfidf", "198"): 50},
 }
+_RUN_COLUMNS = ["query_id", "doc_id", "score", "system"]
 SEGMENT_LABELS = {
     "segment": {"multi-condition"},
     "length": {"short", "medium", "long"},
@@ -281,7 +283,8 @@ def test_description_and_provenance(ds):
 
 
 def test_public_surface():
-    assert datasets.__all__ == ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks"]
+    assert datasets.__all__ == ["Dataset", "load_sso", "load_cranfield", "load_scifact", "load_scifact_chunks",
+                                "load_scifact_spans"]
 
 
 def test_docstring_examples_run():
@@ -306,3 +309,136 @@ def test_scifact_chunks_are_consistent():
     assert a.equals(b) and rag.runs.groupby(["system", "query_id"]).size().eq(100).all()
     rag.chunks.loc[0, "tokens"] = -1
     assert datasets.load_scifact_chunks().chunks.loc[0, "tokens"] > 0  # fresh copies
+
+
+# --- SciFact spans: a span golden set and five chunkings (data/scifact/PROVENANCE.md) ---
+
+SPAN_SYSTEMS = ("bm25_w32", "bm25_w48", "bm25_w64", "bm25_w128", "bm25_sent")
+# system -> (chunks, chunks holding no text word, spans inside a single chunk)
+SPAN_CHUNKS = {"bm25_w32": (37_298, 9, 74), "bm25_w48": (25_799, 0, 166), "bm25_w64": (20_044, 0, 214),
+               "bm25_w128": (11_453, 0, 285), "bm25_sent": (23_041, 0, 364)}
+# sha256 of "chunk_id doc_id tokens" lines of chunks.parquet before the offsets were added
+CHUNKS_DIGEST = "eb5f9b36ce9532a0ae354c4880a20af46aba93ebca07ce88f889b92236d0e597"
+WIDTH = {"bm25_w32": 32, "bm25_w48": 48, "bm25_w64": 64, "bm25_w128": 128}
+
+
+@pytest.fixture(scope="module")
+def spans() -> Dataset:
+    return datasets.load_scifact_spans()
+
+
+def _chunk_index(t: pd.DataFrame) -> np.ndarray:
+    return t["chunk_id"].str.split("#").str[1].astype("int64").to_numpy()
+
+
+def test_scifact_spans_shapes_and_dtypes(spans):
+    sci = load_scifact()
+    q = spans.qrels
+    assert spans.name == "scifact_spans" and spans.description and "evidence_spans.parquet" in spans.provenance
+    assert list(q.columns) == ["query_id", "doc_id", "start", "end", "relevance", "label"]
+    assert all(_is_str_column(q[c]) for c in ("query_id", "doc_id", "label"))
+    assert all(q[c].dtype == np.int64 for c in ("start", "end", "relevance"))
+    assert q.shape == (366, 6) and (q["relevance"] == 1).all() and (q["start"] < q["end"]).all()
+    assert (q["start"] >= 0).all() and not q.duplicated(["query_id", "doc_id", "start"]).any()
+    assert q["label"].value_counts().to_dict() == {"SUPPORT": 235, "CONTRADICT": 131}
+    assert q["query_id"].nunique() == 188 and q.groupby(["query_id", "doc_id"]).ngroups == 209
+    assert set(zip(q["query_id"], q["doc_id"])) <= set(zip(sci.qrels["query_id"], sci.qrels["doc_id"]))
+    pd.testing.assert_frame_equal(spans.queries, sci.queries)
+    pd.testing.assert_frame_equal(spans.segments, sci.segments)
+
+    r = spans.runs
+    assert list(r.columns) == _RUN_COLUMNS + ["tokens"] and r.shape == (150_000, 5)
+    assert all(_is_str_column(r[c]) for c in ("query_id", "doc_id", "system"))
+    assert r["score"].dtype == np.float64 and r["tokens"].dtype == np.int64
+    assert spans.systems == SPAN_SYSTEMS and (r.groupby(["system", "query_id"]).size() == 100).all()
+    assert set(r["query_id"]) == set(sci.queries["query_id"]) and (r["score"] > 0).all()
+    # trec_eval's order within each (system, claim): score descending
+    same = r["system"].eq(r["system"].shift()) & r["query_id"].eq(r["query_id"].shift())
+    assert (r["score"].diff()[same] <= 0).all()
+
+    assert isinstance(spans.chunks, dict) and tuple(spans.chunks) == SPAN_SYSTEMS
+    for system, t in spans.chunks.items():
+        assert list(t.columns) == ["chunk_id", "doc_id", "start", "end", "tokens"], system
+        assert _is_str_column(t["chunk_id"]) and _is_str_column(t["doc_id"])
+        assert all(t[c].dtype == np.int64 for c in ("start", "end", "tokens")), system
+        assert len(t) == SPAN_CHUNKS[system][0] and t["chunk_id"].is_unique, system
+        assert t["doc_id"].nunique() == 5183 and (t["tokens"] >= 1).all(), system
+        # every retrieved chunk is in the system's own table, with its token count
+        run = r[r["system"] == system]
+        tokens = t.set_index("chunk_id")["tokens"]
+        assert run["doc_id"].isin(tokens.index).all(), system
+        assert (run["tokens"].to_numpy() == tokens.loc[run["doc_id"]].to_numpy()).all(), system
+
+
+def test_scifact_span_chunks_in_order_without_overlap(spans):
+    for system, t in spans.chunks.items():
+        assert (t["chunk_id"].str.split("#").str[0] == t["doc_id"]).all(), system
+        by_doc = t.groupby("doc_id", sort=False)
+        # a document's chunks are consecutive rows numbered 0, 1, ... in text order
+        assert t["doc_id"].ne(t["doc_id"].shift()).sum() == t["doc_id"].nunique(), system
+        assert (_chunk_index(t) == by_doc.cumcount().to_numpy()).all(), system
+        assert (t["start"] >= 0).all() and (t["start"] <= t["end"]).all(), system
+        previous_end = by_doc["end"].shift()
+        assert (t["start"][previous_end.notna()] >= previous_end.dropna()).all(), system
+        # chunks holding no word of the text: title-only first chunks, empty ranges at 0
+        empty = t[t["start"] == t["end"]]
+        assert len(empty) == SPAN_CHUNKS[system][1], system
+        assert (empty["start"] == 0).all() and (_chunk_index(empty) == 0).all(), system
+        if system in WIDTH:  # full windows but for each document's last
+            last = by_doc.cumcount(ascending=False).to_numpy() == 0
+            assert (t["tokens"][~last] == WIDTH[system]).all() and (t["tokens"] <= WIDTH[system]).all()
+    assert (spans.chunks["bm25_sent"]["tokens"] > 64).sum() == 304  # one long sentence, or title + sentence
+
+
+def test_scifact_span_window_offsets_agree_across_chunkings(spans):
+    # a window of 2w words holds the windows 2k and 2k + 1 of w words: same text range
+    for small, large in (("bm25_w32", "bm25_w64"), ("bm25_w64", "bm25_w128")):
+        s, big = spans.chunks[small].copy(), spans.chunks[large]
+        s = s[s["start"] < s["end"]]  # the ranges of title-only chunks are empty
+        s["parent"] = s["doc_id"] + "#" + (_chunk_index(s) // 2).astype(str)
+        union = s.groupby("parent").agg(start=("start", "min"), end=("end", "max"))
+        b = big[big["start"] < big["end"]].set_index("chunk_id")
+        assert b.index.sort_values().equals(union.index.sort_values())
+        assert (b[["start", "end"]] == union.loc[b.index, ["start", "end"]]).all().all()
+
+
+def test_scifact_spans_lie_within_their_documents_chunks(spans):
+    q = spans.qrels
+    for system, t in spans.chunks.items():
+        extent = t.groupby("doc_id").agg(lo=("start", "min"), hi=("end", "max"))
+        m = q.join(extent, on="doc_id")
+        assert m["lo"].notna().all(), system
+        assert ((m["lo"] <= m["start"]) & (m["end"] <= m["hi"])).all(), system
+        # spans that fit in a single chunk of this chunking
+        pairs = q.reset_index().merge(t, on="doc_id", suffixes=("", "_chunk"))
+        inside = pairs[(pairs["start_chunk"] <= pairs["start"]) & (pairs["end"] <= pairs["end_chunk"])]
+        assert inside["index"].nunique() == SPAN_CHUNKS[system][2], system
+
+
+def test_scifact_spans_w48_is_the_chunk_collection(spans):
+    rag = datasets.load_scifact_chunks()
+    assert list(rag.chunks.columns) == ["chunk_id", "doc_id", "tokens", "start", "end"]
+    pd.testing.assert_frame_equal(spans.chunks["bm25_w48"], rag.chunks[["chunk_id", "doc_id", "start", "end", "tokens"]])
+    w48 = spans.runs[spans.runs["system"] == "bm25_w48"].drop(columns="system").reset_index(drop=True)
+    first = rag.runs[rag.runs["system"] == "bm25_chunks"].drop(columns="system").reset_index(drop=True)
+    pd.testing.assert_frame_equal(w48, first, check_exact=True)
+
+
+def test_scifact_chunk_files_unchanged_by_offsets():
+    # adding the offsets left chunk_runs.parquet byte for byte and chunks.parquet's first columns as they were
+    folder = files("evalframe._data").joinpath("scifact")
+    runs = folder.joinpath("chunk_runs.parquet").read_bytes()
+    assert hashlib.sha256(runs).hexdigest() == "5df70d0ddfb1a6a44c60762eb5652085ae47e24fcd8186b217de8c7b55ad0c76"
+    chunks = datasets.load_scifact_chunks().chunks
+    text = "\n".join(f"{c} {d} {t}" for c, d, t in zip(chunks["chunk_id"], chunks["doc_id"], chunks["tokens"]))
+    assert hashlib.sha256(text.encode()).hexdigest() == CHUNKS_DIGEST
+
+
+def test_scifact_spans_fresh_copies():
+    spans = datasets.load_scifact_spans()
+    spans.chunks["bm25_w32"].loc[0, "start"] = -1
+    spans.chunks.pop("bm25_sent")
+    spans.qrels.loc[0, "start"] = -1
+    again = datasets.load_scifact_spans()
+    assert again.chunks["bm25_w32"].loc[0, "start"] == 0 and "bm25_sent" in again.chunks
+    assert again.qrels.loc[0, "start"] == 476
