@@ -17,17 +17,19 @@ import types
 
 from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning,
-                     SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
+                     QuestionsDroppedWarning, QuestionsFailedWarning, QuestionsScoredZeroWarning,
+                     RetrieverOutputWarning, ShallowRankingWarning, SmallGoldenSetWarning,
+                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
-    "read_qrels", "read_run", "fuse", "pool", "Pool", "agreement",
+    "read_qrels", "read_run", "retrieve", "Retrieval", "fuse", "pool", "Pool", "agreement",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
+    "QuestionsFailedWarning", "RetrieverOutputWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used
@@ -35,6 +37,7 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluate"),
     **dict.fromkeys(("report", "Report", "read_report"), "report"),
     **dict.fromkeys(("read_qrels", "read_run"), "io"),
+    **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
     "fuse": "fusion", "agreement": "agreement",
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
