@@ -17,19 +17,20 @@ import types
 
 from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
-                     QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning,
-                     SmallGoldenSetWarning, UnjudgedDocumentsWarning, UnpairedQuestionsWarning,
-                     IdSchemeWarning, ChunkingsDifferWarning)
+                     QuestionsDroppedWarning, QuestionsFailedWarning, QuestionsScoredZeroWarning,
+                     RetrieverOutputWarning, ShallowRankingWarning, SmallGoldenSetWarning,
+                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning, IdSchemeWarning, ChunkingsDifferWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
-    "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "fuse", "pool", "Pool", "agreement",
+    "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
+    "fuse", "pool", "Pool", "agreement",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
-    "IdSchemeWarning", "ChunkingsDifferWarning",
+    "IdSchemeWarning", "ChunkingsDifferWarning", "QuestionsFailedWarning", "RetrieverOutputWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used
@@ -38,6 +39,7 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("report", "Report", "read_report"), "report"),
     **dict.fromkeys(("read_qrels", "read_run", "read_chunks"), "io"),
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
+    **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
     "fuse": "fusion", "agreement": "agreement",
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),

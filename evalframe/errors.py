@@ -286,3 +286,43 @@ class ChunkingsDifferWarning(EvalframeWarning):
 
 
 __all__ += ["IdSchemeWarning", "ChunkingsDifferWarning"]
+
+
+class QuestionsFailedWarning(EvalframeWarning):
+    """Questions whose retriever call raised, or whose answer could not be read, have no rows in the run.
+
+    :func:`evalframe.retrieve` records them in its ``failures`` table and goes on;
+    :func:`evalframe.evaluate` then scores them 0, as unanswered questions.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> def search(text):
+    ...     raise TimeoutError("index unreachable")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     run, failures = ef.retrieve(search, {"q1": "single sign-on"}, progress=False)
+    >>> [w.category.__name__ for w in caught], failures["error"].tolist()
+    (['QuestionsFailedWarning'], ['TimeoutError'])
+    """
+
+
+class RetrieverOutputWarning(EvalframeWarning):
+    """A retriever's answers disagree with themselves: a document returned twice for one
+    question (later copies removed), or scores that do not descend along the returned order
+    (distances?) or are missing for some documents.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import evalframe as ef
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     run, failures = ef.retrieve(lambda text: ["d1", "d2", "d1"], {"q1": "sso"}, progress=False)
+    >>> [w.category.__name__ for w in caught], run["doc_id"].tolist()
+    (['RetrieverOutputWarning'], ['d1', 'd2'])
+    """
+
+
+__all__ += ["QuestionsFailedWarning", "RetrieverOutputWarning"]
