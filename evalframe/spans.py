@@ -7,7 +7,7 @@ parent document, and stays valid whatever the chunking:
 - span golden set: ``query_id, doc_id, start, end[, relevance]`` (``doc_id`` the parent
   document, offsets in characters, ``end`` exclusive, relevance 1 when absent);
   aliases ``start_char``/``char_start``/``start_offset``..., ``end_char``/``char_end``...
-  (:data:`START_NAMES`, :data:`END_NAMES`), checked by :func:`check_spans`;
+  (``START_NAMES``, ``END_NAMES``), checked by :func:`check_spans`;
 - chunk table: ``chunk_id, doc_id, start, end[, tokens][, text]``: each chunk's parent
   document and its offsets there (:func:`check_chunks`);
 - :func:`span_labels`: the chunk-level golden set a chunking gets from the spans.  A chunk
@@ -17,7 +17,7 @@ parent document, and stays valid whatever the chunking:
 - :func:`rechunk`: a chunk-level golden set carried onto a new chunking through the
   offsets, with a drift table (kept / merged / split / moved / orphaned);
 - :func:`union_lengths`: the interval arithmetic of the span measures
-  (:mod:`evalframe.measures.spans`): characters covered per owner, one sort, no loop.
+  (``evalframe.measures.spans``: ``SpanRecall``, ``SpanPrecision``, ``SpanIoU``): characters covered per owner, one sort, no loop.
 
 Overlapping spans of one question, document and label are merged before the overlap
 rule (two annotators marking overlapping text mark one piece of evidence); spans that
