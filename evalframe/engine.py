@@ -26,9 +26,9 @@ from .measures import FAMILIES, Measure, compute
 from .ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge,
                       shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from .schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_run
-from .spans import (MIN_OVERLAP, SpanRows, check_spans, chunk_offsets, chunks_in_run, is_span_table, merge_spans,
-                    span_labels, split_run_offsets)
+from .schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run
+from .spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
+                    doc_codes, is_span_table, merge_spans, split_run_offsets)
 from .inputs import apply_columns
 
 Duplicates = Literal["error", "max", "first"]
@@ -147,28 +147,31 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
     for key, names in groups.items():
         part = checked if len(groups) == 1 else _systems(checked, names)
         table = tables[key]
-        where = chunk_offsets(table, part.doc)
+        where = chunk_offsets(table, part.doc, fingerprint=part.doc_fingerprint)
         if "tokens" in table and "tokens" not in part.frame:
             part = replace(part, frame=part.frame.assign(tokens=table["tokens"].to_numpy()[where]))
         if spans is None:
             J = judge(part, golden, rel=rel, ties=ties, missing=missing, depth=depth, warn=False)
             out.append(with_conflicts(_note_foreign_ids(J, part, golden), golden.conflicts))
             continue
-        labels = span_labels(spans, table, min_overlap=min_overlap)
+        codes = doc_codes(table, spans)
+        labels = chunk_labels(spans, table, check_min_overlap(min_overlap, "evaluate"), codes)
         lost = pd.Index(spans["query_id"].unique()).difference(pd.Index(labels["query_id"].unique())).to_numpy()
         if len(lost):  # questions whose documents this chunking lacks: still golden-set questions
             labels = pd.concat([labels, pd.DataFrame({"query_id": lost, "doc_id": _NO_CHUNK,
                                                       "relevance": np.int64(-1)})], ignore_index=True)
-        golden_g = check_qrels(labels)
+        golden_g = encode_qrels(labels)  # made here from checked tables: no checks again
         J = judge(part, golden_g, rel=rel, ties=ties, missing=missing, depth=depth, warn=False, keep_rows=True)
         J = _note_foreign_ids(J, part, golden_g)
-        out.append(replace(J, spans=_span_rows(J, table, where, spans), source_row=None))
+        out.append(replace(J, spans=_span_rows(J, table, where, spans, codes), source_row=None))
     return out
 
 
 def _same_chunkings(groups: dict, tables: dict) -> tuple[dict, dict]:
     """Groups of systems whose chunk tables hold the same chunks (copies of one table, or
     one file read twice) merged: one chunking."""
+    if len(tables) < 2:
+        return groups, tables
     by_content: dict = {}
     for key, table in tables.items():
         h = pd.util.hash_pandas_object(table[["chunk_id", "doc_id", "start", "end"]], index=False).to_numpy()
@@ -192,11 +195,10 @@ def _systems(run: CheckedRun, names: list) -> CheckedRun:
     return encode_run(run.frame.loc[keep].reset_index(drop=True))
 
 
-def _span_rows(J: Judged, table: pd.DataFrame, where: np.ndarray, spans: pd.DataFrame) -> SpanRows:
-    """The chunk range of each ranked row of ``J`` and each question's evidence."""
-    docs, names = pd.factorize(pd.concat([table["doc_id"], spans["doc_id"]], ignore_index=True))
-    chunk_doc = docs[:len(table)]
-    ev_doc = docs[len(table):]  # one coding for chunks and evidence
+def _span_rows(J: Judged, table: pd.DataFrame, where: np.ndarray, spans: pd.DataFrame, codes) -> SpanRows:
+    """The chunk range of each ranked row of ``J`` and each question's evidence
+    (``codes``: :func:`~evalframe.spans.doc_codes` of the table and the spans)."""
+    chunk_doc, ev_doc, n_docs = codes
     row = where[J.source_row]
     # each evidence span's question index in J (questions without a group: not read)
     gq = J.group_query
@@ -211,7 +213,7 @@ def _span_rows(J: Judged, table: pd.DataFrame, where: np.ndarray, spans: pd.Data
                     end=table["end"].to_numpy()[row].astype(np.int64), ev_query=ev_q[pick].astype(np.int64),
                     ev_doc=ev_doc[pick].astype(np.int64), ev_start=spans["start"].to_numpy()[pick].astype(np.int64),
                     ev_end=spans["end"].to_numpy()[pick].astype(np.int64),
-                    ev_label=spans["relevance"].to_numpy()[pick].astype(np.int64), n_docs=len(names))
+                    ev_label=spans["relevance"].to_numpy()[pick].astype(np.int64), n_docs=n_docs)
 
 
 def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:

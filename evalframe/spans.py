@@ -28,7 +28,8 @@ from __future__ import annotations
 
 __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows", "Rechunked",
            "is_span_table", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
-           "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP"]
+           "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
+           "chunk_labels", "check_min_overlap"]
 
 from dataclasses import dataclass
 from typing import Mapping
@@ -38,7 +39,7 @@ import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
-from .schema import clean_qrels, ids_to_str
+from .schema import clean_qrels, fingerprints, ids_to_str
 
 #: Accepted names of a span's or chunk's first character offset (inclusive).
 START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
@@ -108,7 +109,7 @@ def _offsets(df: pd.DataFrame, col, name: str, problems: list[InputProblem]) -> 
 
 def _ids(df: pd.DataFrame, col, name: str, problems: list[InputProblem]) -> pd.Series:
     s = ids_to_str(df[col]).reset_index(drop=True)
-    bad = s.isna().to_numpy() | (s.astype(str).str.len() == 0).to_numpy()
+    bad = s.isna().to_numpy() | (s.str.len() == 0).fillna(True).to_numpy(dtype=bool)
     if bad.any():
         problems.append(InputProblem(f"{int(bad.sum())} rows have a missing or empty {name}",
                                      f"drop those rows or fill in their {name}", _examples(df, bad)))
@@ -177,7 +178,6 @@ def check_spans(table: pd.DataFrame, *, columns: Mapping[str, str] | None = None
         out["relevance"] = np.where(np.isfinite(lab), lab, 0).astype(np.int64)
     if problems:
         raise EvalframeInputError(_WHAT_SPANS, problems)
-    out.attrs["evalframe_checked"] = "spans"
     return out
 
 
@@ -240,7 +240,11 @@ def check_chunks(table: pd.DataFrame, *, columns: Mapping[str, str] | None = Non
         out["text"] = df[x].astype(str).to_numpy()
     if problems:
         raise EvalframeInputError(what, problems)
-    repeated = out["chunk_id"].duplicated(keep=False).to_numpy()
+    import pyarrow as pa
+    fp = fingerprints(pa.chunked_array([pa.array(out["chunk_id"]).cast(pa.large_string())]))
+    srt = np.sort(fp)
+    repeated = out["chunk_id"].duplicated(keep=False).to_numpy() if (srt[1:] == srt[:-1]).any() \
+        else np.zeros(len(out), dtype=bool)  # distinct fingerprints: distinct ids, no hash of the strings
     if repeated.any():
         same = out.loc[repeated].drop_duplicates(["chunk_id", "doc_id", "start", "end"])
         clash = same["chunk_id"].duplicated(keep=False).to_numpy()
@@ -265,7 +269,6 @@ def check_chunks(table: pd.DataFrame, *, columns: Mapping[str, str] | None = Non
                 rows.head(5).to_string()))
     if problems:
         raise EvalframeInputError(what, problems)
-    out.attrs["evalframe_checked"] = "chunks"
     return out
 
 
@@ -326,17 +329,16 @@ def _pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.
     return span, order[np.repeat(lo, n) + within]
 
 
-def _doc_codes(*columns: pd.Series) -> list[np.ndarray]:
-    """One integer code per document id, shared by the columns given."""
-    codes, _ = pd.factorize(pd.concat([c.reset_index(drop=True) for c in columns], ignore_index=True))
-    out, at = [], 0
-    for c in columns:
-        out.append(codes[at:at + len(c)].astype(np.int64))
-        at += len(c)
-    return out
+def doc_codes(chunks: pd.DataFrame, spans: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
+    """One integer code per parent document, shared by a chunk table and a span golden
+    set: (each chunk's, each span's, how many codes)."""
+    codes, names = pd.factorize(pd.concat([chunks["doc_id"].reset_index(drop=True),
+                                           spans["doc_id"].reset_index(drop=True)], ignore_index=True))
+    codes = codes.astype(np.int64)
+    return codes[:len(chunks)], codes[len(chunks):], len(names)
 
 
-def _check_min_overlap(min_overlap, caller: str) -> float:
+def check_min_overlap(min_overlap, caller: str) -> float:
     if (isinstance(min_overlap, bool) or not isinstance(min_overlap, (int, float, np.integer, np.floating))
             or not 0 <= float(min_overlap) <= 1):
         raise ValueError(f"{caller}: min_overlap must be a number in [0, 1] (0: any overlap), got {min_overlap!r}")
@@ -387,19 +389,18 @@ def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Map
     1       q1   d1#1          1
     2       q1   d1#2          0
     """
-    min_overlap = _check_min_overlap(min_overlap, "span_labels")
-    spans = check_spans(spans, columns=columns) if not _canonical(spans, "spans") else spans
-    chunks = check_chunks(chunks, columns=columns) if not _canonical(chunks, "chunks") else chunks
-    return _labels(merge_spans(spans), chunks, min_overlap)
+    min_overlap = check_min_overlap(min_overlap, "span_labels")
+    spans = check_spans(spans, columns=columns)
+    chunks = check_chunks(chunks, columns=columns)
+    return chunk_labels(merge_spans(spans), chunks, min_overlap)
 
 
-def _canonical(df, kind: str) -> bool:
-    """Whether a table is already canonical (checked by this module), so not checked twice."""
-    return isinstance(df, pd.DataFrame) and df.attrs.get("evalframe_checked") == kind
-
-
-def _labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float) -> pd.DataFrame:
-    span_doc, chunk_doc = _doc_codes(merged["doc_id"], chunks["doc_id"])
+def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
+                 codes: tuple[np.ndarray, np.ndarray, int] | None = None) -> pd.DataFrame:
+    """:func:`span_labels` of spans already merged (:func:`merge_spans`) and a checked
+    chunk table; ``codes``: their :func:`doc_codes`, when known."""
+    import pyarrow as pa
+    chunk_doc, span_doc, _ = doc_codes(chunks, merged) if codes is None else codes
     if not np.isin(chunk_doc, span_doc).any():
         raise EvalframeInputError("chunk table", [InputProblem(
             "no chunk's document is a document of the span golden set "
@@ -416,11 +417,19 @@ def _labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float) -> p
     q, qnames = pd.factorize(merged["query_id"])
     # one row per (question, chunk), its largest label; sorted by question, then chunk order
     key = q[sp].astype(np.int64) * len(chunks) + ch
-    order = np.lexsort((-label, key))
-    first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(order) else order
-    pick = first[np.argsort(key[first], kind="stable")]
-    qn = np.asarray(qnames, dtype=object)
-    return pd.DataFrame({"query_id": qn[q[sp][pick]], "doc_id": chunks["chunk_id"].to_numpy(dtype=object)[ch[pick]],
+    order = np.argsort(key, kind="stable")
+    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]]) if len(order) else order
+    pick = order[starts]  # one row per (question, chunk), in key order
+    label = np.zeros(len(key), dtype=np.int64) if not len(order) else label
+    if len(order):
+        label[pick] = np.maximum.reduceat(label[order], starts)  # its largest label
+    def strings(values, at):  # an id column taken by Arrow (no Python string per row)
+        arr = pa.array(values) if isinstance(values, pd.Series) else pa.array(np.asarray(values, dtype=object))
+        arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        return pd.Series(pd.arrays.ArrowStringArray(arr.cast(pa.large_string()).take(pa.array(at)))
+                         if hasattr(pd.arrays, "ArrowStringArray") else arr.take(pa.array(at)).to_pylist())
+    return pd.DataFrame({"query_id": strings(pd.Series(np.asarray(qnames, dtype=object)), q[sp][pick]),
+                         "doc_id": strings(chunks["chunk_id"], ch[pick]),
                          "relevance": label[pick].astype(np.int64)})
 
 
@@ -523,15 +532,31 @@ def union_lengths(owner: np.ndarray, segment: np.ndarray, start: np.ndarray, end
     return np.bincount(owner, weights=np.maximum(added, 0), minlength=n_owners)
 
 
-def chunk_offsets(chunks: pd.DataFrame, chunk_ids: np.ndarray, what: str = "chunk table") -> np.ndarray:
-    """Each chunk id's row in a chunk table (ids: Arrow strings or an array); ids the
-    table lacks are an input error (how many, examples)."""
+def chunk_offsets(chunks: pd.DataFrame, chunk_ids, what: str = "chunk table", *,
+                  fingerprint: np.ndarray | None = None) -> np.ndarray:
+    """Each chunk id's row in a chunk table (ids: Arrow strings or an array; their
+    :func:`~evalframe.schema.fingerprints` when known); ids the table lacks are an input
+    error (how many, examples).
+
+    A probe of 64-bit fingerprints into the table's, every match confirmed on the
+    strings (Arrow's hash of the strings when two chunk ids share a fingerprint)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     ids = chunk_ids if isinstance(chunk_ids, (pa.Array, pa.ChunkedArray)) else pa.array(chunk_ids, pa.large_string())
-    table_ids = pa.array(chunks["chunk_id"].to_numpy(dtype=object), pa.large_string())
-    where = pc.index_in(ids.cast(pa.large_string()), value_set=table_ids).fill_null(-1).to_numpy()
-    where = np.asarray(where, dtype=np.int64)
+    ids = ids if ids.type == pa.large_string() else ids.cast(pa.large_string())
+    table_ids = pa.array(chunks["chunk_id"].to_numpy(dtype=object), pa.large_string()) \
+        if not isinstance(chunks["chunk_id"].dtype, pd.ArrowDtype) and chunks["chunk_id"].dtype == object \
+        else pa.array(chunks["chunk_id"]).cast(pa.large_string())
+    table_fp = pd.Index(fingerprints(pa.chunked_array([table_ids])))
+    if table_fp.is_unique:
+        fp = fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids])) \
+            if fingerprint is None else fingerprint
+        where = table_fp.get_indexer(fp).astype(np.int64)
+        hit = np.flatnonzero(where >= 0)
+        same = pc.equal(ids.take(pa.array(hit)), table_ids.take(pa.array(where[hit])))
+        where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+    else:
+        where = np.asarray(pc.index_in(ids, value_set=table_ids).fill_null(-1).to_numpy(), dtype=np.int64)
     chunk_ids = ids
     if (where < 0).any():
         missing = pd.unique(np.asarray(chunk_ids.take(pa.array(np.flatnonzero(where < 0))).to_pylist(), dtype=object))
@@ -635,7 +660,7 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
     0      a  merged       x         True
     1      b  merged       x         True
     """
-    min_overlap = _check_min_overlap(min_overlap, "rechunk")
+    min_overlap = check_min_overlap(min_overlap, "rechunk")
     if not isinstance(qrels, pd.DataFrame):
         raise TypeError(f"rechunk: qrels must be a DataFrame (read files with evalframe.read_qrels), "
                         f"got {type(qrels).__name__}")

@@ -64,7 +64,7 @@ class _Sorted:
         segment = owner.astype(np.int64) * np.int64(max(S.n_docs, 1)) + doc
         span = int(end.max()) + 1 if len(end) else 1
         if len(segment) and int(segment.max()) < np.iinfo(np.int64).max // span:  # one int64 key: one sort
-            order = np.argsort(segment * np.int64(span) + start, kind="stable")
+            order = np.argsort(segment * np.int64(span) + start)  # equal keys in any order: same union
         else:
             order = np.lexsort((start, segment))
         self.owner, self.segment = owner[order], segment[order]
