@@ -320,7 +320,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
                 conflicts=conflicts)
     if chunks is None and not is_span_input(qrels, columns) and not is_span_input(run, columns):
         J = prepare(run, qrels, warn=False, rollup=rollup, **conv)
-        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J))
+        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J) + chunk_sizes(J, ms))
         refuse_foreign_ids(J)
         if warn:
             warn_diagnostics(J.records, rel)
@@ -334,15 +334,21 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     judged = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
     tables, parts = [], []
     for J in judged:
-        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J))
+        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J)
+                         + (chunk_sizes(J, ms) if len(judged) == 1 else []))
         tables.append(per_question_table(J, ms))
         parts.append(J.records)
     records = _merge_chunkings(parts)
+    tokens = [J for J in judged if J.tokens is not None]
+    if len(judged) > 1 and len(tokens) == len(judged):  # each chunking's median, compared across them
+        records += _sizes_across(judged, ms)
     chunk_level = [str(m) for m in ms if "spans" not in FAMILIES[m.family].needs]
     if len(judged) > 1 and chunk_level:
         records.append(Diagnostic(None, Check.CHUNKINGS_DIFFER, len(judged),
                                   f"chunk-level measures: {', '.join(chunk_level[:4])}"
                                   f"{'...' if len(chunk_level) > 4 else ''}"))
+    checks = list(Check)
+    records.sort(key=lambda r: checks.index(r.check))
     if all("foreign_ids" in J.cache for J in judged):
         refuse_foreign_ids(judged[0])
     if warn:
@@ -353,6 +359,43 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
                                                                       for J in judged])))}
         table = table.iloc[np.argsort(table["system"].map(order).to_numpy(), kind="stable")].reset_index(drop=True)
     return table, diagnostics_table(records)
+
+
+#: Chunk sizes differ when the systems' median tokens per retrieved row are this far apart.
+SIZE_RATIO = 1.5
+
+
+def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
+    """A ``chunk_sizes_differ`` record when the systems' median tokens per retrieved row
+    are :data:`SIZE_RATIO` apart or more and no measure of ``ms`` reads a token budget:
+    @k then compares different amounts of text."""
+    if J.tokens is None or "system" not in J.groups or not len(J.grp) or any(
+            dict(m.params).get("tokens") is not None for m in ms):
+        return []
+    sys_codes, names = pd.factorize(J.groups["system"])
+    row_sys = sys_codes[J.grp]
+    medians = {str(names[s]): float(np.median(J.tokens[row_sys == s])) for s in range(len(names))
+               if (row_sys == s).any()}
+    lo, hi = min(medians.values()), max(medians.values())
+    if len(medians) < 2 or hi < SIZE_RATIO * max(lo, 1e-9):
+        return []
+    sizes = ", ".join(f"{s} {v:g}" for s, v in list(medians.items())[:6])
+    return [Diagnostic(None, Check.CHUNK_SIZES_DIFFER, len(medians),
+                       f"median tokens per retrieved chunk: {sizes}; @k reads more text of larger chunks: "
+                       f"compare at a token budget too, e.g. R(tokens={int(round(5 * hi, -1)) or 1})")]
+
+
+def _sizes_across(judged: list[Judged], ms: list[Measure]) -> list[Diagnostic]:
+    """:func:`chunk_sizes` over several chunkings' tables (one system each or more)."""
+    import pyarrow  # noqa: F401  (pandas' concat of Arrow strings)
+    groups = pd.concat([J.groups for J in judged], ignore_index=True)
+    offset = np.cumsum([0] + [J.n_groups for J in judged])[:-1]
+    grp = np.concatenate([J.grp + o for J, o in zip(judged, offset)])
+    tokens = np.concatenate([J.tokens for J in judged])
+    whole = replace(judged[0], groups=groups, grp=grp, tokens=tokens,
+                    group_query=np.zeros(len(groups), dtype=np.int64), rank=np.zeros(len(grp), np.int64),
+                    label=np.zeros(len(grp), np.int64), cache={})
+    return chunk_sizes(whole, ms)
 
 
 def _merge_chunkings(parts: list) -> list[Diagnostic]:

@@ -20,7 +20,7 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine import Duplicates, evaluate_partition, is_span_input, prepare, refuse_foreign_ids, with_records
-from .spans import MIN_OVERLAP
+from .spans import MIN_OVERLAP, with_tokens
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
 from .io import read_qrels, read_run
@@ -38,7 +38,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
              engine: Engine = "auto",
              memory_budget: "int | str | None" = None, progress: bool | None = None,
-             rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP) -> pd.DataFrame:
+             rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
+             tokens=None) -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -111,6 +112,10 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         the parent document needs no ``chunks``.  Evaluated in memory.
     min_overlap : float in [0, 1]
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
+    tokens : DataFrame, dict or Series, optional
+        Token counts by retrieved id (a two-column table, ``{id: count}``, or a Series),
+        joined into the run as its ``tokens`` column for the budget measures
+        (``R(tokens=2000)``...), as ``rollup=`` maps ids; every retrieved id needs one.
 
     Returns
     -------
@@ -147,7 +152,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
                                      depth=depth, duplicates=duplicates, columns=columns,
                                      conflicts=conflicts, engine=engine,
                                      memory_budget=memory_budget, progress=progress, rollup=rollup,
-                                     chunks=chunks, min_overlap=min_overlap)[0]
+                                     chunks=chunks, min_overlap=min_overlap, tokens=tokens)[0]
 
 
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -156,7 +161,8 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
                 columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                 engine: Engine = "auto",
                 memory_budget: "int | str | None" = None, progress: bool | None = None,
-                rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP) -> pd.DataFrame:
+                rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
+                tokens=None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
 
     Same parameters as :func:`evaluate` (``rel`` sets the threshold of
@@ -200,6 +206,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     shallow = [m for m in parse_measures(measures) if m.k is not None] if measures is not None else []
     ks = [m.k for m in shallow]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    run = _token_counts(run, tokens, columns, duplicates, ties)
     if _chunked(run, qrels, chunks, columns, engine):  # every measure named: chunk-level ones are flagged
         named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
         return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
@@ -443,8 +450,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
-                              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP
-                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
+                              tokens=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
@@ -460,6 +467,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
+    run = _token_counts(run, tokens, columns, duplicates, ties)
     if _chunked(run, qrels, chunks, columns, engine):
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
                                   chunks=chunks, min_overlap=min_overlap, **conv)
@@ -472,6 +480,19 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     if streamed is not None:
         return streamed
     return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
+
+
+def _token_counts(run, tokens, columns, duplicates, ties):
+    """The run with ``tokens=``'s counts as its ``tokens`` column (read whole: in memory)."""
+    if tokens is None:
+        return run
+    if is_dask_frame(run) or is_dataset_source(run) and not (isinstance(run, (str, os.PathLike))
+                                                           and os.path.isfile(run)):
+        raise ValueError("evaluate: tokens= joins counts into a run held in memory: for a Dask frame or a "
+                         "Parquet dataset, add a tokens column to the run instead")
+    if isinstance(run, pd.DataFrame) and is_span_input(run, columns):
+        raise ValueError("evaluate: a run carrying chunk offsets takes its token counts from a tokens column")
+    return with_tokens(read_run(run, columns=columns, duplicates=duplicates, ties=ties), tokens, columns=columns)
 
 
 def _chunked(run, qrels, chunks, columns, engine: str = "auto") -> bool:

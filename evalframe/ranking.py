@@ -222,6 +222,9 @@ class Check(str, Enum):
     SHALLOW_RANKINGS = "shallow_rankings"
     #: Chunk-level measures asked of systems whose chunkings differ; count: chunkings.
     CHUNKINGS_DIFFER = "chunkings_differ"
+    #: Systems whose retrieved chunks differ in size (median tokens 1.5x apart or more),
+    #: asked for no measure at a token budget; count: systems (a suggestion, no warning).
+    CHUNK_SIZES_DIFFER = "chunk_sizes_differ"
 
     def __str__(self) -> str:
         return self.value

@@ -29,7 +29,7 @@ from __future__ import annotations
 __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows", "Rechunked",
            "is_span_table", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
            "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
-           "chunk_labels", "check_min_overlap"]
+           "chunk_labels", "check_min_overlap", "with_tokens"]
 
 from dataclasses import dataclass
 from typing import Mapping
@@ -52,6 +52,10 @@ CHUNK_NAMES = ("chunk_id", "chunk", "passage_id", "passage", "node_id", "segment
 #: Accepted names of the parent document of a span or chunk.
 PARENT_NAMES = ("doc_id", "parent_id", "parent", "document_id", "docid", "docno", "doc", "page_id", "page",
                 "source_id", "ref_doc_id", "parent_doc_id", "corpus_id", "corpus-id")
+
+#: Accepted names of a chunk table's column giving the parent document's length in
+#: characters (optional: spans beyond it are then an input error).
+DOC_LENGTH_NAMES = ("doc_length", "document_length", "doc_chars", "parent_length", "doc_len")
 
 #: The default of ``min_overlap``: a chunk holds evidence when it shares at least half of
 #: the shorter of the span and the chunk.
@@ -158,6 +162,13 @@ def check_spans(table: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     if not len(df):
         raise EvalframeInputError(_WHAT_SPANS, [InputProblem("the table is empty",
                                                              "pass at least one evidence span")])
+    no_span = (pd.isna(df[s]) & pd.isna(df[e])).to_numpy()
+    if no_span.any():  # said once, as what it is, not as two offset problems
+        problems.append(InputProblem(
+            f"{int(no_span.sum())} rows have neither a start nor an end: a span golden set mixed with "
+            "chunk-level rows?", "give every row its evidence span, or keep chunk labels in a golden set of "
+            "their own (evalframe.rechunk carries them onto a chunking)", _examples(df, no_span)))
+        df = df.loc[~no_span].reset_index(drop=True)
     out = pd.DataFrame({"query_id": _ids(df, q, "query_id", problems), "doc_id": _ids(df, d, "doc_id", problems),
                         "start": _offsets(df, s, "start", problems), "end": _offsets(df, e, "end", problems)})
     empty = out["end"].to_numpy() <= out["start"].to_numpy()
@@ -202,8 +213,10 @@ def check_chunks(table: pd.DataFrame, *, columns: Mapping[str, str] | None = Non
     Returns
     -------
     DataFrame
-        ``chunk_id, doc_id`` (str), ``start, end`` (int64), and ``tokens`` (int64) and
-        ``text`` (str) when given; one row per chunk id (exact repeats dropped).
+        ``chunk_id, doc_id`` (str), ``start, end`` (int64), and ``tokens`` (int64),
+        ``doc_length`` (int64: the parent document's length in characters, which spans
+        must not pass; aliases ``document_length``, ``doc_chars``...) and ``text`` (str)
+        when given; one row per chunk id (exact repeats dropped).
 
     Raises
     ------
@@ -235,6 +248,14 @@ def check_chunks(table: pd.DataFrame, *, columns: Mapping[str, str] | None = Non
                                          "give every chunk its number of tokens (an int >= 0), or drop the column",
                                          _examples(df, bad)))
         out["tokens"] = np.where(np.isfinite(tok), tok, 0).astype(np.int64)
+    n = _find(df, DOC_LENGTH_NAMES, "doc_length", None)
+    if n is not None:
+        length = _offsets(df, n, "doc_length", problems)
+        beyond = out["end"].to_numpy() > length
+        if beyond.any():
+            problems.append(InputProblem(f"{int(beyond.sum())} chunks end beyond their document's length",
+                                         "check the offsets and the doc_length column", _examples(df, beyond)))
+        out["doc_length"] = length
     x = _find(df, ("text", "content", "chunk_text", "page_content"), "text", None)
     if x is not None:
         out["text"] = df[x].astype(str).to_numpy()
@@ -408,6 +429,15 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
             f"span documents e.g. {merged['doc_id'].head(3).tolist()})",
             "check that both tables name parent documents the same way (the chunk table's doc_id is the "
             "parent document, chunk_id the chunk)")])
+    if "doc_length" in chunks:  # the documents' known lengths: no span may end beyond its own
+        known = np.full(max(int(chunk_doc.max(initial=-1)), int(span_doc.max(initial=-1))) + 1, -1, dtype=np.int64)
+        np.maximum.at(known, chunk_doc, chunks["doc_length"].to_numpy())
+        beyond = (known[span_doc] >= 0) & (merged["end"].to_numpy() > known[span_doc])
+        if beyond.any():
+            raise EvalframeInputError("span golden set", [InputProblem(
+                f"{int(beyond.sum())} spans end beyond their document's length (the chunk table's doc_length)",
+                "check the offsets: a span counts characters of the parent document's text, end exclusive",
+                merged.loc[beyond].head(5).to_string())])
     sp, ch = _pairs(span_doc, chunk_doc)
     s, e = merged["start"].to_numpy()[sp], merged["end"].to_numpy()[sp]
     cs, ce = chunks["start"].to_numpy()[ch], chunks["end"].to_numpy()[ch]
@@ -470,6 +500,49 @@ def split_run_offsets(run: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | 
     rest = run.drop(columns=drop).reset_index(drop=True)
     rest.insert(0, "doc_id", cid.to_numpy(dtype=object))
     return rest, table
+
+
+# ---------------------------------------------------------------- token counts by id
+def with_tokens(run: pd.DataFrame, tokens, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A run (already read) with a ``tokens`` column from ``tokens=``: a two-column table
+    (id, count; or columns named ``chunk_id``/``doc_id`` and ``tokens``), a dict or a
+    Series of id -> token count.  Every retrieved id needs a count (how many lack one,
+    examples); a run that has its own ``tokens`` column is an error (say which)."""
+    if isinstance(tokens, pd.Series):
+        ids, counts = tokens.index.to_numpy(), tokens.to_numpy()
+    elif isinstance(tokens, Mapping):
+        ids, counts = np.array(list(tokens.keys()), dtype=object), np.array(list(tokens.values()))
+    elif isinstance(tokens, pd.DataFrame):
+        t = apply_columns(tokens, columns)
+        cid = _find(t, CHUNK_NAMES + PARENT_NAMES, "chunk_id", None)
+        cnt = _find(t, ALIASES["tokens"], "tokens", None, exclude=(cid,))
+        if cid is None or cnt is None:
+            if t.shape[1] != 2:
+                raise EvalframeInputError("tokens", [InputProblem(
+                    f"cannot tell the id and the count columns apart (found {[str(c) for c in t.columns]})",
+                    "pass two columns (id, tokens), or name them chunk_id and tokens")])
+            cid, cnt = t.columns
+        ids, counts = t[cid].to_numpy(), t[cnt].to_numpy()
+    else:
+        raise TypeError(f"tokens must be a table (id, count), a dict or a Series, got {type(tokens).__name__}")
+    if "tokens" in run.columns:
+        raise EvalframeInputError("run", [InputProblem(
+            "the run has a tokens column and tokens= gives counts too", "drop one of them")])
+    counts = pd.to_numeric(pd.Series(counts), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(counts) | (counts < 0)
+    if bad.any():
+        raise EvalframeInputError("tokens", [InputProblem(
+            f"{int(bad.sum())} token counts are missing or negative", "give every id a count >= 0")])
+    lookup = pd.Series(counts, index=ids_to_str(pd.Series(ids)).to_numpy(dtype=object))
+    lookup = lookup[~lookup.index.duplicated()]
+    got = lookup.reindex(run["doc_id"].to_numpy(dtype=object)).to_numpy()
+    missing = np.isnan(got)
+    if missing.any():
+        lacking = pd.unique(run["doc_id"].to_numpy(dtype=object)[missing])
+        raise EvalframeInputError("tokens", [InputProblem(
+            f"{len(lacking)} retrieved ids have no token count (e.g. {list(lacking[:5])})",
+            "give every retrieved id its count in tokens=")])
+    return run.assign(tokens=got)
 
 
 # ---------------------------------------------------------------- the rows span measures read

@@ -800,3 +800,72 @@ def test_measure_names_round_trip(name, canonical):
     m = ef.parse_measure(name)
     assert str(m) == canonical
     assert ef.parse_measure(str(m)) == m
+
+
+# ---------------------------------------------------------------- tokens=, doc_length, mixed rows, sizes
+@quiet
+def test_tokens_map_equals_the_tokens_column_joined_by_hand():
+    spans, labels_a, _, run = help_centre()
+    run_a = run[run["system"] == "a"]
+    counts = CHUNKS_A.set_index("chunk_id")["tokens"]
+    by_hand = run_a.assign(tokens=run_a["doc_id"].map(counts))
+    want = ef.evaluate(by_hand, labels_a, ["R(tokens=30)", "nDCG(tokens=30)"])
+    for tokens in (CHUNKS_A[["chunk_id", "tokens"]], counts, counts.to_dict()):
+        got = ef.evaluate(run_a, labels_a, ["R(tokens=30)", "nDCG(tokens=30)"], tokens=tokens)
+        pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(ef.EvalframeInputError, match="1 retrieved ids have no token count"):
+        ef.evaluate(run_a, labels_a, ["R(tokens=30)"], tokens=counts.drop(run_a["doc_id"].iloc[0]))
+    with pytest.raises(ef.EvalframeInputError, match="tokens column and tokens="):
+        ef.evaluate(by_hand, labels_a, ["R(tokens=30)"], tokens=counts)
+
+
+def test_a_span_golden_set_mixed_with_chunk_level_rows_is_named():
+    mixed = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["d", "d#3"], "start": [0, None],
+                          "end": [10, None], "relevance": [1, 1]})
+    with pytest.raises(ef.EvalframeInputError, match="mixed with chunk-level rows"):
+        ef.read_qrels(mixed)
+
+
+def test_spans_beyond_the_documents_known_length():
+    chunks = CHUNKS_A.assign(doc_length=DOC_LEN)
+    ok = pd.DataFrame({"query_id": ["q"], "doc_id": ["d0"], "start": [0], "end": [DOC_LEN]})
+    assert ef.span_labels(ok, chunks)["relevance"].max() == 1
+    with pytest.raises(ef.EvalframeInputError, match="1 spans end beyond their document's length"):
+        ef.span_labels(ok.assign(end=DOC_LEN + 1), chunks)
+    with pytest.raises(ef.EvalframeInputError, match="chunks end beyond their document's length"):
+        ef.read_chunks(CHUNKS_A.assign(doc_length=10))
+
+
+@quiet
+def test_chunk_sizes_differ_is_a_suggestion_in_the_diagnostics():
+    spans, _, _, run = help_centre()
+    chunks = {"a": CHUNKS_A, "b": CHUNKS_B}
+    d = ef.diagnostics(run, spans, ["R@5"], chunks=chunks)
+    row = d[d["check"] == "chunk_sizes_differ"]
+    assert len(row) == 1 and "R(tokens=" in row["action"].iloc[0] and row["count"].iloc[0] == 2
+    assert "chunk_sizes_differ" not in set(ef.diagnostics(run, spans, ["R(tokens=100)"], chunks=chunks)["check"])
+    same = ef.diagnostics(run[run["system"] == "a"], spans, ["R@5"], chunks=CHUNKS_A)
+    assert "chunk_sizes_differ" not in set(same["check"])
+
+
+@quiet
+def test_the_commands_read_chunk_tables(tmp_path):
+    import subprocess
+    import sys
+    spans, _, _, run = help_centre()
+    spans.to_csv(tmp_path / "spans.csv", index=False)
+    run.to_csv(tmp_path / "run.csv", index=False)
+    CHUNKS_A.to_parquet(tmp_path / "a.parquet")
+    CHUNKS_B.to_csv(tmp_path / "b.tsv", sep="\t", index=False)
+    cmd = [sys.executable, "-m", "evalframe.cli", "evaluate", str(tmp_path / "spans.csv"), str(tmp_path / "run.csv"),
+           "-m", "SpanRecall@2", "--chunks", f"a={tmp_path / 'a.parquet'}", "--chunks", f"b={tmp_path / 'b.tsv'}",
+           "--format", "csv"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    got = pd.read_csv(__import__("io").StringIO(out.stdout)).set_index("system")
+    want = ef.aggregate(ef.evaluate(run, spans, ["SpanRecall@2"], chunks={"a": CHUNKS_A, "b": CHUNKS_B}))
+    for r in want.itertuples():
+        assert got.loc[r.system, "value"] == pytest.approx(r.value, abs=1e-12)
+    bad = subprocess.run(cmd[:-6] + ["-m", "SpanRecall@2", "--chunks", f"a={tmp_path / 'a.parquet'}"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "chunks= names no chunk table for the systems ['b']" in bad.stderr

@@ -104,34 +104,22 @@ def _parts(J: Judged, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return E, R, U
 
 
-def _recall(J, ms):
-    out = []
-    for m in ms:
-        E, R, U = _parts(J, m)
-        out.append(safe_div(E + R - U, E))
-    return out
+def _share(of: str):
+    """A family's function: |E ∩ R| over |E| (``"evidence"``), |R| (``"read"``) or
+    |E ∪ R| (``"union"``), 0 where that is empty."""
+    def fn(J, ms):
+        out = []
+        for m in ms:
+            E, R, U = _parts(J, m)
+            out.append(safe_div(E + R - U, {"evidence": E, "read": R, "union": U}[of]))
+        return out
+    return fn
 
 
-def _precision(J, ms):
-    out = []
-    for m in ms:
-        E, R, U = _parts(J, m)
-        out.append(safe_div(E + R - U, R))
-    return out
-
-
-def _iou(J, ms):
-    out = []
-    for m in ms:
-        E, R, U = _parts(J, m)
-        out.append(safe_div(E + R - U, U))
-    return out
-
-
-SPAN_RECALL = Family("SpanRecall", "optional", _PARAMS, _recall, aliases=("SpanR", "TokenRecall"),
+SPAN_RECALL = Family("SpanRecall", "optional", _PARAMS, _share("evidence"), aliases=("SpanR", "TokenRecall"),
                      doc="evidence characters in the top k chunks / evidence characters", needs=("spans",))
-SPAN_PRECISION = Family("SpanPrecision", "optional", _PARAMS, _precision, aliases=("SpanP", "TokenPrecision"),
+SPAN_PRECISION = Family("SpanPrecision", "optional", _PARAMS, _share("read"), aliases=("SpanP", "TokenPrecision"),
                         doc="evidence characters in the top k chunks / characters of the top k chunks", needs=("spans",))
-SPAN_IOU = Family("SpanIoU", "optional", _PARAMS, _iou, aliases=("TokenIoU",),
+SPAN_IOU = Family("SpanIoU", "optional", _PARAMS, _share("union"), aliases=("TokenIoU",),
                   doc="evidence characters in the top k chunks / characters of their union with the evidence",
                   needs=("spans",))

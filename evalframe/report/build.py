@@ -255,7 +255,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
            memory_budget: "int | str | None" = None, rollup=None, chunks=None,
-           min_overlap: float = MIN_OVERLAP, **conventions) -> Report:
+           min_overlap: float = MIN_OVERLAP, tokens=None, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -321,6 +321,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         are flagged (``chunkings_differ``).  A ``tokens`` column feeds every budget measure.
     min_overlap : float
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
+    tokens : DataFrame, dict or Series, optional
+        Token counts by retrieved id for the budget measures (see :func:`evalframe.evaluate`).
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -367,7 +369,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("ranking and judging")
     per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
                                                memory_budget=memory_budget, rollup=rollup, chunks=chunks,
-                                               min_overlap=min_overlap, **conv)
+                                               min_overlap=min_overlap, tokens=tokens, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")

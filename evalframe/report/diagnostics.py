@@ -52,7 +52,8 @@ _WHAT = {"run_questions_not_in_golden_set": "run questions not in the golden set
                                             "see span golden sets and rollup=)",
          "systems_share_no_judged_documents": "judged rows, none shared with another system (a golden set "
                                               "of two chunkings?)",
-         "chunkings_differ": "chunkings among the systems"}
+         "chunkings_differ": "chunkings among the systems",
+         "chunk_sizes_differ": "systems whose chunks differ in size"}
 _DUPLICATES = {
     "error": "duplicates='error': a document listed twice for one question would have raised; none found",
     "max": "duplicates='max': a document listed twice keeps its highest score",
