@@ -65,7 +65,7 @@ from .engine import Duplicates, per_question_table, prepare, with_shallow_rankin
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
-from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table,
+from .ranking import (HAS_JUDGED, Check, Diagnostic, Missing, Ties, diagnostics_table, systems_judged,
                       merge_diagnostics, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column, rollup_map
 from .schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
@@ -189,13 +189,13 @@ def _systems_in_order(parts: list[list]) -> list:
 # ---------------------------------------------------------------- one partition
 def _placeholder_rows(run: pd.DataFrame, systems: list, rel: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per system of the placeholder question, and its one relevant judgment."""
-    rows = {"query_id": PLACEHOLDER_QUESTION, "doc_id": "d", "score": 0.0}
+    rows = {"query_id": PLACEHOLDER_QUESTION, "doc_id": PLACEHOLDER_QUESTION, "score": 0.0}
     if "rank" in run.columns:
         rows["rank"] = 1
     if "system" in run.columns:
         rows = {"system": systems, **rows}
     return (pd.DataFrame(rows, index=range(len(systems))),
-            pd.DataFrame({"query_id": [PLACEHOLDER_QUESTION], "doc_id": ["d"], "relevance": [max(int(rel), 1)]}))
+            pd.DataFrame({"query_id": [PLACEHOLDER_QUESTION], "doc_id": [PLACEHOLDER_QUESTION], "relevance": [max(int(rel), 1)]}))
 
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
@@ -231,7 +231,8 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     run = pd.concat([run, extra_run.astype({c: run[c].dtype for c in extra_run.columns})], ignore_index=True)
     qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                duplicates=duplicates, warn=False, conflicts=conflicts, rollup=rollup)
+                duplicates=duplicates, warn=False, conflicts=conflicts, rollup=rollup,
+                placeholder=PLACEHOLDER_QUESTION)
     J = with_shallow_rankings(J, ms or shallow or [], warn=False, ignore=PLACEHOLDER_QUESTION)
     table = per_question_table(J, ms)
     table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
@@ -526,6 +527,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
                      systems, missing, rel, integer_questions=None if None in flags else all(flags))
     records = _conflicts_record(records, resolved or merge_conflicts([s["conflicts"] for s in summaries]))
+    if mapping is None:
+        records = _judged_elsewhere(records, run, golden)
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0]["meta"]
@@ -586,6 +589,26 @@ def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
     quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
     return merge_diagnostics([list(r) + quiet for r in records], systems=systems,
                              integer_questions=integer_questions)
+
+
+def _judged_elsewhere(records: list[Diagnostic], run, golden) -> list[Diagnostic]:
+    """The merged records without the ``system_without_judged_documents`` record of a
+    system one of whose documents the golden set judges for a question of another
+    partition (a partition sees only its questions' labels; the in-memory engine checks
+    the whole golden set). One pass over the run's rows of the flagged systems, only
+    when a system is flagged."""
+    flagged = [r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS and r.action != HAS_JUDGED]
+    if not flagged:
+        return records
+    import dask
+    cols = ["query_id", "doc_id"]
+    docs = golden[cols].compute() if is_dask_frame(golden) else golden[cols]
+    questions = pd.Index(ids_to_str(docs["query_id"]).unique())
+    docs = pd.Index(ids_to_str(docs["doc_id"]).unique())
+    judged = set().union(*dask.compute(*[dask.delayed(systems_judged)(p, flagged, questions, docs)
+                                         for p in run.to_delayed()]))
+    return [r for r in records if r.check is not Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS or r.action == HAS_JUDGED
+            or r.system not in judged]
 
 
 def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None) -> list[Diagnostic]:

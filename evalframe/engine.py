@@ -11,7 +11,7 @@ only on that part's questions (the per-partition contract of
 from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "evaluate_partition",
-           "judge_chunkings", "is_span_input", "refuse_foreign_ids", "Duplicates"]
+           "judge_chunkings", "is_span_input", "refuse_foreign_ids", "chunk_sizes", "Duplicates"]
 
 import os
 from dataclasses import replace
@@ -37,7 +37,7 @@ Duplicates = Literal["error", "max", "first"]
 def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
             depth: int | None = None, duplicates: Duplicates = "error", warn: bool = True,
             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-            rollup: Rollup | None = None) -> Judged:
+            rollup: Rollup | None = None, placeholder: str | None = None) -> Judged:
     """Read and check both inputs (never trusting, never modifying them), roll chunks up
     to pages when ``rollup`` is given (:mod:`evalframe.rollup`), then judge.
 
@@ -45,7 +45,8 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     :func:`~evalframe.schema.check_qrels` (what :func:`~evalframe.read_run` and
     :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses.
     ``columns`` maps both tables' column names; ``conflicts`` resolves the golden set's
-    conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``)."""
+    conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``);
+    ``placeholder`` is passed to :func:`~evalframe.ranking.judge`."""
     mapping = None
     if isinstance(rollup, str):
         run, mapping = _split_page_column(run, rollup)
@@ -55,13 +56,14 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     qrels = read_checked_qrels(qrels, columns=columns, conflicts=conflicts)
     resolved = qrels.conflicts
     if mapping is None:
-        J = judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn)
+        J = judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn, placeholder=placeholder)
         return with_conflicts(_note_foreign_ids(J, run, qrels), resolved)
     if ties == "rank" and "rank" not in run.frame:
         judge(run, qrels, ties=ties, warn=False)  # the same error as without a roll-up
     run, run_records = rollup_run(run, mapping, ties=ties)
     qrels, qrels_records = rollup_qrels(qrels, mapping)
-    J = judge(run, qrels, rel=rel, ties="rank", missing=missing, depth=depth, warn=warn)
+    J = judge(run, qrels, rel=rel, ties="rank", missing=missing, depth=depth, warn=warn,
+              placeholder=placeholder)
     return with_conflicts(with_records(J, run_records + qrels_records), resolved)
 
 
@@ -115,7 +117,7 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
     else:
         golden = read_checked_qrels(qrels_raw, columns=columns, conflicts=conflicts)
     carried = None
-    if isinstance(run, pd.DataFrame):
+    if isinstance(run, pd.DataFrame) and (spans is not None or chunks is None):  # chunks= decides when given
         split = split_run_offsets(apply_columns(run, columns))
         if split is not None:
             run, carried = split
@@ -150,6 +152,15 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
         where = chunk_offsets(table, part.doc, fingerprint=part.doc_fingerprint)
         if "tokens" in table and "tokens" not in part.frame:
             part = replace(part, frame=part.frame.assign(tokens=table["tokens"].to_numpy()[where]))
+        elif "tokens" in table:  # the run's own counts; most disagreeing: the table of another chunking
+            differ = part.frame["tokens"].to_numpy(dtype=np.float64) != table["tokens"].to_numpy()[where]
+            if len(differ) and differ.mean() > 0.5:
+                raise EvalframeInputError("chunks", [InputProblem(
+                    f"the run's token counts differ from its chunk table's on {differ.mean():.0%} of the rows "
+                    f"(systems {names[:5]}): is it the chunk table of another chunking (chunk ids such as "
+                    "doc#3 name different text in different chunkings)?",
+                    "pass each system the chunk table of its own chunking (chunks={system: table}), or drop "
+                    "the run's tokens column to use the table's")])
         if spans is None:
             J = judge(part, golden, rel=rel, ties=ties, missing=missing, depth=depth, warn=False)
             out.append(with_conflicts(_note_foreign_ids(J, part, golden), golden.conflicts))
@@ -174,8 +185,9 @@ def _same_chunkings(groups: dict, tables: dict) -> tuple[dict, dict]:
         return groups, tables
     by_content: dict = {}
     for key, table in tables.items():
-        h = pd.util.hash_pandas_object(table[["chunk_id", "doc_id", "start", "end"]], index=False).to_numpy()
-        by_content.setdefault((len(table), int(h.sum()), int(np.bitwise_xor.reduce(h)) if len(h) else 0),
+        cols = [c for c in ("chunk_id", "doc_id", "start", "end", "tokens") if c in table]  # tokens too: tokenizers differ
+        h = pd.util.hash_pandas_object(table[cols], index=False).to_numpy()
+        by_content.setdefault((tuple(cols), len(table), int(h.sum()), int(np.bitwise_xor.reduce(h)) if len(h) else 0),
                               []).append(key)
     merged_groups, merged_tables = {}, {}
     for keys in by_content.values():
@@ -318,7 +330,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     chunkings are a ``chunkings_differ`` record (and a warning)."""
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, columns=columns,
                 conflicts=conflicts)
-    if chunks is None and not is_span_input(qrels, columns) and not is_span_input(run, columns):
+    if chunks is None and not is_span_input(qrels, columns):
         J = prepare(run, qrels, warn=False, rollup=rollup, **conv)
         J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J) + chunk_sizes(J, ms))
         refuse_foreign_ids(J)
@@ -342,7 +354,8 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     tokens = [J for J in judged if J.tokens is not None]
     if len(judged) > 1 and len(tokens) == len(judged):  # each chunking's median, compared across them
         records += _sizes_across(judged, ms)
-    chunk_level = [str(m) for m in ms if "spans" not in FAMILIES[m.family].needs]
+    chunk_level = [str(m) for m in ms if "spans" not in FAMILIES[m.family].needs
+                   and m.family not in ("Judged", "Unjudged")]  # coverage checks, not comparisons
     if len(judged) > 1 and chunk_level:
         records.append(Diagnostic(None, Check.CHUNKINGS_DIFFER, len(judged),
                                   f"chunk-level measures: {', '.join(chunk_level[:4])}"
@@ -417,14 +430,17 @@ def _merge_chunkings(parts: list) -> list[Diagnostic]:
     return sorted(out, key=lambda r: checks.index(r.check))
 
 
-#: The run and the golden set are said to use different document ids only when each holds
-#: at least this many distinct documents (below, no retrieved document judged is a warning).
-FOREIGN_MIN_DOCS = 20
+#: The run and the golden set are said to use different document ids (an input error) only
+#: when the run holds at least FOREIGN_MIN_RUN_DOCS distinct documents and the golden set
+#: FOREIGN_MIN_GOLDEN_DOCS, none shared: a real system retrieving that many documents finds
+#: some judged one (below, a system with no judged document is a warning).
+FOREIGN_MIN_RUN_DOCS = 100
+FOREIGN_MIN_GOLDEN_DOCS = 20
 
 
 def _note_foreign_ids(J: Judged, run: CheckedRun, qrels) -> Judged:
     """``J``, noting in its cache when no system's retrieved document is judged and none
-    appears anywhere in the golden set, both holding at least :data:`FOREIGN_MIN_DOCS`
+    appears anywhere in the golden set, both holding at least :data:`FOREIGN_MIN_RUN_DOCS` and :data:`FOREIGN_MIN_GOLDEN_DOCS`
     documents (checked only when no system has a judged document: one membership test)."""
     n_systems = J.groups["system"].nunique() if "system" in J.groups else 1
     unjudged = sum(r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS and r.action != HAS_JUDGED for r in J.records)
@@ -435,7 +451,7 @@ def _note_foreign_ids(J: Judged, run: CheckedRun, qrels) -> Judged:
     docs = run.doc.combine_chunks() if isinstance(run.doc, pa.ChunkedArray) else run.doc
     golden = qrels.doc.combine_chunks() if isinstance(qrels.doc, pa.ChunkedArray) else qrels.doc
     golden_docs = pc.unique(golden.cast(docs.type))
-    if len(golden_docs) < FOREIGN_MIN_DOCS or len(pc.unique(docs)) < FOREIGN_MIN_DOCS:
+    if len(golden_docs) < FOREIGN_MIN_GOLDEN_DOCS or len(pc.unique(docs)) < FOREIGN_MIN_RUN_DOCS:
         return J  # too few documents to tell a different id scheme from a system that found nothing
     if pc.any(pc.is_in(docs, value_set=golden_docs)).as_py():
         return J

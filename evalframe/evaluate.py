@@ -19,7 +19,8 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
-from .engine import Duplicates, evaluate_partition, is_span_input, prepare, refuse_foreign_ids, with_records
+from .engine import (Duplicates, chunk_sizes, evaluate_partition, is_span_input, prepare, refuse_foreign_ids,
+                     with_records)
 from .spans import MIN_OVERLAP, with_tokens
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
@@ -223,7 +224,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
     if ks:
         J = with_records(J, shallow_rankings(J, max(ks), warn=False))
-    J = with_records(J, systems_sharing_no_document(J))
+    J = with_records(J, systems_sharing_no_document(J) + chunk_sizes(J, shallow))
     refuse_foreign_ids(J)
     return J.diagnostics
 
@@ -498,8 +499,8 @@ def _token_counts(run, tokens, columns, duplicates, ties):
 def _chunked(run, qrels, chunks, columns, engine: str = "auto") -> bool:
     """Whether chunk offsets are in play (``chunks=``, a span golden set, or a run carrying
     offsets): evaluated in memory, each chunking judged on its own labels."""
-    if chunks is None and not is_span_input(qrels, columns) and not is_span_input(run, columns):
-        return False
+    if chunks is None and not is_span_input(qrels, columns):
+        return False  # offsets a run carries matter only to a span golden set
     if engine == "dask" or is_dask_frame(run) or is_dataset_source(run) and not (
             isinstance(run, (str, os.PathLike)) and os.path.isfile(run)):
         raise ValueError("evaluate: span golden sets and chunks= are evaluated in memory for now: pass the run "

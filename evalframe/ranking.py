@@ -67,7 +67,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, common_prefix_length,
-                     contiguous_groups, encode_qrels, encode_run, fingerprints, pair_keys, raw_chunks)
+                     contiguous_groups, encode_qrels, encode_run, fingerprints, ids_to_str, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (ChunkingsDifferWarning, EvalframeInputError, IdSchemeWarning, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -501,7 +501,7 @@ class Judged:
 # ---------------------------------------------------------------- judge and its steps
 def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
           ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
-          warn: bool = True, keep_rows: bool = False) -> Judged:
+          warn: bool = True, keep_rows: bool = False, placeholder: str | None = None) -> Judged:
     """Join a cleaned run with a cleaned golden set, rank it, and label every row.
 
     Parameters
@@ -518,6 +518,9 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         Issue the structured warnings (they are always in ``diagnostics``).
     keep_rows : bool
         Also return each ranked row's position in ``run`` (``source_row``).
+    placeholder : str, optional
+        A question an engine adds to every partition (:mod:`evalframe.dask_engine`):
+        left out of the ``system_without_judged_documents`` check.
 
     Returns
     -------
@@ -550,8 +553,14 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
     label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
     row_sys = sys_codes if kept is None else sys_codes[kept]
-    judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where])
-    id_records = unjudged_systems(systems, row_sys, judged_docs[1])
+    judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where], rq[keep][judged_at])
+    if placeholder is None:
+        id_records = unjudged_systems(systems, row_sys, judged_docs[1], run, kept, qrels)
+    else:
+        skip = np.flatnonzero(pc.equal(queries.arrow, placeholder).to_numpy(zero_copy_only=False))
+        real, real_judged = ~np.isin(rq[keep], skip), ~np.isin(judged_docs[3], skip)
+        rows = np.flatnonzero(real) if kept is None else kept[real]
+        id_records = unjudged_systems(systems, row_sys[real], judged_docs[1][real_judged], run, rows, qrels)
     del judged_at, judged_where, row_sys
     want_rows = keep_rows or qrels.subtopics is not None
     order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
@@ -1142,18 +1151,46 @@ JUDGED_DOCS = "judged_docs"
 HAS_JUDGED = "has judged documents"
 
 
-def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.ndarray) -> list[Diagnostic]:
+def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.ndarray, run: CheckedRun,
+                     kept: np.ndarray | None, qrels: CheckedQrels) -> list[Diagnostic]:
     """A ``system_without_judged_documents`` record per system with rows of golden-set
-    questions none of which is judged, and a marker record (:data:`HAS_JUDGED`, dropped
-    from every table) per system with judged rows, so that a merge of partitions keeps
-    the record only for systems judged in none."""
+    questions none of whose documents the golden set judges, for those questions or any
+    other (``row_sys``: each kept row's system; ``kept``: the run rows of golden-set
+    questions, None: all), and a marker record (:data:`HAS_JUDGED`, dropped from every
+    table) per other system, so that a merge of partitions keeps the record only for
+    systems judged in none."""
     ns = len(systems)
     rows = np.bincount(row_sys, minlength=ns)
     judged = np.bincount(judged_sys, minlength=ns)
-    return [Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, int(rows[s]) if not judged[s] else 0,
-                       "none of its retrieved documents is judged: every measure is 0" if not judged[s]
-                       else HAS_JUDGED)
-            for s in np.flatnonzero(rows > 0)]
+    out = []
+    for s in np.flatnonzero(rows > 0):
+        if not judged[s]:  # no judged pair: is any of its documents judged for another question?
+            mine = np.flatnonzero(row_sys == s)
+            src = mine if kept is None else kept[mine]
+            fp = run.doc_fingerprint[src]
+            hit = np.flatnonzero(np.isin(fp, qrels.doc_fingerprint))
+            if len(hit):
+                golden = pa.chunked_array([qrels.doc.combine_chunks()]).combine_chunks()
+                docs = run.doc.take(pa.array(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
+                    else run.doc.take(pa.array(src[hit]))
+                judged[s] = int(pc.sum(pc.is_in(docs.cast(golden.type), value_set=golden)).as_py() or 0)
+        out.append(Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, 0 if judged[s] else int(rows[s]),
+                              HAS_JUDGED if judged[s] else
+                              "none of its retrieved documents is judged: every measure is 0"))
+    return out
+
+
+def systems_judged(part: pd.DataFrame, flagged: list, questions: pd.Index, docs: pd.Index) -> set:
+    """The ``flagged`` systems of a run partition that retrieve, for a golden-set
+    question, a document the golden set judges (for any question)."""
+    part = part.reset_index() if "query_id" not in part.columns else part
+    has_system = "system" in part.columns
+    if has_system:
+        part = part[part["system"].isin(flagged)]
+    hit = ids_to_str(part["query_id"]).isin(questions).to_numpy() & ids_to_str(part["doc_id"]).isin(docs).to_numpy()
+    if not has_system:
+        return {None} if hit.any() else set()
+    return set(part["system"].to_numpy()[hit])
 
 
 def systems_sharing_no_document(J: "Judged") -> list[Diagnostic]:
@@ -1163,16 +1200,24 @@ def systems_sharing_no_document(J: "Judged") -> list[Diagnostic]:
     once: the in-memory engine checks it)."""
     if JUDGED_DOCS not in J.cache:
         return []
-    systems, judged_sys, judged_doc = J.cache[JUDGED_DOCS]
+    systems, judged_sys, judged_doc, judged_q = J.cache[JUDGED_DOCS]
     judged = np.bincount(judged_sys, minlength=len(systems))
     big = np.flatnonzero(judged >= DISJOINT_MIN_JUDGED)
     if len(big) < 2:
         return []
-    docs = {int(s): np.unique(judged_doc[judged_sys == s]) for s in big}
     out = []
     for s in big:
-        apart = [str(systems[t]) for t in big if t != s
-                 and not np.isin(docs[int(s)], docs[int(t)], assume_unique=True).any()]
+        apart = []
+        for t in big:
+            if t == s:
+                continue
+            a, b = judged_sys == s, judged_sys == t
+            common = np.intersect1d(judged_q[a], judged_q[b])  # on the questions both answer with judged documents
+            a &= np.isin(judged_q, common)
+            b &= np.isin(judged_q, common)
+            if a.sum() >= DISJOINT_MIN_JUDGED and b.sum() >= DISJOINT_MIN_JUDGED and not np.isin(
+                    judged_doc[a], judged_doc[b]).any():
+                apart.append(str(systems[t]))
         if apart:
             out.append(Diagnostic(systems[s], Check.SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS, int(judged[s]),
                                   "retrieves judged documents, none of which another system retrieves",
@@ -1302,9 +1347,10 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
                        f"{r.action} (check its question ids)", cat)
             continue
         if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS:
-            _warn_user(f"0% of system {r.system!r}'s retrieved documents are judged ({r.count} rows), so every "
-                       "measure scores it 0: a different id scheme, or a re-chunked corpus scored against the "
-                       "old chunks? Use a span golden set with chunks= (evalframe.spans) or rollup=", cat)
+            who = "the run" if r.system is None else f"system {r.system!r}"
+            _warn_user(f"0% of the documents {who} retrieved are judged ({r.count} rows; none is in the golden "
+                       "set), so every measure scores it 0: a different id scheme, or a re-chunked corpus scored "
+                       "against the old chunks? Use a span golden set with chunks= (evalframe.spans) or rollup=", cat)
             continue
         if r.check is Check.SYSTEMS_SHARE_NO_JUDGED_DOCUMENTS:
             _warn_user(f"system {r.system!r} retrieves {r.count} judged documents and none of those of "

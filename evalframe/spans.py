@@ -43,10 +43,10 @@ from .schema import clean_qrels, fingerprints, ids_to_str
 
 #: Accepted names of a span's or chunk's first character offset (inclusive).
 START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
-               "start_index", "start_idx")
+               "start_index", "start_idx", "start_char_idx")
 #: Accepted names of the offset one past its last character (exclusive).
 END_NAMES = ("end", "end_char", "char_end", "end_offset", "offset_end", "span_end", "stop", "end_index",
-             "end_idx")
+             "end_idx", "end_char_idx")
 #: Accepted names of a chunk table's chunk id.
 CHUNK_NAMES = ("chunk_id", "chunk", "passage_id", "passage", "node_id", "segment_id", "split_id")
 #: Accepted names of the parent document of a span or chunk.
@@ -350,6 +350,28 @@ def _pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.
     return span, order[np.repeat(lo, n) + within]
 
 
+def _overlap_pairs(span_doc, s, e, chunk_doc, cs, ce) -> tuple[np.ndarray, np.ndarray]:
+    """The (span, chunk) pairs whose ranges may overlap, as two index arrays: the chunks
+    sorted by (document, start) once; a span's candidates are the chunks of its document
+    starting in [start - (longest chunk of the document) + 1, end), a contiguous range
+    found by search, so a document of many chunks costs only the chunks near each span."""
+    if not len(span_doc) or not len(chunk_doc):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    n_docs = int(max(chunk_doc.max(), span_doc.max())) + 1
+    longest = np.zeros(n_docs, dtype=np.int64)
+    np.maximum.at(longest, chunk_doc, ce - cs)
+    big = np.int64(int(max(ce.max(), e.max())) + 1)
+    key = chunk_doc * big + cs
+    order = np.argsort(key, kind="stable")
+    srt = key[order]
+    lo = np.searchsorted(srt, span_doc * big + np.maximum(s - longest[span_doc] + 1, 0), "left")
+    hi = np.searchsorted(srt, span_doc * big + e, "left")
+    n = np.maximum(hi - lo, 0)
+    span = np.repeat(np.arange(len(span_doc)), n)
+    within = np.arange(len(span)) - np.repeat(np.cumsum(n) - n, n)
+    return span, order[np.repeat(lo, n) + within]
+
+
 def doc_codes(chunks: pd.DataFrame, spans: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, int]:
     """One integer code per parent document, shared by a chunk table and a span golden
     set: (each chunk's, each span's, how many codes)."""
@@ -438,19 +460,27 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
                 f"{int(beyond.sum())} spans end beyond their document's length (the chunk table's doc_length)",
                 "check the offsets: a span counts characters of the parent document's text, end exclusive",
                 merged.loc[beyond].head(5).to_string())])
-    sp, ch = _pairs(span_doc, chunk_doc)
-    s, e = merged["start"].to_numpy()[sp], merged["end"].to_numpy()[sp]
-    cs, ce = chunks["start"].to_numpy()[ch], chunks["end"].to_numpy()[ch]
-    overlap = np.minimum(e, ce) - np.maximum(s, cs)
-    hit = (overlap > 0) & (overlap >= min_overlap * np.minimum(e - s, ce - cs) - 1e-9)
-    label = np.where(hit, merged["relevance"].to_numpy()[sp], 0)
     q, qnames = pd.factorize(merged["query_id"])
+    q = q.astype(np.int64)
+    s, e = merged["start"].to_numpy(), merged["end"].to_numpy()
+    cs, ce = chunks["start"].to_numpy(), chunks["end"].to_numpy()
+    # every chunk of a document a question has spans in: label 0 (the annotator read it)
+    qd = np.unique(q * (int(max(chunk_doc.max(initial=0), span_doc.max(initial=0))) + 1) + span_doc,
+                   return_index=True)[1]
+    zq, zc = _pairs(span_doc[qd], chunk_doc)
+    zq = q[qd][zq]
+    # the chunks a span's evidence reaches: its label
+    sp, ch = _overlap_pairs(span_doc, s, e, chunk_doc, cs, ce)
+    overlap = np.minimum(e[sp], ce[ch]) - np.maximum(s[sp], cs[ch])
+    hit = (overlap > 0) & (overlap >= min_overlap * np.minimum(e[sp] - s[sp], ce[ch] - cs[ch]) - 1e-9)
+    all_q = np.concatenate([zq, q[sp[hit]]])
+    all_c = np.concatenate([zc, ch[hit]])
+    label = np.concatenate([np.zeros(len(zq), np.int64), merged["relevance"].to_numpy()[sp[hit]].astype(np.int64)])
     # one row per (question, chunk), its largest label; sorted by question, then chunk order
-    key = q[sp].astype(np.int64) * len(chunks) + ch
+    key = all_q * len(chunks) + all_c
     order = np.argsort(key, kind="stable")
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]]) if len(order) else order
-    pick = order[starts]  # one row per (question, chunk), in key order
-    label = np.zeros(len(key), dtype=np.int64) if not len(order) else label
+    pick = order[starts]
     if len(order):
         label[pick] = np.maximum.reduceat(label[order], starts)  # its largest label
     def strings(values, at):  # an id column taken by Arrow (no Python string per row)
@@ -458,8 +488,8 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
         arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
         return pd.Series(pd.arrays.ArrowStringArray(arr.cast(pa.large_string()).take(pa.array(at)))
                          if hasattr(pd.arrays, "ArrowStringArray") else arr.take(pa.array(at)).to_pylist())
-    return pd.DataFrame({"query_id": strings(pd.Series(np.asarray(qnames, dtype=object)), q[sp][pick]),
-                         "doc_id": strings(chunks["chunk_id"], ch[pick]),
+    return pd.DataFrame({"query_id": strings(pd.Series(np.asarray(qnames, dtype=object)), all_q[pick]),
+                         "doc_id": strings(chunks["chunk_id"], all_c[pick]),
                          "relevance": label[pick].astype(np.int64)})
 
 
@@ -469,19 +499,25 @@ def split_run_offsets(run: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame] | 
     as many RAG logs store node metadata): the run with a chunk id per row, and the chunk
     table ``[system,] chunk_id, doc_id, start, end``; None for a run without offsets.
 
-    The chunk id is the run's ``chunk_id``-like column when it has one beside its
-    ``doc_id``/``parent_id``; else the row's document and range, ``"<doc>[start:end]"``.
+    The parent document is a ``parent_id``-like column (``parent_id``, ``document_id``,
+    ``page_id``...) when the run has one, and then the chunk id is its ``chunk_id``-like
+    column or else its ``doc_id``; without a parent column, ``doc_id`` is the parent and
+    the chunk id its ``chunk_id``-like column or else the row's document and range,
+    ``"<doc>[start:end]"``.
     """
     if not is_span_table(run):
         return None
     s = _find(run, START_NAMES, "start", None)
     e = _find(run, END_NAMES, "end", None)
     chunk = _find(run, CHUNK_NAMES, "chunk_id", None)
-    parent = _find(run, PARENT_NAMES, "doc_id", None, exclude=(chunk,) if chunk is not None else ())
-    if parent is None:
-        raise EvalframeInputError("run", [InputProblem(
-            "the run has start/end offsets but no parent document column",
-            "name the parent document doc_id (or parent_id) and the chunk chunk_id")])
+    # the parent: a parent_id-like column beside doc_id (doc_id is then the chunk), else doc_id
+    other = _find(run, tuple(n for n in PARENT_NAMES if n != "doc_id"), "parent_id", None,
+                  exclude=tuple(c for c in (chunk,) if c is not None))
+    doc_col = _find(run, ("doc_id",), "doc_id", None)
+    if other is not None and doc_col is not None and chunk is None:
+        parent, chunk = other, doc_col
+    else:
+        parent = other if other is not None else doc_col
     problems: list[InputProblem] = []
     start, end = _offsets(run, s, "start", problems), _offsets(run, e, "end", problems)
     if problems:
@@ -709,9 +745,10 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
         - ``split``: it spreads over several new chunks; its label goes to those
           that meet the overlap rule (none may: then it is lost, and the status
           says so through an empty ``new_ids``);
-        - ``moved``: not at its offsets, but a new chunk has exactly its text (one of its
-          document first, else of any document: a renamed one); its label goes to that
-          chunk only (the text decides over the offsets of an edited document);
+        - ``moved``: not at its offsets, but a new chunk has exactly its text: for a chunk
+          the offsets call split (an edited document), a chunk of its own document; for
+          one they call orphaned, of any document (a renamed one); its label goes to that
+          chunk only.  A chunk inside a larger new chunk stays merged;
         - ``orphaned``: its document, or its range, is in no new chunk.
 
         Labels of chunks the old table does not name are kept as they are (they may
@@ -773,14 +810,16 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
     status[any_exact] = "kept"
     taken = pairs.loc[pairs["hit"].to_numpy() | pairs["inside"].to_numpy(), ["query_id", "row", "chunk_id", "relevance"]]
     moved_rows = pd.DataFrame(columns=["query_id", "row", "chunk_id", "relevance"])
-    if "text" in old.columns and "text" in new.columns and (status != "kept").any():
-        # not at its offsets, but a new chunk of its document holds exactly its text: moved
-        lost = np.flatnonzero(status != "kept")
+    if "text" in old.columns and "text" in new.columns:
+        # not at its offsets, but a new chunk holds exactly its text: moved.  A chunk spread over
+        # new chunks (an edited document) is looked for in its own document; one found nowhere
+        # (orphaned: a renamed document), in any; a chunk inside a larger new one stays merged.
+        lost = np.flatnonzero((status == "split") | (status == "orphaned"))
         in_doc = new.drop_duplicates(["doc_id", "text"]).set_index(["doc_id", "text"])["chunk_id"]
-        anywhere = new.drop_duplicates("text").set_index("text")["chunk_id"]  # a renamed document
+        anywhere = new.drop_duplicates("text").set_index("text")["chunk_id"]
         found = in_doc.reindex(pd.MultiIndex.from_arrays(
             [o["doc_id"].to_numpy()[lost], o["text"].to_numpy()[lost]])).to_numpy()
-        elsewhere = pd.isna(found)
+        elsewhere = pd.isna(found) & (status[lost] == "orphaned")
         found[elsewhere] = anywhere.reindex(o["text"].to_numpy()[lost][elsewhere]).to_numpy()
         ok = pd.notna(found)
         status[lost[ok]] = "moved"

@@ -73,8 +73,8 @@ from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
-from .ranking import (Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
-                      natural_order, str_column, warn_diagnostics)
+from .ranking import (HAS_JUDGED, Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
+                      natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
                      merge_conflicts)
@@ -299,8 +299,12 @@ class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, placeholder: str, has_rank: bool,
-                 conventions: dict, shallow: list[Measure] | None = None):
+                 conventions: dict, shallow: list[Measure] | None = None, judged_docs: pd.Index | None = None):
         self.ms, self.systems, self.placeholder = ms, systems, placeholder
+        #: the whole golden set's documents (as strings; None: a golden set too big to
+        #: hold, read as a dataset): a system a part flags as retrieving no judged document
+        #: is cleared when it retrieves a document judged for another part's question
+        self.judged_docs = judged_docs
         self.shallow = ms or shallow or []  # the cutoffs rankings are checked against
         self.has_rank, self.conv = has_rank, conventions
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
@@ -358,8 +362,8 @@ class _Assembler:
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
         gone = set(absent)
-        self.records.append([r for r in J.records if not (
-            r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)])
+        self.records.append(self.judged_elsewhere([r for r in J.records if not (
+            r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)], part))
         self.integer_questions.append(J.integer_questions)
         if self.ms:
             # compact: per (system, question) group its codes and a row of values, the
@@ -375,6 +379,20 @@ class _Assembler:
         # full pass (one or two partitions' worth held at once); then Arrow's memory back
         gc.collect(1)
         pa.default_memory_pool().release_unused()
+
+    def judged_elsewhere(self, records: list[Diagnostic], part: _Part) -> list[Diagnostic]:
+        """The part's records, a ``system_without_judged_documents`` record turned into the
+        marker :data:`~evalframe.ranking.HAS_JUDGED` when the system retrieves, for one of the
+        part's golden-set questions, a document the whole golden set judges (the in-memory
+        engine checks the whole golden set; a part sees its questions' labels)."""
+        flagged = [r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
+                   and r.action != HAS_JUDGED]
+        if not flagged or self.judged_docs is None:
+            return records
+        questions = pd.Index(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
+        judged = systems_judged(part.run, flagged, questions, self.judged_docs)
+        return [Diagnostic(r.system, r.check, 0, HAS_JUDGED) if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
+                and r.system in judged else r for r in records]
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -840,7 +858,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     while str(placeholder) in taken:
         placeholder += 1
     placeholder = str(placeholder)
-    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow)
+    judged_docs = None if golden is None else pd.Index(ids_to_str(golden.frame["doc_id"]).unique())
+    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow, judged_docs)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -850,7 +869,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow)
+                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow, judged_docs)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

@@ -340,6 +340,24 @@ def test_hypothesis_cases_identical(client, case):
                 measures=["P@3", "R@5", "RR", "nDCG@5", "AP", "bpref", "Judged@3", "NumRel"])
 
 
+@pytest.mark.parametrize("parts", [1, 2, 3])
+def test_system_without_judged_documents_as_in_memory(client, parts):
+    """A system none of whose documents is judged is named (the placeholder question every
+    partition adds does not count as judged); one whose documents are judged for a
+    question another partition holds is not (as in memory, which sees every label)."""
+    qrels = pd.DataFrame({"query_id": ["q0", "q1", "q2"], "doc_id": ["d0", "d5", "d7"], "relevance": [1, 1, 0]})
+    run = pd.DataFrame({"system": ["a", "b", "a", "c", "a", "b"], "query_id": ["q0", "q0", "q1", "q1", "q2", "q2"],
+                        "doc_id": ["d0", "d9", "d5", "d0", "d7", "d8"], "score": 1.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        diag = ef.diagnostics(run, qrels)
+    row = diag[diag["check"] == "system_without_judged_documents"]
+    assert row["system"].tolist() == ["b"] and row["count"].tolist() == [2]  # c: d0 is judged, for q0
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), measures=["P@3"])
+    assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), dd.from_pandas(qrels, npartitions=2),
+                measures=["P@3"])
+
+
 # ---------------------------------------------------------------- columns=, conflicts=, rollup=
 def _conflicting(qrels: pd.DataFrame) -> pd.DataFrame:
     """The golden set with a second, different label on every 7th pair, spread through it."""

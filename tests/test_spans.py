@@ -393,8 +393,10 @@ def rechunk_oracle(qrels: pd.DataFrame, old: pd.DataFrame, new: pd.DataFrame, mi
         else:
             status = "orphaned"
         taken = [n for n, ns, ne in over if meets(min(e, ne) - max(s, ns), e - s, ne - ns, min_overlap)]
-        if status != "kept" and texts:  # its text, whole, in a new chunk: of its document first
-            same = [n for n, nd, _, _, t in news if t == text and nd == d] or [n for n, _, _, _, t in news if t == text]
+        if status in ("split", "orphaned") and texts:  # its text, whole, in a new chunk of its document
+            same = [n for n, nd, _, _, t in news if t == text and nd == d]
+            if status == "orphaned" and not same:  # of any document (a renamed one)
+                same = [n for n, _, _, _, t in news if t == text]
             if same:
                 status, taken = "moved", same[:1]
         for n in taken:
@@ -611,14 +613,84 @@ def test_span_golden_set_scores_both_chunkings_without_id_warnings():
     assert (out.groupby("system")["value"].mean() > 0).all()
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.ShallowRankingWarning")
 def test_no_retrieved_document_in_the_golden_set_is_an_input_error():
-    spans, golden_a, golden_b, run = help_centre()
-    assert run.loc[run["system"] == "b", "doc_id"].nunique() >= 20 and golden_a["doc_id"].nunique() >= 20
+    from evalframe.engine import FOREIGN_MIN_GOLDEN_DOCS, FOREIGN_MIN_RUN_DOCS
+    n_q = FOREIGN_MIN_GOLDEN_DOCS
+    golden = pd.DataFrame({"query_id": [f"q{i}" for i in range(n_q)], "doc_id": [f"d{i}" for i in range(n_q)],
+                           "relevance": 1})
+    per_q = -(-FOREIGN_MIN_RUN_DOCS // n_q)
+    run = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(n_q)], per_q),
+                        "doc_id": [f"d{i}" for i in range(n_q * per_q)], "score": 1.0})
+    foreign = run.assign(doc_id="chunk:" + run["doc_id"])
     with pytest.raises(ef.EvalframeInputError, match="no retrieved document of any system"):
-        ef.evaluate(run[run["system"] == "b"], golden_a, ["R@5"])
-    foreign = run.assign(doc_id="C:" + run["doc_id"])
+        ef.evaluate(foreign, golden, ["R@5"])
     with pytest.raises(ef.EvalframeInputError, match="no retrieved document of any system"):
-        ef.evaluate(foreign, pd.concat([golden_a, golden_b]), ["R@5"])
+        ef.diagnostics(foreign, golden)
+    small = foreign.groupby("query_id").head(1)  # too few documents to tell: a warning only
+    with pytest.warns(ef.IdSchemeWarning, match="0% of the documents the run retrieved"):
+        ef.evaluate(small, golden, ["R@5"])
+
+
+@quiet
+def test_documents_judged_for_other_questions_are_no_id_scheme_alarm():
+    golden = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "relevance": [1, 1]})
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d2", "d1"], "score": [1.0, 1.0]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ef.evaluate(run, golden, ["R@5"])
+    assert not [w for w in caught if issubclass(w.category, ef.IdSchemeWarning)]
+
+
+@quiet
+def test_systems_on_different_questions_are_no_disjoint_alarm():
+    n = 30
+    golden = pd.DataFrame({"query_id": [f"q{i}" for i in range(2 * n)], "doc_id": [f"d{i}" for i in range(2 * n)],
+                           "relevance": 1})
+    run = pd.concat([pd.DataFrame({"system": "a", "query_id": [f"q{i}" for i in range(n)],
+                                   "doc_id": [f"d{i}" for i in range(n)], "score": 1.0}),
+                     pd.DataFrame({"system": "b", "query_id": [f"q{i}" for i in range(n, 2 * n)],
+                                   "doc_id": [f"d{i}" for i in range(n, 2 * n)], "score": 1.0})])
+    assert "systems_share_no_judged_documents" not in set(ef.diagnostics(run, golden)["check"])
+
+
+@quiet
+def test_offsets_a_run_carries_are_ignored_by_a_chunk_level_golden_set():
+    run = pd.DataFrame({"query_id": ["q0"] * 5, "doc_id": [f"c{i}" for i in range(5)], "score": [5., 4, 3, 2, 1],
+                        "start": [0, 10, 20, 30, 40], "end": [10, 20, 30, 40, 50]})
+    qrels = pd.DataFrame({"query_id": ["q0"], "doc_id": ["c0"], "relevance": [1]})
+    assert ef.evaluate(run, qrels, ["R@5"])["value"].tolist() == [1.0]
+
+
+@quiet
+def test_a_run_with_chunk_and_parent_columns():
+    spans, _, _, run = help_centre()
+    run_a = run[run["system"] == "a"]
+    want = ef.evaluate(run_a, spans, ["SpanRecall@3"], chunks=CHUNKS_A)
+    meta = CHUNKS_A.set_index("chunk_id")
+    log = run_a.assign(parent_id=run_a["doc_id"].map(meta["doc_id"]), start=run_a["doc_id"].map(meta["start"]),
+                       end=run_a["doc_id"].map(meta["end"]))  # doc_id the chunk, parent_id the document
+    pd.testing.assert_frame_equal(ef.evaluate(log, spans, ["SpanRecall@3"]), want)
+
+
+@quiet
+def test_same_chunks_counted_by_two_tokenizers_are_two_chunkings():
+    spans, _, _, run = help_centre()
+    both = pd.concat([run[run["system"] == "a"], run[run["system"] == "a"].assign(system="a2")])
+    chunks = {"a": CHUNKS_A, "a2": CHUNKS_A.assign(tokens=CHUNKS_A["tokens"] * 3)}
+    got = ef.evaluate(both, spans, ["SpanRecall(tokens=20)"], chunks=chunks)
+    alone = ef.evaluate(both[both["system"] == "a2"], spans, ["SpanRecall(tokens=20)"], chunks=chunks["a2"])
+    np.testing.assert_array_equal(got.loc[got["system"] == "a2", "value"].to_numpy(), alone["value"].to_numpy())
+
+
+def test_rechunk_does_not_move_a_merged_chunk_to_another_documents_text():
+    old = pd.DataFrame({"chunk_id": ["A#0", "A#1"], "doc_id": ["A", "A"], "start": [0, 8], "end": [8, 20],
+                        "text": ["Results.", " more text."]})
+    new = pd.DataFrame({"chunk_id": ["A#n0", "B#n0"], "doc_id": ["A", "B"], "start": [0, 0], "end": [20, 8],
+                        "text": ["Results. more text.", "Results."]})
+    q = pd.DataFrame({"query_id": ["q"], "doc_id": ["A#0"], "relevance": [1]})
+    r = ef.rechunk(q, old, new)
+    assert r.drift["status"].tolist() == ["merged"] and r.qrels["doc_id"].tolist() == ["A#n0"]
 
 
 # ====================================================================== 4. comparing chunkings

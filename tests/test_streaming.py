@@ -326,6 +326,27 @@ def test_dropped_questions_of_a_part_without_some_system_keep_the_whole_order(la
 
 
 @pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_system_without_judged_documents_as_in_memory(layout, tmp_path):
+    """A system none of whose documents is judged is named; one whose documents are judged
+    only for questions another part holds is not (as in memory, which sees every label)."""
+    n = 2000  # parts hold at least streaming.MIN_BATCH_ROWS rows
+    names = [f"q{i:05d}" for i in range(n)]
+    qrels = pd.DataFrame({"query_id": names, "doc_id": [f"d{i}" for i in range(n)], "relevance": 1})
+    run = pd.concat([pd.DataFrame({"system": "a", "query_id": names, "doc_id": [f"d{i}" for i in range(n)]}),
+                     pd.DataFrame({"system": "b", "query_id": names, "doc_id": [f"x{i}" for i in range(n)]}),
+                     pd.DataFrame({"system": "c", "query_id": names,  # judged, for a question far away
+                                   "doc_id": [f"d{(i + n // 2) % n}" for i in range(n)]})],
+                    ignore_index=True).assign(score=1.0)
+    run = run.sort_values("query_id", kind="stable", ignore_index=True) if layout == "grouped" else \
+        run.sample(frac=1, random_state=2, ignore_index=True)
+    source = write_parts(run, tmp_path / "run", 4)
+    a, b = both(run, source, qrels, ["P@1"], memory_budget=budget_for(run, qrels, 5))
+    flagged = a[1][a[1]["check"] == "system_without_judged_documents"]
+    assert flagged["system"].tolist() == ["b"] and flagged["count"].tolist() == [n]
+    assert_same(a, b)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
 def test_columns_renamed_at_read(layout, tmp_path, monkeypatch):
     """columns= maps the dataset's own names (a column already named like a target is left
     out, as apply_columns does) and the golden set's, as in memory."""

@@ -24,8 +24,8 @@ from ..errors import EvalframeInputError, InputProblem
 from ..engine import is_span_input
 from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
-from ..inputs import check_columns, question_texts
-from ..io import read_qrels
+from ..inputs import alias_candidates, check_columns, question_texts
+from ..io import read_chunks, read_qrels
 from ..schema import check_conflicts
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
@@ -243,8 +243,10 @@ def span_defaults(run, chunks) -> list[str]:
     """The default measures of a report on a span golden set: :data:`SPAN_MEASURES`, and
     ``SpanRecall(tokens=512)`` when every chunk table (or the run) has token counts."""
     tables = list(chunks.values()) if isinstance(chunks, Mapping) else [chunks]
-    tokens = (all(isinstance(t, pd.DataFrame) and "tokens" in t for t in tables) if chunks is not None
-              else isinstance(run, pd.DataFrame) and "tokens" in run)
+    if chunks is not None:
+        tokens = all("tokens" in read_chunks(t).columns for t in tables)
+    else:
+        tokens = isinstance(run, pd.DataFrame) and bool(alias_candidates(run, "tokens"))
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
@@ -349,12 +351,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     ...               baseline="bm25", n_resamples=200)            # doctest: +SKIP
     >>> r.summary[["system", "measure", "mean", "ci_low", "ci_high"]]  # doctest: +SKIP
     """
-    if measures is None and (is_span_input(qrels, columns) or chunks is not None and is_span_input(run, columns)):
-        measures = span_defaults(run, chunks)
-    opts = report_options(measures=measures, baseline=baseline, stages=stages, confidence=confidence,
-                          n_resamples=n_resamples, seed=seed, interval=interval, test=test,
-                          correction=correction, curve=curve, curve_ks=curve_ks, progress=progress,
-                          **conventions)
+    options = dict(baseline=baseline, stages=stages, confidence=confidence, n_resamples=n_resamples, seed=seed,
+                   interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
+                   progress=progress, **conventions)
+    opts = report_options(measures=measures, **options)
     query_texts(queries, caller="report")
     if not isinstance(n_changes, numbers.Integral) or isinstance(n_changes, bool) or n_changes < 1:
         raise _bad("n_changes", "an int >= 1", n_changes)
@@ -363,6 +363,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     seg_table = resolve_segments(segments, qrels, columns=cols)
     conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
     golden = read_qrels(qrels, columns=cols, conflicts=conv["conflicts"])  # read once, text kept
+    if measures is None and "start" in golden.columns and (chunks is not None or is_span_input(run, cols)):
+        opts = report_options(measures=span_defaults(run, chunks), **options)  # a span golden set, chunks known
+        conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
     if queries is None:
         queries = question_texts(golden)
 
