@@ -34,9 +34,9 @@ How the work is split
    (with ``warn=False``: a retried task warns nothing).  The rows keep the run's order
    (a key of input partition and position travels with each shuffled row and the
    partition is put back in that order), so ``duplicates="first"`` keeps the same row.
-   Every partition is told every system of the run (a system with no row in a partition
-   is still scored there): a one-document placeholder question, answered by every system
-   and judged relevant, is added to each partition and removed from its results.
+   Every partition is told every system of the run (``judge(systems=)``): a system with no
+   row in a partition is still scored there, and a partition may hold no run row or no
+   golden-set row.
 4. The partitions' diagnostics are merged (:func:`evalframe.ranking.merge_diagnostics`,
    with the run's systems in first-appearance order); ``system_without_golden_questions``
    is decided over all partitions, and the warnings are issued once, on the client.  The
@@ -71,9 +71,6 @@ from .rollup import UNIT, Rollup, rollup_column, rollup_map
 from .schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
                      merge_conflicts)
 
-#: Question id of the placeholder question added to every partition (an integer, so the
-#: natural order of a partition's questions is what it would be without it).
-PLACEHOLDER_QUESTION = "-999999999999999999"
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank")
 #: Rows of a partition are numbered ``input partition * ROW_STRIDE + position``.
@@ -187,17 +184,6 @@ def _systems_in_order(parts: list[list]) -> list:
 
 
 # ---------------------------------------------------------------- one partition
-def _placeholder_rows(run: pd.DataFrame, systems: list, rel: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One row per system of the placeholder question, and its one relevant judgment."""
-    rows = {"query_id": PLACEHOLDER_QUESTION, "doc_id": PLACEHOLDER_QUESTION, "score": 0.0}
-    if "rank" in run.columns:
-        rows["rank"] = 1
-    if "system" in run.columns:
-        rows = {"system": systems, **rows}
-    return (pd.DataFrame(rows, index=range(len(systems))),
-            pd.DataFrame({"query_id": [PLACEHOLDER_QUESTION], "doc_id": [PLACEHOLDER_QUESTION], "relevance": [max(int(rel), 1)]}))
-
-
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
                   rel: int, ties: Ties, missing: Missing, depth: int | None,
                   duplicates: Duplicates, conflicts: Conflicts = "error",
@@ -224,21 +210,13 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     if conflicts != "error" and qrels_row is not None:  # whole questions: resolved here, merged by the client
         qrels, resolved = check_qrels_part(qrels, conflicts, qrels_row)
         conflicts = "error"  # no repeated pair is left
-    for c in ("system", "query_id", "doc_id"):  # as check_run() reads them; the placeholder's dtype
-        if c in run.columns and not pd.api.types.is_string_dtype(run[c].dtype):
-            run[c] = ids_to_str(run[c])
-    extra_run, extra_qrels = _placeholder_rows(run, systems, rel)
-    run = pd.concat([run, extra_run.astype({c: run[c].dtype for c in extra_run.columns})], ignore_index=True)
-    qrels = pd.concat([qrels, extra_qrels.astype({"relevance": qrels["relevance"].dtype})], ignore_index=True)
-    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth,
-                duplicates=duplicates, warn=False, conflicts=conflicts, rollup=rollup,
-                placeholder=PLACEHOLDER_QUESTION)
-    J = with_shallow_rankings(J, ms or shallow or [], warn=False, ignore=PLACEHOLDER_QUESTION)
+    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
+                conflicts=conflicts, rollup=rollup, systems=systems if "system" in run.columns else [None])
+    J = with_shallow_rankings(J, ms or shallow or [], warn=False)
     table = per_question_table(J, ms)
-    table = table[table["query_id"] != PLACEHOLDER_QUESTION].reset_index(drop=True)
     if rollup is not None:
         table.insert(table.columns.get_loc("measure"), "unit", UNIT)
-    n_golden = J.n_queries - 1
+    n_golden = J.n_queries
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
     return {"table": table, "records": list(J.records), "silent": silent,

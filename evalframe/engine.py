@@ -15,7 +15,7 @@ __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings",
 
 import os
 from dataclasses import replace
-from typing import Literal, Mapping
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ Duplicates = Literal["error", "max", "first"]
 def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
             depth: int | None = None, duplicates: Duplicates = "error", warn: bool = True,
             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-            rollup: Rollup | None = None, placeholder: str | None = None) -> Judged:
+            rollup: Rollup | None = None, systems: Sequence[str | None] | None = None) -> Judged:
     """Read and check both inputs (never trusting, never modifying them), roll chunks up
     to pages when ``rollup`` is given (:mod:`evalframe.rollup`), then judge.
 
@@ -46,24 +46,25 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses.
     ``columns`` maps both tables' column names; ``conflicts`` resolves the golden set's
     conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``);
-    ``placeholder`` is passed to :func:`~evalframe.ranking.judge`."""
+    ``systems``: every system of the whole run, ``run`` and ``qrels`` a partition of
+    whole questions (either may hold no row; :func:`~evalframe.ranking.judge`)."""
     mapping = None
     if isinstance(rollup, str):
         run, mapping = _split_page_column(run, rollup)
     elif rollup is not None:
         mapping = rollup_map(rollup)
-    run = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties)  # ids factorised once, for judge
-    qrels = read_checked_qrels(qrels, columns=columns, conflicts=conflicts)
+    part = systems is not None
+    run = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties, part=part)  # ids factorised once
+    qrels = read_checked_qrels(qrels, columns=columns, conflicts=conflicts, part=part)
     resolved = qrels.conflicts
     if mapping is None:
-        J = judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn, placeholder=placeholder)
+        J = judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn, systems=systems)
         return with_conflicts(_note_foreign_ids(J, run, qrels), resolved)
     if ties == "rank" and "rank" not in run.frame:
         judge(run, qrels, ties=ties, warn=False)  # the same error as without a roll-up
     run, run_records = rollup_run(run, mapping, ties=ties)
     qrels, qrels_records = rollup_qrels(qrels, mapping)
-    J = judge(run, qrels, rel=rel, ties="rank", missing=missing, depth=depth, warn=warn,
-              placeholder=placeholder)
+    J = judge(run, qrels, rel=rel, ties="rank", missing=missing, depth=depth, warn=warn, systems=systems)
     return with_conflicts(with_records(J, run_records + qrels_records), resolved)
 
 
@@ -238,12 +239,12 @@ def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:
                                        f"resolved: {c.how} label", tuple(c.examples))])
 
 
-def with_shallow_rankings(J: Judged, ms: list[Measure], *, warn: bool = True, ignore: str | None = None) -> Judged:
+def with_shallow_rankings(J: Judged, ms: list[Measure], *, warn: bool = True) -> Judged:
     """``J`` with a ``shallow_rankings`` record per system whose rankings are shorter than
     the deepest cutoff of ``ms`` (and its warning when ``warn``); engines that evaluate in
     parts call it per part with ``warn=False`` and warn on the merged records."""
     ks = [m.k for m in ms if m.k is not None]
-    return with_records(J, shallow_rankings(J, max(ks), warn=warn, ignore=ignore)) if ks else J
+    return with_records(J, shallow_rankings(J, max(ks), warn=warn)) if ks else J
 
 
 def with_records(J: Judged, records) -> Judged:
@@ -380,7 +381,7 @@ SIZE_RATIO = 1.5
 
 def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
     """A ``chunk_sizes_differ`` record when the systems' median tokens per retrieved row
-    are :data:`SIZE_RATIO` apart or more and no measure of ``ms`` reads a token budget:
+    are ``SIZE_RATIO`` (1.5x) apart or more and no measure of ``ms`` reads a token budget:
     @k then compares different amounts of text."""
     if J.tokens is None or "system" not in J.groups or not len(J.grp) or any(
             dict(m.params).get("tokens") is not None for m in ms):

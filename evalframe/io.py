@@ -710,25 +710,28 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
 def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,
                      duplicates: Literal["error", "max", "first"] = "error", columns: Mapping[str, str] | None = None,
                      ties: str = "doc_id_desc", filesystem: FileSystem | None = None,
-                     encoding: str = "utf-8") -> CheckedRun:
+                     encoding: str = "utf-8", part: bool = False) -> CheckedRun:
     """:func:`read_run`, returning the checked run with its ids factorised once
     (:class:`~evalframe.schema.CheckedRun`), which :func:`evalframe.ranking.judge`
-    uses as it is: a single source is factorised once, by its check."""
+    uses as it is: a single source is factorised once, by its check (``part``: a
+    partition of a run, which may hold no row, :func:`~evalframe.schema.check_run`)."""
     check_columns(columns, caller="read_run")
     nested = isinstance(source, Mapping) and _is_nested_run_mapping(source)
     listed = isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike))
     if not nested and not listed:  # read_run's single-source case
         return check_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
-                         duplicates=duplicates, columns=columns, ties=ties)
+                         duplicates=duplicates, columns=columns, ties=ties, part=part)
     return encode_run(read_run(source, system=system, duplicates=duplicates, columns=columns, ties=ties,
                                filesystem=filesystem, encoding=encoding))
 
 
 def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-                       filesystem: FileSystem | None = None, encoding: str = "utf-8") -> CheckedQrels:
+                       filesystem: FileSystem | None = None, encoding: str = "utf-8",
+                       part: bool = False) -> CheckedQrels:
     """:func:`read_qrels`, returning the checked golden set with its ids factorised once
-    (and the conflicts ``conflicts`` resolved, :attr:`~evalframe.schema.CheckedQrels.conflicts`)."""
+    (and the conflicts ``conflicts`` resolved, :attr:`~evalframe.schema.CheckedQrels.conflicts`;
+    ``part``: a partition of a golden set, which may hold no row)."""
     check_columns(columns, caller="read_qrels")
     check_conflicts(conflicts, caller="read_qrels")
     return check_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
-                       conflicts=conflicts)
+                       conflicts=conflicts, part=part)

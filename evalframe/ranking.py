@@ -501,7 +501,8 @@ class Judged:
 # ---------------------------------------------------------------- judge and its steps
 def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
           ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
-          warn: bool = True, keep_rows: bool = False, placeholder: str | None = None) -> Judged:
+          warn: bool = True, keep_rows: bool = False,
+          systems: Sequence[str | None] | None = None) -> Judged:
     """Join a cleaned run with a cleaned golden set, rank it, and label every row.
 
     Parameters
@@ -518,9 +519,11 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
         Issue the structured warnings (they are always in ``diagnostics``).
     keep_rows : bool
         Also return each ranked row's position in ``run`` (``source_row``).
-    placeholder : str, optional
-        A question an engine adds to every partition (:mod:`evalframe.dask_engine`):
-        left out of the ``system_without_judged_documents`` check.
+    systems : sequence of str, optional
+        Every system of the whole run, in its order (``[None]``: a run without systems):
+        ``run`` is then a partition of it, of whole questions, and a system with no row
+        in it is still scored on its golden-set questions (``missing="zero"``); the
+        partition may share no question with ``qrels``, or hold no row.
 
     Returns
     -------
@@ -531,7 +534,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     frame = run.frame
     _check_options(frame, rel=rel, ties=ties, missing=missing, depth=depth)
     queries, qq, ql, qrels_order = _golden_set(qrels)
-    systems, sys_codes, rq = _run_ids(run, queries)
+    systems, system_names, sys_codes, rq = _run_ids(run, queries, systems)
     unknown = rq < 0
     any_unknown = bool(unknown.any())
     kept = np.flatnonzero(~unknown) if any_unknown else None
@@ -554,13 +557,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
     row_sys = sys_codes if kept is None else sys_codes[kept]
     judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where], rq[keep][judged_at])
-    if placeholder is None:
-        id_records = unjudged_systems(systems, row_sys, judged_docs[1], run, kept, qrels)
-    else:
-        skip = np.flatnonzero(pc.equal(queries.arrow, placeholder).to_numpy(zero_copy_only=False))
-        real, real_judged = ~np.isin(rq[keep], skip), ~np.isin(judged_docs[3], skip)
-        rows = np.flatnonzero(real) if kept is None else kept[real]
-        id_records = unjudged_systems(systems, row_sys[real], judged_docs[1][real_judged], run, rows, qrels)
+    id_records = unjudged_systems(systems, row_sys, judged_docs[1], run, kept, qrels)
     del judged_at, judged_where, row_sys
     want_rows = keep_rows or qrels.subtopics is not None
     order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
@@ -583,8 +580,8 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     records = _diagnostics(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
     groups = pd.DataFrame({"query_id": queries[g_q].series()})
-    if run.system is not None:
-        groups.insert(0, "system", str_column(run.system.dictionary.take(pa.array(g_sys))))
+    if system_names is not None:
+        groups.insert(0, "system", str_column(system_names.take(pa.array(g_sys))))
     if warn:
         warn_diagnostics(records, rel)
     return Judged(groups, g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
@@ -678,20 +675,31 @@ def _question_label_order(qq: np.ndarray, ql: np.ndarray) -> np.ndarray:
     return key.view(np.int64)
 
 
-def _run_ids(run: CheckedRun, queries: _Names) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The run's systems (first appearance order), each row's system code and
-    each row's question index in ``queries`` (-1: not in the golden set)."""
-    if run.system is not None:
-        systems, sys_codes = run.system.names, run.system.codes
+def _run_ids(run: CheckedRun, queries: _Names, every: Sequence[str | None] | None = None
+             ) -> tuple[np.ndarray, pa.Array | None, np.ndarray, np.ndarray]:
+    """The run's systems (first appearance order; ``every``: these, the whole run's), their
+    names as Arrow strings (None: a run without systems), each row's system code and each
+    row's question index in ``queries`` (-1: not in the golden set)."""
+    if every is not None and list(every) != [None]:
+        systems = np.array(every, dtype=object)
+        names = pa.array([str(x) for x in every], pa.large_string())
+        sys_codes = np.zeros(len(run.frame), dtype=np.int32)
+        if run.system is not None:
+            where = pd.Index(systems).get_indexer(run.system.names)
+            if (where < 0).any():
+                raise ValueError(f"systems {list(run.system.names[where < 0][:3])} are not in the systems given")
+            sys_codes = where.astype(np.int32)[run.system.codes]
+    elif run.system is not None:
+        systems, names, sys_codes = run.system.names, run.system.dictionary, run.system.codes
     else:
-        systems, sys_codes = np.array([None], dtype=object), np.zeros(len(run.frame), dtype=np.int32)
+        systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run.frame), dtype=np.int32)
     to_golden = _position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
-    if (to_golden < 0).all():
+    if every is None and (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
             f"(run ids e.g. {list(run.query.names[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
-    return systems, sys_codes, to_golden[run.query.codes]
+    return systems, names, sys_codes, to_golden[run.query.codes]
 
 
 def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
@@ -1420,7 +1428,7 @@ def _first_examples(ids: pd.Series) -> Diagnostic:
     return Diagnostic(None, Check.SHALLOW_RANKINGS, 0, "", first, numeric, bytewise)
 
 
-def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None = None) -> list[Diagnostic]:
+def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic]:
     """Records of the rankings that hold fewer than ``k`` documents (but at least one).
 
     A measure at cutoff k reads such a ranking whole: R@100 of a 20-deep ranking is its
@@ -1429,10 +1437,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True, ignore: str | None
     :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
     """
     n = np.bincount(J.grp, minlength=J.n_groups)
-    counted = (n > 0) & (n < k)
-    if ignore is not None:  # an engine's own placeholder question
-        counted &= ~(J.groups["query_id"] == ignore).to_numpy(dtype=bool, na_value=False)
-    short = np.flatnonzero(counted)
+    short = np.flatnonzero((n > 0) & (n < k))
     if not len(short):
         return []
     if "system" in J.groups:

@@ -231,12 +231,13 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
 
 
 def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
-                conflicts: Conflicts = "error", resolve: bool = True) -> CheckedQrels:
+                conflicts: Conflicts = "error", resolve: bool = True, part: bool = False) -> CheckedQrels:
     """Check a golden set and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_qrels`; ``resolve=False`` keeps repeated
     (query_id, doc_id) rows as they are (``conflicts`` unused): a part of a larger
-    golden set, checked again once all the rows of its questions are together.
+    golden set, checked again once all the rows of its questions are together;
+    ``part=True``: a partition of a golden set, which may hold no row.
 
     Returns
     -------
@@ -248,7 +249,7 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
                         "use evalframe.read_qrels() for files and dicts")
     check_conflicts(conflicts, caller="check_qrels")
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
-    checked = _check_qrels(table, conflicts, resolve)
+    checked = _check_qrels(table, conflicts, resolve, part)
     prior = qrels.attrs.get("evalframe_conflicts")
     if checked.conflicts is None and isinstance(prior, ResolvedConflicts):
         checked = replace(checked, conflicts=prior)  # resolved when this table was read
@@ -269,13 +270,13 @@ def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{TEXT_COLUMN: by_query.reindex(frame["query_id"].to_numpy(dtype=object)).to_numpy()})
 
 
-def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True) -> CheckedQrels:
+def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True, part: bool = False) -> CheckedQrels:
     """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`)."""
     problems: list[InputProblem] = []
     df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic",), problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
-    if len(df) == 0:
+    if len(df) == 0 and not part:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
     status = {c: _arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
@@ -572,10 +573,11 @@ def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None
 
 def check_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error",
-              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc") -> CheckedRun:
+              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc", part: bool = False) -> CheckedRun:
     """Check a run and return the canonical copy with its ids factorised once.
 
-    Parameters and errors as :func:`clean_run`.
+    Parameters and errors as :func:`clean_run`; ``part=True``: a partition of a run,
+    which may hold no row.
 
     Returns
     -------
@@ -595,7 +597,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
     df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank", "tokens"), problems)
     if problems:
         raise EvalframeInputError("run", problems)
-    if len(df) == 0:
+    if len(df) == 0 and not part:
         raise EvalframeInputError("run", [InputProblem(
             "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
     id_cols = ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ())

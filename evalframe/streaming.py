@@ -30,10 +30,9 @@ Everything a warning or diagnostic says is decided inside each partition, with
 and the diagnostics table are exactly those of the in-memory call.  Three
 details keep every partition's answer equal to the whole input's:
 
-- each partition names every system of the run: a system without rows there
-  gets one placeholder row on a question id absent from the golden set, so its
-  unanswered questions are scored (or dropped) and counted as in the whole
-  input, and the placeholder's own "dropped question" record is discarded;
+- each partition is judged knowing every system of the run (``judge(systems=)``):
+  a system without rows there still has its unanswered questions scored (or
+  dropped) and counted as in the whole input;
 - a partition that shares no question with the golden set (a bucket of run-only
   questions, or of golden-only ones) is not evaluated alone: its rows join a
   final partition, anchored by one ordinary question held back for it, together
@@ -298,15 +297,15 @@ class _Part:
 class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
-    def __init__(self, ms: list[Measure] | None, systems: list, placeholder: str, has_rank: bool,
-                 conventions: dict, shallow: list[Measure] | None = None, judged_docs: pd.Index | None = None):
-        self.ms, self.systems, self.placeholder = ms, systems, placeholder
+    def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
+                 shallow: list[Measure] | None = None, judged_docs: pd.Index | None = None):
+        self.ms, self.systems = ms, systems
         #: the whole golden set's documents (as strings; None: a golden set too big to
         #: hold, read as a dataset): a system a part flags as retrieving no judged document
         #: is cleared when it retrieves a document judged for another part's question
         self.judged_docs = judged_docs
         self.shallow = ms or shallow or []  # the cutoffs rankings are checked against
-        self.has_rank, self.conv = has_rank, conventions
+        self.conv = conventions
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
         self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
@@ -339,31 +338,19 @@ class _Assembler:
     def finish(self, leftover: pd.DataFrame | None) -> None:
         parts = ([self.anchor] if self.anchor is not None else []) + self.deferred
         qrels = [p.qrels for p in parts] + ([leftover] if leftover is not None else [])
-        if parts:
+        if parts:  # no anchor: no part shared a question, judged as a whole input (which says so)
             self.evaluate(_Part(pd.concat([p.run for p in parts], ignore_index=True),
-                                pd.concat(qrels, ignore_index=True)))
+                                pd.concat(qrels, ignore_index=True)), part_of_run=self.anchor is not None)
         self.anchor, self.deferred = None, []
 
-    def evaluate(self, part: _Part) -> None:
+    def evaluate(self, part: _Part, part_of_run: bool = True) -> None:
         run = part.run
-        absent = []
-        if self.systems != [None]:
-            absent = [s for s in self.systems if s not in set(pd.unique(run["system"]))]
-            if absent:
-                fill = {"system": absent, "query_id": [self.placeholder] * len(absent),
-                        "doc_id": [self.placeholder] * len(absent)}
-                if "score" in run.columns:  # else a rank-only run (ordered by rank)
-                    fill["score"] = [0.0] * len(absent)
-                if self.has_rank:
-                    fill["rank"] = [1] * len(absent)
-                run = pd.concat([run, pd.DataFrame(fill)], ignore_index=True)
-        J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False, **self.conv)
+        J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False,
+                    systems=self.systems if part_of_run else None, **self.conv)
         J = with_shallow_rankings(J, self.shallow, warn=False)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
-        gone = set(absent)
-        self.records.append(self.judged_elsewhere([r for r in J.records if not (
-            r.check is Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET and r.system in gone)], part))
+        self.records.append(self.judged_elsewhere(list(J.records), part))
         self.integer_questions.append(J.integer_questions)
         if self.ms:
             # compact: per (system, question) group its codes and a row of values, the
@@ -853,13 +840,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
-    taken = set(golden.queries) if golden is not None else set()
-    placeholder = -999999999999999999  # an integer id, so a part's dropped questions keep the whole's order
-    while str(placeholder) in taken:
-        placeholder += 1
-    placeholder = str(placeholder)
     judged_docs = None if golden is None else pd.Index(ids_to_str(golden.frame["doc_id"]).unique())
-    asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow, judged_docs)
+    asm = _Assembler(ms, systems, conv, shallow, judged_docs)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -869,7 +851,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, placeholder, reader.has_rank, conv, shallow, judged_docs)
+                asm = _Assembler(ms, systems, conv, shallow, judged_docs)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

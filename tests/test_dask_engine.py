@@ -358,6 +358,19 @@ def test_system_without_judged_documents_as_in_memory(client, parts):
                 measures=["P@3"])
 
 
+@pytest.mark.parametrize("parts", [1, 3])
+def test_any_question_id_and_integer_system_ids(client, parts):
+    """No question id is reserved: "-999999999999999999" (once the id of a placeholder
+    question every partition added, and silently dropped) is scored as any other; integer
+    system ids, and a system missing from most partitions, are told to every partition."""
+    ids = ["-999999999999999999", "q1", "q2", "q3", "q4", "q5"]
+    qrels = pd.DataFrame({"query_id": ids, "doc_id": "d1", "relevance": [1, 2, 0, 1, 1, 3]})
+    run = pd.DataFrame({"system": [7] * 12 + [8], "query_id": ids * 2 + ["q3"],
+                        "doc_id": ["d1"] * 6 + ["d2"] * 6 + ["d1"], "score": np.arange(13.0)})
+    got, expected = assert_same(run, qrels, dd.from_pandas(run, npartitions=parts), measures=["P@1", "AP"])
+    assert "-999999999999999999" in set(expected["query_id"])
+
+
 # ---------------------------------------------------------------- columns=, conflicts=, rollup=
 def _conflicting(qrels: pd.DataFrame) -> pd.DataFrame:
     """The golden set with a second, different label on every 7th pair, spread through it."""

@@ -181,3 +181,48 @@ def test_integer_question_ids_list_examples_numerically_whole_and_in_parts():
     got = diagnostics_table(merge_diagnostics(
         (records(run[run.query_id.isin(p)], ints[ints.query_id.isin(p)]) for p in parts), systems=["s"]))
     pd.testing.assert_frame_equal(got, whole)
+
+
+def judged_part(run, qrels, systems, **kw):
+    """A partition judged knowing every system of the run (prepare(systems=))."""
+    from evalframe.engine import prepare
+    return prepare(run.reset_index(drop=True), qrels.reset_index(drop=True), warn=False, systems=systems, **kw)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.lists(st.integers(0, 3), min_size=6, max_size=6), st.sampled_from(["zero", "drop"]))
+def test_partitions_told_every_system_may_be_empty_or_lack_a_system(case, assignment, missing):
+    """Any assignment of questions to four partitions: a partition may hold no run row, no
+    golden-set row, share no question, or lack a system (C answers a third of the
+    questions); told the run's systems, each is judged, and their tables concatenated are
+    the whole input's bit for bit, their diagnostics merged the whole's (but
+    system_without_judged_documents, which the engines decide on the whole golden set)."""
+    from evalframe.engine import per_question_table
+    from evalframe.measures.names import parse_measures
+    from evalframe.ranking import Check
+    qrels, run, rel = case
+    run = pd.concat([run.assign(system="A"), run.assign(system="B", score=-run.score),
+                     run[run.query_id.isin(run.query_id.unique()[::3])].assign(system="C")], ignore_index=True)
+    questions = list(dict.fromkeys(list(qrels.query_id) + list(run.query_id)))
+    part_of = {q: assignment[i % len(assignment)] for i, q in enumerate(questions)}
+    ms = parse_measures(["AP", "nDCG@3", "RR", "P@2", "bpref", "NumRel", "Rprec"])
+    systems = list(dict.fromkeys(run.system))
+    tables, recs = [], []
+    for p in range(4):  # every partition, the empty ones too
+        qs = [q for q, i in part_of.items() if i == p]
+        J = judged_part(run[run.query_id.isin(qs)], qrels[qrels.query_id.isin(qs)], systems, rel=rel,
+                        missing=missing)
+        tables.append(per_question_table(J, ms))
+        recs.append(J.records)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ef.EvalframeWarning)
+        whole = ef.evaluate(run, qrels, ms, missing=missing)
+    merged = pd.concat(tables, ignore_index=True).set_index(KEYS).loc[pd.MultiIndex.from_frame(whole[KEYS])]
+    assert len(pd.concat(tables)) == len(whole)
+    a, b = merged["value"].to_numpy(), whole["value"].to_numpy()
+    assert ((a == b) | (np.isnan(a) & np.isnan(b))).all()
+    keep = lambda rs: [r for r in rs if r.check is not Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS]  # noqa: E731
+    got = diagnostics_table(keep(merge_diagnostics(recs, systems=systems)))
+    want = diagnostics_table(keep(judge(ef.read_run(run), ef.read_qrels(qrels), missing=missing, rel=rel,
+                                        warn=False).records))
+    pd.testing.assert_frame_equal(got, want)
