@@ -52,14 +52,18 @@ __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_
            "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
            "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
 
+import contextlib
+import errno
 import gc
 import glob as _glob
 import math
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
@@ -254,6 +258,57 @@ class StreamOptions:
     budget: int
     progress: bool | None = None
     temp_dir: str | None = None
+
+
+# ---------------------------------------------------------------- scratch space
+@contextlib.contextmanager
+def scratch_directory(prefix: str, dir: str | None = None) -> Iterator[str]:
+    """A temporary directory for a run's spilled partitions (in ``dir``, default the
+    system's: ``TMPDIR``), removed on success, error, Ctrl-C and SIGTERM (what ``kill``,
+    ``timeout``, ``docker stop`` and batch schedulers send: the process still ends by
+    the signal, once the directory is gone).  A disk that fills up while it is written
+    is one ``OSError`` naming the directory and ``TMPDIR``."""
+    tmp = tempfile.mkdtemp(prefix=prefix, dir=dir)
+    terminated: list[int] = []
+
+    def on_sigterm(signum, frame):
+        terminated.append(signum)
+        raise SystemExit(128 + signum)  # unwinds: every finally runs
+
+    previous = None
+    if threading.current_thread() is threading.main_thread() and \
+            signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):  # never a handler of the caller's
+        previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield tmp
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise OSError(e.errno, f"no space left in the temporary directory {os.path.dirname(tmp)} while spilling "
+                               "the run to disk: free space there, or set TMPDIR to a directory on a larger disk "
+                               "(or raise memory_budget)") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if terminated:
+            os.kill(os.getpid(), signal.SIGTERM)  # the default action now: ends as the sender meant
+
+
+def close_all(files) -> None:
+    """Close every file or writer of ``files``, the first error raised once all are tried
+    (a Parquet writer whose close failed on a full disk is marked closed: its finaliser
+    would try again and print a traceback)."""
+    first = None
+    for f in files:
+        try:
+            f.close()
+        except Exception as e:  # noqa: BLE001 - re-raised below
+            first = first or e
+            if getattr(f, "is_open", False):
+                f.is_open = False
+    if first is not None:
+        raise first
 
 
 # ---------------------------------------------------------------- the golden set
@@ -710,8 +765,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
                 _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
                                lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
     finally:
-        for w in writers.values():
-            w.close()
+        close_all(writers.values())
     g_bucket = None if golden is None else _bucket_of(pd.Series(golden.queries, dtype=object), n_buckets)
     bar.reset(total=n_buckets)
     bar.set_description("evaluating buckets")
@@ -855,13 +909,10 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:
-            tmp = tempfile.mkdtemp(prefix="evalframe-buckets-", dir=options.temp_dir)
-            try:
+            with scratch_directory("evalframe-buckets-", options.temp_dir) as tmp:
                 bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
                                            columns, conflicts)
                 asm.finish(None)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
     c = bucketed if golden is None else golden.conflicts
     if c is not None and c.count:  # as engine.with_conflicts records it, once
         asm.whole.append(Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,

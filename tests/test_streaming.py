@@ -527,3 +527,76 @@ def test_a_rank_only_run_streams_as_in_memory(layout, tmp_path):
     source = write_parts(run, tmp_path / "run", 5)
     a, b = both(run, source, ds.qrels, ["AP", "nDCG@10", "RR"], memory_budget=budget_for(run, ds.qrels, 5))
     assert_same(a, b)
+
+
+def _bucketed_case(tmp_path):
+    """A shuffled run that streams through the bucket pass at a small budget."""
+    rng = np.random.default_rng(3)
+    n = 6000
+    run = pd.DataFrame({"query_id": rng.integers(0, 1500, n).astype(str), "doc_id": rng.integers(0, 10**6, n).astype(str),
+                        "score": rng.random(n)}).drop_duplicates(["query_id", "doc_id"], ignore_index=True)
+    qrels = pd.DataFrame({"query_id": np.arange(1500).astype(str), "doc_id": "1", "relevance": 1})
+    return run, write_parts(run, tmp_path / "run", 3), qrels
+
+
+def test_a_full_temp_directory_is_one_error_naming_it(tmp_path, monkeypatch, capfd):
+    """A disk that fills up during the bucket pass (every write and close fails as on a
+    full disk): one OSError naming the directory and TMPDIR, every writer closed (no
+    finaliser traceback), the bucket directory removed."""
+    import errno
+    import gc
+
+    import pyarrow.parquet as pq
+    run, source, qrels = _bucketed_case(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    calls = {"n": 0}
+
+    def full(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, *a, **k)
+
+    def full_close(self):
+        if self.is_open:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_write = pq.ParquetWriter.write_table
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    monkeypatch.setattr(pq.ParquetWriter, "close", full_close)
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    with pytest.raises(OSError, match=f"no space left in the temporary directory {scratch}.*TMPDIR"):
+        ef.evaluate(source, qrels, "P@5", memory_budget=budget_for(run, qrels, 8))
+    gc.collect()
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert list(scratch.iterdir()) == []
+
+
+def test_sigterm_removes_the_bucket_directory(tmp_path):
+    """SIGTERM during the bucket pass (sent by the process itself after the first bucket
+    write): the bucket directory is removed and the process ends by the signal."""
+    import signal
+    import subprocess
+    import sys
+    run, source, qrels = _bucketed_case(tmp_path)
+    qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    script = f"""
+import os, signal, pandas as pd, evalframe as ef
+from evalframe import streaming
+write = streaming._write_buckets
+def then_term(*a, **k):
+    write(*a, **k)
+    assert os.listdir({str(scratch)!r}), "a bucket directory exists"
+    os.kill(os.getpid(), signal.SIGTERM)
+streaming._write_buckets = then_term
+ef.evaluate({source!r}, pd.read_csv({str(tmp_path / 'qrels.csv')!r}, dtype=str).astype({{"relevance": int}}),
+            "P@5", memory_budget={budget_for(run, qrels, 8)})
+"""
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(scratch)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGTERM, done.stderr[-2000:]
+    assert list(scratch.iterdir()) == []
