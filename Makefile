@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test docs setup clean
+.PHONY: demo test fuzz docs setup clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -36,6 +36,11 @@ demo: $(STAMP)
 test: $(TEST_STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m pytest -q
 	$(MAKE) docs
+
+# The property tests with new random examples each run (`make test` draws fixed ones).
+fuzz: $(TEST_STAMP)
+	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_partitions.py \
+		tests/test_pytrec_eval.py tests/test_streaming.py tests/test_dask_engine.py tests/test_trec_measures.py
 
 # The documentation site in docs/_build/html: warnings are errors, nitpicky references.
 docs: $(DOCS_STAMP)

@@ -65,8 +65,8 @@ from .engine import Duplicates, per_question_table, prepare, with_shallow_rankin
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
-from .ranking import (HAS_JUDGED, Check, Diagnostic, Missing, Ties, diagnostics_table, systems_judged,
-                      merge_diagnostics, warn_diagnostics)
+from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, diagnostics_table,
+                      merge_diagnostics, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column, rollup_map
 from .schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
                      merge_conflicts)
@@ -506,7 +506,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
                      systems, missing, rel, integer_questions=None if None in flags else all(flags))
     records = _conflicts_record(records, resolved or merge_conflicts([s["conflicts"] for s in summaries]))
     if mapping is None:
-        records = _judged_elsewhere(records, run, golden)
+        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden))
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0]["meta"]
@@ -569,24 +569,18 @@ def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
                              integer_questions=integer_questions)
 
 
-def _judged_elsewhere(records: list[Diagnostic], run, golden) -> list[Diagnostic]:
-    """The merged records without the ``system_without_judged_documents`` record of a
-    system one of whose documents the golden set judges for a question of another
-    partition (a partition sees only its questions' labels; the in-memory engine checks
-    the whole golden set). One pass over the run's rows of the flagged systems, only
-    when a system is flagged."""
-    flagged = [r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS and r.action != HAS_JUDGED]
-    if not flagged:
-        return records
+def _judged_elsewhere(flagged: list, run, golden) -> set:
+    """The ``flagged`` systems (merged ``system_without_judged_documents`` records) one of
+    whose documents the golden set judges for a question of another partition (a
+    partition sees only its questions' labels; the in-memory engine checks the whole
+    golden set): one pass over the run's partitions."""
     import dask
     cols = ["query_id", "doc_id"]
     docs = golden[cols].compute() if is_dask_frame(golden) else golden[cols]
     questions = pd.Index(ids_to_str(docs["query_id"]).unique())
     docs = pd.Index(ids_to_str(docs["doc_id"]).unique())
-    judged = set().union(*dask.compute(*[dask.delayed(systems_judged)(p, flagged, questions, docs)
-                                         for p in run.to_delayed()]))
-    return [r for r in records if r.check is not Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS or r.action == HAS_JUDGED
-            or r.system not in judged]
+    return set().union(*dask.compute(*[dask.delayed(systems_judged)(p, flagged, questions, docs)
+                                       for p in run.to_delayed()]))
 
 
 def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None) -> list[Diagnostic]:

@@ -441,8 +441,9 @@ FOREIGN_MIN_GOLDEN_DOCS = 20
 
 def _note_foreign_ids(J: Judged, run: CheckedRun, qrels) -> Judged:
     """``J``, noting in its cache when no system's retrieved document is judged and none
-    appears anywhere in the golden set, both holding at least :data:`FOREIGN_MIN_RUN_DOCS` and :data:`FOREIGN_MIN_GOLDEN_DOCS`
-    documents (checked only when no system has a judged document: one membership test)."""
+    appears anywhere in the golden set, the run holding at least :data:`FOREIGN_MIN_RUN_DOCS`
+    documents and the golden set :data:`FOREIGN_MIN_GOLDEN_DOCS` (checked only when no system
+    has a judged document: one membership test)."""
     n_systems = J.groups["system"].nunique() if "system" in J.groups else 1
     unjudged = sum(r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS and r.action != HAS_JUDGED for r in J.records)
     if not unjudged or unjudged < n_systems:

@@ -1188,6 +1188,20 @@ def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.nd
     return out
 
 
+def clear_judged_elsewhere(records: list[Diagnostic], find_judged: Callable[[list], set]) -> list[Diagnostic]:
+    """``records`` with the ``system_without_judged_documents`` record of each system
+    ``find_judged(flagged systems)`` names turned into the marker :data:`HAS_JUDGED` (an
+    engine that sees a partition's labels asks the whole golden set; ``find_judged`` is
+    called only when a system is flagged)."""
+    flagged = [r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
+               and r.action != HAS_JUDGED]
+    if not flagged:
+        return records
+    judged = find_judged(flagged)
+    return [Diagnostic(r.system, r.check, 0, HAS_JUDGED) if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
+            and r.system in judged else r for r in records]
+
+
 def systems_judged(part: pd.DataFrame, flagged: list, questions: pd.Index, docs: pd.Index) -> set:
     """The ``flagged`` systems of a run partition that retrieve, for a golden-set
     question, a document the golden set judges (for any question)."""

@@ -76,8 +76,8 @@ from .engine import Duplicates, prepare, with_shallow_rankings
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
-from .ranking import (HAS_JUDGED, Check, Diagnostic, Missing, Ties, diagnostics_table, merge_diagnostics,
-                      natural_order, str_column, systems_judged, warn_diagnostics)
+from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, diagnostics_table,
+                      merge_diagnostics, natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
                      merge_conflicts)
@@ -275,10 +275,10 @@ def scratch_directory(prefix: str, dir: str | None = None) -> Iterator[str]:
         terminated.append(signum)
         raise SystemExit(128 + signum)  # unwinds: every finally runs
 
-    previous = None
-    if threading.current_thread() is threading.main_thread() and \
-            signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):  # never a handler of the caller's
-        previous = signal.signal(signal.SIGTERM, on_sigterm)
+    ours = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # never replaces a handler of the caller's
+    if ours:
+        signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield tmp
     except OSError as e:
@@ -289,8 +289,8 @@ def scratch_directory(prefix: str, dir: str | None = None) -> Iterator[str]:
                                "(or raise memory_budget)") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if ours:  # the default action back (None: not set from Python, which is the default too)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         if terminated:
             os.kill(os.getpid(), signal.SIGTERM)  # the default action now: ends as the sender meant
 
@@ -353,12 +353,13 @@ class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
-                 shallow: list[Measure] | None = None, judged_docs: pd.Index | None = None):
+                 shallow: list[Measure] | None = None, golden: "_Golden | None" = None):
         self.ms, self.systems = ms, systems
-        #: the whole golden set's documents (as strings; None: a golden set too big to
-        #: hold, read as a dataset): a system a part flags as retrieving no judged document
-        #: is cleared when it retrieves a document judged for another part's question
-        self.judged_docs = judged_docs
+        #: the whole golden set (None: one too big to hold, read as a dataset): a system a
+        #: part flags as retrieving no judged document is cleared when it retrieves a
+        #: document judged for another part's question
+        self.golden = golden
+        self._judged_docs: pd.Index | None = None
         self.shallow = ms or shallow or []  # the cutoffs rankings are checked against
         self.conv = conventions
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
@@ -427,14 +428,15 @@ class _Assembler:
         marker :data:`~evalframe.ranking.HAS_JUDGED` when the system retrieves, for one of the
         part's golden-set questions, a document the whole golden set judges (the in-memory
         engine checks the whole golden set; a part sees its questions' labels)."""
-        flagged = [r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
-                   and r.action != HAS_JUDGED]
-        if not flagged or self.judged_docs is None:
+        if self.golden is None:
             return records
-        questions = pd.Index(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
-        judged = systems_judged(part.run, flagged, questions, self.judged_docs)
-        return [Diagnostic(r.system, r.check, 0, HAS_JUDGED) if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
-                and r.system in judged else r for r in records]
+
+        def judged(flagged: list) -> set:
+            if self._judged_docs is None:  # the golden set's documents, once a system is flagged
+                self._judged_docs = pd.Index(ids_to_str(self.golden.frame["doc_id"]).unique())
+            questions = pd.Index(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
+            return systems_judged(part.run, flagged, questions, self._judged_docs)
+        return clear_judged_elsewhere(records, judged)
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
         systems = None if self.systems == [None] else [str(s) for s in self.systems]
@@ -894,8 +896,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
-    judged_docs = None if golden is None else pd.Index(ids_to_str(golden.frame["doc_id"]).unique())
-    asm = _Assembler(ms, systems, conv, shallow, judged_docs)
+    asm = _Assembler(ms, systems, conv, shallow, golden)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -905,7 +906,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, shallow, judged_docs)
+                asm = _Assembler(ms, systems, conv, shallow, golden)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

@@ -545,6 +545,7 @@ def test_a_full_temp_directory_is_one_error_naming_it(tmp_path, monkeypatch, cap
     finaliser traceback), the bucket directory removed."""
     import errno
     import gc
+    import signal
 
     import pyarrow.parquet as pq
     run, source, qrels = _bucketed_case(tmp_path)
@@ -572,6 +573,7 @@ def test_a_full_temp_directory_is_one_error_naming_it(tmp_path, monkeypatch, cap
     gc.collect()
     assert "Exception ignored" not in capfd.readouterr().err
     assert list(scratch.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the default handler back
 
 
 def test_sigterm_removes_the_bucket_directory(tmp_path):
