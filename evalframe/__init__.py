@@ -19,7 +19,8 @@ from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsFailedWarning, QuestionsScoredZeroWarning,
                      RetrieverOutputWarning, ShallowRankingWarning, SmallGoldenSetWarning,
-                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning, IdSchemeWarning, ChunkingsDifferWarning)
+                     UnjudgedDocumentsWarning, UnpairedQuestionsWarning, IdSchemeWarning, ChunkingsDifferWarning,
+                     MemoryBudgetWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
@@ -31,6 +32,7 @@ __all__ = [
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
     "IdSchemeWarning", "ChunkingsDifferWarning", "QuestionsFailedWarning", "RetrieverOutputWarning",
+    "MemoryBudgetWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used

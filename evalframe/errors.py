@@ -326,3 +326,25 @@ class RetrieverOutputWarning(EvalframeWarning):
 
 
 __all__ += ["QuestionsFailedWarning", "RetrieverOutputWarning"]
+
+
+class MemoryBudgetWarning(EvalframeWarning):
+    """The memory budget of a streamed evaluation cannot be kept: what must be held at once
+    (the golden set, the per-question table, the libraries' first use, or one question's
+    rows, which are never split) needs more than the budget; the message says how much.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> import evalframe as ef
+    >>> from evalframe.streaming import warn_budget
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_budget("q7", 2_000_000, 1_000)
+    >>> caught[0].category.__name__
+    'MemoryBudgetWarning'
+    """
+
+
+__all__ += ["MemoryBudgetWarning"]

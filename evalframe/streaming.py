@@ -15,10 +15,10 @@ and the parts are put back together:
 - a question that reappears after its batch was closed is detected (64-bit
   fingerprints of the question ids of every closed batch; a collision only
   costs the slower path), and then, as for a run that is not grouped, a
-  **partition pass** hashes ``query_id`` into buckets written as Parquet files
-  in a temporary directory, sized from the budget, and evaluates them bucket
-  by bucket.  The temporary directory is removed on success, on error and on
-  Ctrl-C.
+  **partition pass** hashes ``query_id`` into buckets written as Arrow IPC files
+  (buffered: a few large batches per bucket) in a temporary directory, sized from
+  the budget, and evaluates them bucket by bucket.  The temporary directory is
+  removed on success, on error, on Ctrl-C and on SIGTERM.
 
 The golden set is read once and each partition gets its questions' rows; a
 golden set given as a Parquet dataset larger than half the budget is
@@ -50,7 +50,8 @@ from __future__ import annotations
 __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
            "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
-           "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows"]
+           "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows", "held_bytes", "warn_budget",
+           "SPILL_MIN_BYTES"]
 
 import contextlib
 import errno
@@ -353,8 +354,11 @@ class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
-                 shallow: list[Measure] | None = None, golden: "_Golden | None" = None):
+                 shallow: list[Measure] | None = None, golden: "_Golden | None" = None,
+                 batch_rows: int | None = None):
         self.ms, self.systems = ms, systems
+        #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
+        self.batch_rows = batch_rows
         #: the whole golden set (None: one too big to hold, read as a dataset): a system a
         #: part flags as retrieving no judged document is cleared when it retrieves a
         #: document judged for another part's question
@@ -401,6 +405,10 @@ class _Assembler:
 
     def evaluate(self, part: _Part, part_of_run: bool = True) -> None:
         run = part.run
+        if self.batch_rows is not None and len(run) > self.batch_rows:
+            sizes = run["query_id"].value_counts(sort=True)
+            if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
+                warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False,
                     systems=self.systems if part_of_run else None, **self.conv)
         J = with_shallow_rankings(J, self.shallow, warn=False)
@@ -655,25 +663,66 @@ class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
+def held_bytes(budget: int, *, golden_rows: int, out_rows: int) -> int:
+    """What a streamed evaluation holds besides its partition: the golden set
+    (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put together
+    (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader (:data:`READ_BYTES`, at
+    most a quarter of the budget: a small budget reads small batches) and the libraries'
+    first use (:data:`FIRST_USE_BYTES`, whatever the budget)."""
+    return (golden_rows * QRELS_BYTES_PER_ROW + out_rows * OUT_BYTES_PER_ROW + min(READ_BYTES, budget // 4)
+            + FIRST_USE_BYTES)
+
+
 def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int,
                     bytes_per_row: int = BYTES_PER_ROW) -> int:
-    """Run rows a partition may hold: the budget less the golden set held
-    (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put
-    together (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader
-    (:data:`READ_BYTES`, at most a quarter of the budget) and the libraries' first use
-    (:data:`FIRST_USE_BYTES`, at most an eighth of the budget), at ``bytes_per_row``
-    (:data:`BYTES_PER_ROW`) per row; at least ``MIN_BATCH_ROWS`` (1,000).
+    """Run rows a partition may hold: the budget less what is held besides
+    (:func:`held_bytes`), at ``bytes_per_row`` (:data:`BYTES_PER_ROW`) per row; at least a
+    quarter of the budget's worth (when what is held besides leaves less, the budget is
+    passed anyway, and smaller partitions would only cost time: each costs about 40 ms
+    whatever its size, a 15M-row run took 647 s in 1,000-row partitions, 9 s in 290,000-row
+    ones), and at least ``MIN_BATCH_ROWS`` (1,000).
 
     Examples
     --------
     >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (
     ...     2 * 2 ** 30 - READ_BYTES - FIRST_USE_BYTES) // BYTES_PER_ROW
     True
+    >>> plan_batch_rows(128 * 2 ** 20, golden_rows=10 ** 6, out_rows=0) == 128 * 2 ** 20 // 4 // BYTES_PER_ROW
+    True
     """
-    reader = min(READ_BYTES, budget // 4)  # a small budget reads small batches
-    first_use = min(FIRST_USE_BYTES, budget // 8)
-    room = budget - golden_rows * QRELS_BYTES_PER_ROW - out_rows * OUT_BYTES_PER_ROW - reader - first_use
-    return max(MIN_BATCH_ROWS, room // bytes_per_row)
+    room = budget - held_bytes(budget, golden_rows=golden_rows, out_rows=out_rows)
+    return max(MIN_BATCH_ROWS, room // bytes_per_row, budget // 4 // bytes_per_row)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2 ** 20:,.0f} MiB" if n >= 2 ** 20 else f"{n / 2 ** 10:,.0f} KiB"
+
+
+def warn_budget(question, rows: int, batch_rows: int) -> None:
+    """Warn that one question's ``rows`` (more than a partition's ``batch_rows``) are held
+    whole: a question is never split, so the peak passes the budget by about its size."""
+    import warnings
+    from .errors import MemoryBudgetWarning
+    warnings.warn(f"question {question!r} has {rows:,} run rows, more than a partition of the memory budget "
+                  f"holds ({batch_rows:,}): a question is evaluated whole, so peak memory passes the budget by "
+                  f"about {_mib((rows - batch_rows) * BYTES_PER_ROW)}", MemoryBudgetWarning, stacklevel=2)
+
+
+def _warn_small_budget(budget: int, golden_rows: int, out_rows: int, batch_rows: int) -> None:
+    """Warn when what is held besides a partition of ``batch_rows`` passes ``budget``."""
+    import warnings
+    from .errors import MemoryBudgetWarning
+    held = held_bytes(budget, golden_rows=golden_rows, out_rows=out_rows)
+    peak = held + batch_rows * BYTES_PER_ROW
+    if peak <= budget:
+        return
+    warnings.warn(f"a memory budget of {_mib(budget)} cannot be kept: the golden set "
+                  f"({golden_rows:,} rows, {_mib(golden_rows * QRELS_BYTES_PER_ROW)}), the per-question table "
+                  f"({out_rows:,} rows, {_mib(out_rows * OUT_BYTES_PER_ROW)}), the reader "
+                  f"({_mib(min(READ_BYTES, budget // 4))}) and the libraries' first use ({_mib(FIRST_USE_BYTES)}) "
+                  f"hold {_mib(held)} together; with partitions of {batch_rows:,} rows "
+                  f"({_mib(batch_rows * BYTES_PER_ROW)}) the peak is about {_mib(peak)} beyond the interpreter "
+                  "and imports", MemoryBudgetWarning, stacklevel=3)
 
 
 def _progress_bar(enabled: bool | None, total: int, desc: str):
@@ -749,14 +798,14 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
     the whole golden set as examples), or None."""
     import pyarrow.parquet as pq
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
-    writers: dict[int, pq.ParquetWriter] = {}
+    spill = _Spill(n_buckets, max(SPILL_MIN_BYTES, batch_rows * BYTES_PER_ROW // 3))
     try:
         for table in reader.batches(min(max(1, batch_rows // 4), 1 << 20)):
             bar.update(table.num_rows)
             qids = _id_array(table.column("query_id"))  # Arrow throughout: no Python string per row
             table = table.set_column(table.schema.get_field_index("query_id"), "query_id", qids)
-            _write_buckets(table, _bucket_of(qids, n_buckets), n_buckets, writers,
-                           lambda b: os.path.join(tmp, f"run-{b:05d}.parquet"))
+            spill.add(table, _bucket_of(qids, n_buckets), lambda b: os.path.join(tmp, f"run-{b:05d}.arrow"))
+        spill.flush()
         if qrels_dataset is not None:
             at = 0
             for table in qrels_dataset.to_batches(batch_size=1 << 20):
@@ -764,23 +813,23 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
                 q[_ROW] = np.arange(at, at + len(q), dtype=np.int64)  # repeated pairs kept: resolved per bucket
                 at += len(q)
                 t = pa.Table.from_pandas(q, preserve_index=False)
-                _write_buckets(t, _bucket_of(q["query_id"], n_buckets), n_buckets, writers,
-                               lambda b: os.path.join(tmp, f"qrels-{b:05d}.parquet"), key=1)
+                spill.add(t, _bucket_of(q["query_id"], n_buckets), lambda b: os.path.join(tmp, f"qrels-{b:05d}.arrow"))
+            spill.flush()
     finally:
-        close_all(writers.values())
+        spill.close()
     g_bucket = None if golden is None else _bucket_of(pd.Series(golden.queries, dtype=object), n_buckets)
     bar.reset(total=n_buckets)
     bar.set_description("evaluating buckets")
     bar.unit = "buckets"
     resolved: list[ResolvedConflicts | None] = []
     for b in range(n_buckets):
-        path = os.path.join(tmp, f"run-{b:05d}.parquet")
+        path = os.path.join(tmp, f"run-{b:05d}.arrow")
         run = _read_bucket(path)
         if golden is not None:
             qrels = golden.rows(np.flatnonzero(g_bucket == b))
         else:
-            qpath = os.path.join(tmp, f"qrels-{b:05d}.parquet")
-            qrels = pq.read_table(qpath).to_pandas() if os.path.exists(qpath) else None
+            qpath = os.path.join(tmp, f"qrels-{b:05d}.arrow")
+            qrels = _read_bucket(qpath)
             rows = None if qrels is None else qrels.pop(_ROW).to_numpy()
             if qrels is not None and conflicts != "error":  # else the partition's own check raises
                 qrels, c = check_qrels_part(qrels, conflicts, rows)
@@ -802,8 +851,8 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     """A bucket file as a frame (None: no such bucket), its Arrow table freed once converted."""
     if not os.path.exists(path):
         return None
-    import pyarrow.parquet as pq
-    table = pq.read_table(path)
+    with pa.ipc.open_stream(path) as f:
+        table = f.read_all()
     df = table.to_pandas()
     del table
     pa.default_memory_pool().release_unused()
@@ -814,20 +863,52 @@ def _bucket_of(qids: "pd.Series | pa.ChunkedArray", n_buckets: int) -> np.ndarra
     return (_query_fingerprints(qids) % np.uint64(n_buckets)).astype(np.int64)
 
 
-def _write_buckets(table: pa.Table, bucket: np.ndarray, n_buckets: int, writers: dict, path_of,
-                   key: int = 0) -> None:
-    import pyarrow.parquet as pq
-    order = np.argsort(bucket, kind="stable")
-    counts = np.bincount(bucket, minlength=n_buckets)
-    table = table.take(pa.array(order))
-    start = 0
-    for b in np.flatnonzero(counts):
-        part = table.slice(start, int(counts[b]))
-        start += int(counts[b])
-        w = writers.get((key, b))
-        if w is None:
-            w = writers[(key, b)] = pq.ParquetWriter(path_of(b), part.schema)
-        w.write_table(part)
+#: Bytes of run rows (as Arrow) the bucket pass buffers at least before writing them out.
+SPILL_MIN_BYTES = 8 * 2 ** 20
+
+
+class _Spill:
+    """Tables hashed into bucket files (Arrow IPC streams, LZ4-compressed), buffered so each
+    file holds a few large record batches.
+
+    Every batch is split by bucket as it comes (one ``take``), its pieces kept; when the
+    pieces of all buckets pass ``cap`` bytes, each bucket's are written as one record batch
+    and all of them freed (so the memory held is the batches buffered, exactly).  Writing
+    each batch's pieces to Parquet at once made row groups of ~60 rows at a 128 MiB budget:
+    the writers' metadata of ~200,000 row groups grew the pass to 0.8 GiB, and reading the
+    buckets back was slow (a 15M-row run: 97 s, peak 815 MiB; now 21 s, 253 MiB,
+    benchmarks/bench_scale.py)."""
+
+    def __init__(self, n_buckets: int, cap: int):
+        self.n_buckets, self.cap = n_buckets, cap
+        self.pieces: dict[str, list[pa.Table]] = {}
+        self.held = 0
+        self.writers: dict = {}
+
+    def add(self, table: pa.Table, bucket: np.ndarray, path_of) -> None:
+        order = np.argsort(bucket, kind="stable")
+        counts = np.bincount(bucket, minlength=self.n_buckets)
+        table = table.take(pa.array(order))
+        self.held += table.nbytes
+        start = 0
+        for b in np.flatnonzero(counts):
+            self.pieces.setdefault(path_of(b), []).append(table.slice(start, int(counts[b])))
+            start += int(counts[b])
+        if self.held >= self.cap:
+            self.flush()
+
+    def flush(self) -> None:
+        for path, pieces in self.pieces.items():
+            w = self.writers.get(path)
+            if w is None:
+                w = self.writers[path] = pa.ipc.new_stream(
+                    path, pieces[0].schema, options=pa.ipc.IpcWriteOptions(compression="lz4"))
+            w.write_table(pa.concat_tables(pieces).combine_chunks())
+        self.pieces, self.held = {}, 0
+
+    def close(self) -> None:
+        self.pieces = {}
+        close_all(self.writers.values())
 
 
 # ---------------------------------------------------------------- the entry point
@@ -896,7 +977,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
-    asm = _Assembler(ms, systems, conv, shallow, golden)
+    _warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
+    asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -906,7 +988,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, shallow, golden)
+                asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

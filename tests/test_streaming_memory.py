@@ -16,13 +16,15 @@ from evalframe import streaming
 
 def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader():
     for budget, golden, out in [(2 * 2 ** 30, 3_000_000, 7_000_000), (600 * 2 ** 20, 600_000, 1_400_000),
-                                (64 * 2 ** 20, 9_000, 21_000), (2 ** 30, 0, 0)]:
+                                (128 * 2 ** 20, 9_000, 21_000), (2 ** 30, 0, 0)]:
         rows = streaming.plan_batch_rows(budget, golden_rows=golden, out_rows=out)
         held = (golden * streaming.QRELS_BYTES_PER_ROW + out * streaming.OUT_BYTES_PER_ROW
-                + min(streaming.READ_BYTES, budget // 4) + min(streaming.FIRST_USE_BYTES, budget // 8))
+                + min(streaming.READ_BYTES, budget // 4) + streaming.FIRST_USE_BYTES)
         assert held + rows * streaming.BYTES_PER_ROW <= budget < held + (rows + 1) * streaming.BYTES_PER_ROW
-    # a budget the fixed parts fill: the smallest partition, not zero or negative rows
+    # a budget the fixed parts fill: a quarter of the budget's worth, and never fewer than the smallest partition
     assert streaming.plan_batch_rows(2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == streaming.MIN_BATCH_ROWS
+    assert streaming.plan_batch_rows(128 * 2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == (
+        128 * 2 ** 20 // 4 // streaming.BYTES_PER_ROW)
 
 
 def synthetic(directory, n_q: int, docs: int, files: int) -> tuple[str, pd.DataFrame]:
@@ -38,6 +40,7 @@ def synthetic(directory, n_q: int, docs: int, files: int) -> tuple[str, pd.DataF
     return str(directory), qrels.reset_index(drop=True)
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.errors.MemoryBudgetWarning")  # 8 MiB: the smallest partitions
 def test_partitions_never_exceed_the_planned_rows(tmp_path, monkeypatch):
     source, qrels = synthetic(tmp_path / "run", 600, 50, 3)
     budget = 8 * 2 ** 20
@@ -104,3 +107,67 @@ def test_reading_a_dataset_file_by_file_holds_no_more_after_many_files(tmp_path)
             held.append(pa.total_allocated_bytes())
     assert len(held) == 6
     assert held[-1] - held[0] < 2 ** 20, [h // 2 ** 10 for h in held]
+
+
+def shuffled(directory, n_q: int, docs: int, files: int, big: int = 0) -> tuple[str, pd.DataFrame]:
+    """A run scattered over ``files`` Parquet files (rows of a question in every file, in
+    random order); ``big`` rows of a question "huge" among them."""
+    rng = np.random.default_rng(1)
+    q = np.repeat(np.arange(n_q), docs)
+    run = pd.DataFrame({"query_id": [f"q{i:06d}" for i in q], "doc_id": [f"d{i:07d}" for i in range(len(q))],
+                        "score": np.round(rng.random(len(q)) * 20, 1)})
+    if big:
+        run = pd.concat([run, pd.DataFrame({"query_id": "huge", "doc_id": [f"h{i}" for i in range(big)],
+                                            "score": rng.random(big)})], ignore_index=True)
+    run = run.iloc[rng.permutation(len(run))]
+    qrels = run.drop_duplicates("query_id")[["query_id", "doc_id"]].assign(relevance=1)
+    os.makedirs(directory, exist_ok=True)
+    for i, rows in enumerate(np.array_split(np.arange(len(run)), files)):
+        run.iloc[rows].to_parquet(os.path.join(directory, f"part-{i:03d}.parquet"), index=False, row_group_size=5_000)
+    return str(directory), qrels.reset_index(drop=True)
+
+
+def test_bucket_files_hold_large_batches_not_a_piece_per_read(tmp_path, monkeypatch):
+    """The bucket pass buffers each read batch's pieces and writes them together: once each
+    batch's pieces were written at once (row groups of ~60 rows at 128 MiB, 0.8 GiB peak
+    on 15M rows from the writers' metadata and buckets slow to read back)."""
+    import pyarrow as pa
+    import evalframe as ef
+    source, qrels = shuffled(tmp_path / "run", 4000, 100, 4)  # 400,000 rows
+    budget = 96 * 2 ** 20
+    assert 400_000 * streaming.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
+    batches, reads = [], []
+    read_bucket = streaming._read_bucket
+
+    def counting(path):
+        if os.path.exists(path) and os.path.basename(path).startswith("run-"):
+            with pa.ipc.open_stream(path) as f:
+                batches.append(sum(1 for _ in f))
+        return read_bucket(path)
+    monkeypatch.setattr(streaming, "_read_bucket", counting)
+    batch_rows = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=4000 * 2)
+    reads = -(-400_000 // (batch_rows // 4))  # batches the reader hands over
+    got = ef.evaluate(source, qrels, ["AP", "RR"], memory_budget=budget)
+    assert len(batches) >= 2 and max(batches) < reads / 4, (batches, reads)
+    want = ef.evaluate(pd.read_parquet(source), qrels, ["AP", "RR"])
+    pd.testing.assert_frame_equal(got, want)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_a_question_larger_than_a_partition_is_named_with_its_size(tmp_path, layout):
+    import evalframe as ef
+    source, qrels = shuffled(tmp_path / "run", 300, 20, 2, big=4000)
+    if layout == "grouped":
+        run = pd.read_parquet(source).sort_values("query_id", kind="stable")
+        source = str(tmp_path / "grouped.parquet")
+        run.to_parquet(source, index=False, row_group_size=500)
+    budget = 2 * 2 ** 20  # below what is held besides a partition: partitions of a quarter of the budget
+    assert 10_000 * streaming.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
+    rows = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=len(qrels))
+    assert rows == budget // 4 // streaming.BYTES_PER_ROW < 4000
+    with pytest.warns(ef.MemoryBudgetWarning) as caught:
+        got = ef.evaluate(source, qrels, ["AP"], memory_budget=budget)
+    messages = [str(w.message) for w in caught if w.category is ef.MemoryBudgetWarning]
+    assert any("budget of 2 MiB cannot be kept" in m and f"partitions of {rows:,} rows" in m for m in messages), messages
+    assert [m for m in messages if "'huge' has 4,000 run rows" in m and f"({rows:,})" in m], messages
+    pd.testing.assert_frame_equal(got, ef.evaluate(pd.read_parquet(source), qrels, ["AP"]))
