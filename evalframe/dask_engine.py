@@ -65,6 +65,7 @@ from .engine import Duplicates, per_question_table, prepare, with_shallow_rankin
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
+from .measures.custom import shipped
 from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, diagnostics_table,
                       merge_diagnostics, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column, rollup_map
@@ -486,9 +487,10 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         run = run.assign(score=-run["rank"].astype("float64"))
     _check_columns(run)
     golden, resolved = _golden_set(qrels, columns, conflicts)
+    ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
-                shallow=shallow or None)
+                shallow=shipped(shallow) if shallow else None)
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
     if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again

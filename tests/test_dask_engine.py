@@ -486,3 +486,33 @@ def test_a_rank_only_run_is_ordered_by_rank_as_in_memory(client):
     run["rank"] = run.groupby(["system", "query_id"])["score"].rank(method="min", ascending=False).astype(int)
     run = run.drop(columns="score").sample(frac=1, random_state=6, ignore_index=True)
     assert_same(run, ds.qrels, dd.from_pandas(run, npartitions=4))
+
+
+@pytest.mark.parametrize("moved", [False, True])
+def test_a_measure_registered_on_the_client_computes_on_the_workers(client, moved):
+    """A measure registered with register_measure in the client (a closure: the workers
+    cannot import it) travels with the tasks; registered again with another function,
+    the workers use the new one. Evaluated in place (pandas golden set) and moved (Dask)."""
+    c = datasets.load_cranfield()
+    run = c.runs[c.runs["system"].isin(["bm25", "tfidf"])]
+    qrels = dd.from_pandas(c.qrels, npartitions=2) if moved else c.qrels
+    try:
+        for weight in (1.0, 3.0):
+            def top_label(J, measures, w=weight):
+                return [J.per_group(np.where(J.rank == 1, np.maximum(J.label, 0) * w, 0.0)) for m in measures]
+            ef.register_measure("TopLabelX", top_label, cutoff="none", replace=True)
+            got = ef.evaluate(dd.from_pandas(run, npartitions=3), qrels, ["TopLabelX", "RR"])
+            want = ef.evaluate(run, c.qrels, ["TopLabelX", "RR"])
+            pd.testing.assert_frame_equal(_sorted(got.compute()), _sorted(want), check_exact=True)
+            # the oracle: a loop over the questions, the label of each ranking's first document
+            labels = {(q, d): r for q, d, r in c.qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)}
+            first = run.sort_values(["system", "query_id", "score", "doc_id"], ascending=[True, True, False, False])
+            first = first.drop_duplicates(["system", "query_id"])
+            oracle = {(s, q): weight * max(labels.get((q, d), 0), 0) for s, q, d in
+                      first[["system", "query_id", "doc_id"]].itertuples(index=False)}
+            mine = want[want.measure == "TopLabelX"]
+            assert all(oracle[(s, q)] == v for s, q, v in mine[["system", "query_id", "value"]].itertuples(index=False)
+                       if (s, q) in oracle)
+            assert mine["value"].max() >= 1.0 * weight
+    finally:
+        ef.measures.REGISTRY.unregister("TopLabelX")

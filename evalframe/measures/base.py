@@ -259,15 +259,20 @@ class Registry:
         for a in (family.name,) + tuple(family.aliases):
             if self._lower.get(a.lower(), family.name) != family.name:
                 raise ValueError(f"alias {a!r} of {family.name} is already {self._lower[a.lower()]}'s")
-        if family.name in self._families:
-            self._drop(family.name)
-        self._families[family.name] = family
+        # a replaced family is never missing (a Dask worker registers a shipped family while
+        # another thread computes): the new tables are built aside, then swapped in
+        old = family.name in self._families
+        lower = {a: f for a, f in self._lower.items() if f != family.name} if old else dict(self._lower)
+        keep = [i for i, owner in enumerate(self._trec_owner) if owner != family.name]
+        trec, owners = [self._trec[i] for i in keep], [self._trec_owner[i] for i in keep]
         for a in (family.name,) + tuple(family.aliases):
-            self._lower[a.lower()] = family.name
+            lower[a.lower()] = family.name
         for pattern, convert in family.trec_names:
             conv = convert if callable(convert) else (lambda _m, s=convert: s)
-            self._trec.append((re.compile(pattern), conv))
-            self._trec_owner.append(family.name)
+            trec.append((re.compile(pattern), conv))
+            owners.append(family.name)
+        self._families[family.name] = family
+        self._lower, self._trec, self._trec_owner = lower, trec, owners
         return family
 
     def unregister(self, name: str) -> Family:

@@ -3,12 +3,15 @@
 A registered measure is a :class:`~evalframe.measures.Family` like the
 built-in ones: its names parse (``parse_measure("MeanLabel@5")``), and it
 works in :func:`evalframe.evaluate`, :func:`evalframe.aggregate`,
-:func:`evalframe.report` and the commands' ``-m`` (in the same process).
+:func:`evalframe.report` and the commands' ``-m`` (in the same process), and on Dask
+workers: the Dask engine ships the families registered here with its tasks
+(:func:`shipped`), and a worker registers them before it computes.
 """
 from __future__ import annotations
 
-__all__ = ["register_measure"]
+__all__ = ["register_measure", "shipped", "ShippedMeasures", "received"]
 
+import uuid
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -18,6 +21,10 @@ from .base import REGISTRY, Family, ParamSpec
 
 _AGGREGATIONS = {"mean": MEAN, "sum": SUM, "gmean": GEO_MEAN}
 _CUTOFFS = ("none", "optional", "required")
+#: a token per family registered in this process by register_measure (a new one each time)
+_TOKENS: dict[str, str] = {}
+#: the tokens of the families another process shipped here and this one registered
+_RECEIVED: dict[str, str] = {}
 
 
 def _checked(name: str, fn: Callable) -> Callable:
@@ -141,4 +148,49 @@ def register_measure(name: str, fn: Callable[..., Sequence[np.ndarray]], *, cuto
         raise ValueError(f"register_measure: a measure named {name!r} is already registered "
                          f"({REGISTRY.lookup(name)}); pass replace=True to replace it")
     family = Family(name, cutoff, params, _checked(name, fn), aggregator=agg, aliases=tuple(aliases), doc=doc)
-    return REGISTRY.register(family, replace=replace)
+    REGISTRY.register(family, replace=replace)
+    _TOKENS[name] = uuid.uuid4().hex
+    return family
+
+
+class ShippedMeasures(list):
+    """A list of measures carrying the families of those registered with
+    :func:`register_measure`: unpickled in another process (a Dask worker, or the
+    scheduler that passes the task on), it registers them there first (:func:`received`)
+    and carries them on, so the measures compute there as here."""
+
+    def __init__(self, ms, families: dict):
+        super().__init__(ms)
+        self.families = families  # name -> (Family, token)
+
+    def __reduce__(self):
+        return received, (list(self), self.families)
+
+
+def shipped(ms: list) -> list:
+    """``ms``, as a :class:`ShippedMeasures` when some of them were registered with
+    :func:`register_measure` in this process (else ``ms`` itself).
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> fam = ef.register_measure("Firsts", lambda J, ms: [J.per_group(J.rank == 1) for m in ms],
+    ...                           cutoff="none", replace=True)
+    >>> ms = shipped(ef.parse_measures(["Firsts", "P@5"]))
+    >>> type(ms).__name__, sorted(ms.families), [str(m) for m in ms]
+    ('ShippedMeasures', ['Firsts'], ['Firsts', 'P@5'])
+    >>> _ = ef.measures.REGISTRY.unregister("Firsts")
+    """
+    families = {m.family: (REGISTRY.get(m.family), _TOKENS[m.family]) for m in ms if m.family in _TOKENS}
+    return ShippedMeasures(ms, families) if families else ms
+
+
+def received(ms: list, families: dict) -> ShippedMeasures:
+    """Register the shipped ``families`` (``name -> (Family, token)``) not yet registered
+    here under that token (a family re-registered in the client has a new one; the
+    process that registered it has it already), then return ``ms`` still carrying them."""
+    for name, (family, token) in families.items():
+        if token != _TOKENS.get(name) and (_RECEIVED.get(name) != token or name not in REGISTRY.families):
+            REGISTRY.register(family, replace=True)
+            _RECEIVED[name] = token
+    return ShippedMeasures(ms, families)
