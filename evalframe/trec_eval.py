@@ -34,7 +34,6 @@ import math
 import os
 import re
 import sys
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -912,14 +911,12 @@ def _golden_rows(qrels, asked):
 
 def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
     """The partition pass of :func:`_score_in_blocks`, in a temporary directory
-    removed on success, error and Ctrl-C."""
-    import shutil
-
+    removed on success, error, Ctrl-C and SIGTERM (a full disk: one error naming it)."""
     from .errors import EvalframeInputError
     from .io import line_blocks, open_binary
+    from .streaming import close_all, scratch_directory
     n = _bucket_count(run_path, size)
-    tmp = tempfile.mkdtemp(prefix="evalframe-trec-eval-")
-    try:
+    with scratch_directory("evalframe-trec-eval-") as tmp:
         files = [open(os.path.join(tmp, f"bucket-{b:04d}.txt"), "wb") for b in range(n)]
         try:
             last = b""
@@ -928,8 +925,7 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
                     last = block
                     _write_buckets(block if block.endswith(b"\n") else block + b"\n", files)
         finally:
-            for fh in files:
-                fh.close()
+            close_all(files)
         for fh in files:
             data = Path(fh.name).read_bytes()
             os.unlink(fh.name)
@@ -943,8 +939,6 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
             scored.add(run, grouped=False)
             del run
         scored.runid = _last_tag(last)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _bucket_count(run_path: str, size: int) -> int:

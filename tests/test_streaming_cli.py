@@ -76,3 +76,27 @@ def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypa
     monkeypatch.setattr(streaming, "BYTES_PER_ROW", 1)
     with common.run_source(texts, budget=rows * streaming.WHOLE_BYTES_PER_ROW - 1) as runs:
         assert not isinstance(runs, pd.DataFrame)  # blocks written to a temporary dataset
+
+
+def test_sigterm_removes_the_runs_copied_for_the_commands(tmp_path):
+    """Text runs larger than the budget are copied to a Parquet directory for the command:
+    SIGTERM while it is in use removes it, and the process ends by the signal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    run = tmp_path / "a.trec"
+    run.write_text("".join(f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)} a\n" for q in range(20) for d in range(30)))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    script = f"""
+import os, signal
+from evalframe.cli.common import run_source
+with run_source([{str(run)!r}], budget=1) as source:
+    assert os.listdir(source), "the run was copied"
+    os.kill(os.getpid(), signal.SIGTERM)
+"""
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(scratch)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGTERM, done.stderr[-2000:]
+    assert list(scratch.iterdir()) == []

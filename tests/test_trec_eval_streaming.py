@@ -223,3 +223,29 @@ def test_fields_after_the_sixth_are_ignored_in_blocks_too(spy, tmp_path, capsysb
     assert _out(TINY + ["-q", "-m", "all_trec", str(DATA / "qrels.test"), str(run)], capsysbinary) \
         == (DATA / "out.test.aq").read_bytes()
     assert spy["blocks"] > 1
+
+
+def test_sigterm_during_the_bucket_pass_removes_the_temporary_files(tmp_path):
+    """SIGTERM (sent by the process itself after the first bucket write): the bucket
+    directory is removed and the process ends by the signal, as on Ctrl-C."""
+    import signal
+    import sys
+    qrels, run = _random_files(tmp_path, shuffled=True)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    script = f"""
+import os, signal, sys
+from evalframe import streaming, trec_eval
+streaming.MIN_BATCH_ROWS = 100
+write = trec_eval._write_buckets
+def then_term(*a, **k):
+    write(*a, **k)
+    assert os.listdir({str(scratch)!r}), "a bucket directory exists"
+    os.kill(os.getpid(), signal.SIGTERM)
+trec_eval._write_buckets = then_term
+sys.exit(trec_eval.main({TINY + ["-q", str(qrels), str(run)]!r}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(scratch)},
+                          capture_output=True, timeout=120)
+    assert done.returncode == -signal.SIGTERM, done.stderr[-2000:]
+    assert list(scratch.iterdir()) == []

@@ -379,7 +379,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     it is named by :data:`NAMING_RULE`); otherwise every run is copied in blocks, its
     ``system`` column named by the rule, into Parquet files in a temporary directory
     (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
-    whole), which is removed when the ``with`` block ends, on error and on Ctrl-C too.
+    whole), which is removed when the ``with`` block ends, on error, Ctrl-C and SIGTERM too.
     """
     from ..streaming import WHOLE_BYTES_PER_ROW, is_dataset_source, open_run_dataset, text_run_rows
 
@@ -406,9 +406,8 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
         own = "system" in {str(c).strip().lower() for c in open_run_dataset(path).schema.names}
         yield path if own and name is None else {name or system_name(path.rstrip("/")): path}
         return
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="evalframe-runs-")
-    try:
+    from ..streaming import scratch_directory
+    with scratch_directory("evalframe-runs-") as tmp:  # removed on error, Ctrl-C and SIGTERM too
         owner: dict = {}
         for i, (arg, (name, path)) in enumerate(zip(args, named)):
             if progress is not None:
@@ -418,9 +417,6 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
                 _own_systems(part["system"].unique(), path, owner, i)
                 part.to_parquet(os.path.join(tmp, f"run-{i:04d}-{j:06d}.parquet"), index=False)
         yield tmp
-    finally:
-        import shutil
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]":
