@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
+from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
@@ -90,21 +91,6 @@ def read_dataset(path) -> "dd.DataFrame":  # noqa: F821 - dask is imported on us
 
 
 # ---------------------------------------------------------------- buckets
-def question_buckets(query_id: pd.Series, n_buckets: int) -> np.ndarray:
-    """The bucket (0 .. n_buckets - 1) of each question id: its fingerprint modulo n.
-
-    Ids are compared as strings (:func:`evalframe.schema.ids_to_str`), so question ``1``
-    of one table and ``"1"`` of another fall in the same bucket."""
-    return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
-
-
-def question_fingerprints(query_id: pd.Series) -> np.ndarray:
-    """The 64-bit fingerprint of each question id, compared as a string."""
-    import pyarrow as pa
-    ids = pa.array(ids_to_str(query_id), type=pa.large_string())  # Arrow strings stay Arrow
-    return fingerprints(ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids]))
-
-
 def _distinct_fingerprints(query_id: pd.Series) -> np.ndarray:
     return np.unique(question_fingerprints(query_id))
 
@@ -246,50 +232,31 @@ def _table(part: dict) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- partitions evaluated in place
-def golden_lookup(golden: pd.DataFrame) -> dict:
-    """The golden set held on the client, as every in-place task receives it: the table
-    (its order kept), its distinct question ids (as strings, sorted: an index), and its
-    rows grouped by question (``order``, cut at ``starts``)."""
-    codes, ids = pd.factorize(ids_to_str(golden["query_id"]), sort=True)
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(len(ids) + 1))
-    return {"golden": golden, "ids": pd.Index(np.asarray(ids, dtype=object)), "order": order, "starts": starts}
-
-
-def golden_rows(held: dict, questions: np.ndarray) -> pd.DataFrame:
-    """The golden-set rows of the questions ``questions`` (positions in ``held["ids"]``),
-    in the golden set's order."""
-    order, starts = held["order"], held["starts"]
-    lo, n = starts[questions], starts[questions + 1] - starts[questions]
-    at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
-    return held["golden"].iloc[np.sort(order[at])]
-
-
-def _in_place_task(df: pd.DataFrame, held: dict, ms, rollup, opts, systems: list | None = None) -> dict:
+def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts, systems: list | None = None) -> dict:
     """Evaluate a run partition where it is, as if it held whole questions, with the golden
     rows of its questions; also return what the client checks that on: the partition's
     question fingerprints (``fingerprints``, distinct, sorted), its golden questions
-    (``golden_questions``, positions in ``held["ids"]``), its systems in first-appearance
+    (``golden_questions``, positions in ``held.ids``), its systems in first-appearance
     order (``systems``: when ``systems`` is None they are the ones it is evaluated with)
     and its columns (``empty``, no row)."""
     run = df.reset_index() if df.index.name == "query_id" else df
     run = run[[c for c in RUN_COLUMNS if c in run.columns]]
     ids = pd.unique(ids_to_str(run["query_id"]))
-    found = held["ids"].get_indexer(ids)
+    found = held.lookup(ids)
     questions = np.sort(found[found >= 0])
     own = _systems_in_part(run["system"]) if "system" in run.columns else [None]
-    out = evaluate_part(run, golden_rows(held, questions), own if systems is None else systems, ms,
+    out = evaluate_part(run, held.rows(questions), own if systems is None else systems, ms,
                         rollup=rollup, **opts)
     out.update(fingerprints=np.unique(question_fingerprints(pd.Series(ids))), golden_questions=questions,
                systems=own, empty=run.iloc[:0])
     return out
 
 
-def _orphan_task(empty: pd.DataFrame, held: dict, questions: np.ndarray, systems: list, ms, rollup,
+def _orphan_task(empty: pd.DataFrame, held: GoldenIndex, questions: np.ndarray, systems: list, ms, rollup,
                  opts) -> dict:
     """Evaluate the golden questions ``questions`` that no run partition holds (no system
     answers them) with every system of the run."""
-    return evaluate_part(empty, golden_rows(held, questions), systems, ms, rollup=rollup, **opts)
+    return evaluate_part(empty, held.rows(questions), systems, ms, rollup=rollup, **opts)
 
 
 #: The in-place results are checked as they arrive, and the evaluation stopped at the first
@@ -343,7 +310,7 @@ def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[l
     A partition without some system of the run is evaluated again knowing them all, and
     the golden questions no partition holds are evaluated in one more task."""
     import dask
-    lookup = golden_lookup(golden)
+    lookup = GoldenIndex(golden)
     held = dask.delayed(lookup, pure=False)  # a key of its own: hashing the golden set to name it costs more
     wanted = [c for c in RUN_COLUMNS if c in run.columns]
     pieces = (run[wanted] if len(wanted) < len(run.columns) else run).to_delayed()  # read only those
@@ -355,7 +322,7 @@ def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[l
     again = {i: dask.delayed(_in_place_task)(pieces[i], held, ms, mapping, opts, systems)
              for i, s in enumerate(summaries) if len(s["systems"]) < len(systems)}
     held_questions = np.concatenate([s["golden_questions"] for s in summaries])
-    orphans = np.setdiff1d(np.arange(len(lookup["ids"])), held_questions)
+    orphans = np.setdiff1d(np.arange(len(lookup)), held_questions)
     if len(orphans):
         again[len(parts)] = dask.delayed(_orphan_task)(summaries[0]["empty"], held, orphans, systems, ms,
                                                        mapping, opts)

@@ -74,6 +74,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .engine import Duplicates, prepare, with_shallow_rankings
+from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
@@ -313,36 +314,6 @@ def close_all(files) -> None:
 
 
 # ---------------------------------------------------------------- the golden set
-class _Golden:
-    """The golden set held once, its rows grouped by question for cheap slices."""
-
-    def __init__(self, qrels: pd.DataFrame):
-        codes, self.queries = pd.factorize(qrels["query_id"], sort=False)
-        order = np.argsort(codes, kind="stable")
-        self.frame = qrels.take(order).reset_index(drop=True)
-        #: conflicting labels resolved once, for the whole golden set (a part's slice
-        #: carrying them would count them once per part)
-        self.conflicts = self.frame.attrs.pop("evalframe_conflicts", None)
-        counts = np.bincount(codes, minlength=len(self.queries))
-        self.starts = np.concatenate(([0], np.cumsum(counts)))
-        self.index = pd.Index(self.queries)
-        self.seen = np.zeros(len(self.queries), dtype=bool)
-
-    def lookup(self, qids: np.ndarray) -> np.ndarray:
-        """Golden-set question index of each id (-1: not in the golden set)."""
-        return self.index.get_indexer(qids)
-
-    def rows(self, questions: np.ndarray) -> pd.DataFrame:
-        questions = np.asarray(questions, dtype=np.int64)
-        self.seen[questions] = True
-        lengths = self.starts[questions + 1] - self.starts[questions]
-        first = np.repeat(self.starts[questions] - np.cumsum(lengths) + lengths, lengths)
-        return self.frame.iloc[first + np.arange(int(lengths.sum()))]
-
-    def unseen(self) -> pd.DataFrame:
-        return self.rows(np.flatnonzero(~self.seen))
-
-
 # ---------------------------------------------------------------- evaluating parts
 @dataclass
 class _Part:
@@ -354,7 +325,7 @@ class _Assembler:
     """Evaluates partitions, holds their tables and records, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
-                 shallow: list[Measure] | None = None, golden: "_Golden | None" = None,
+                 shallow: list[Measure] | None = None, golden: GoldenIndex | None = None,
                  batch_rows: int | None = None):
         self.ms, self.systems = ms, systems
         #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
@@ -650,15 +621,6 @@ def _id_array(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> pa.ChunkedArray:
     return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
 
 
-def _query_fingerprints(qids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
-    """64-bit fingerprints of question ids (strings, as :func:`_id_array` cleans them)."""
-    if isinstance(qids, pd.Series):
-        qids = _id_array(qids)
-    if not isinstance(qids, pa.ChunkedArray):
-        qids = pa.chunked_array([qids])
-    return fingerprints(qids)
-
-
 class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
@@ -733,7 +695,7 @@ def _progress_bar(enabled: bool | None, total: int, desc: str):
                 file=sys.stderr, leave=False)
 
 
-def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_rows: int, bar) -> None:
+def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: _Assembler, batch_rows: int, bar) -> None:
     """Batches cut at question boundaries: the rows of a batch's last question are carried
     over (as Arrow, so a batch is held once as Arrow and once as the partition's frame)."""
     import pyarrow.compute as pc
@@ -764,7 +726,7 @@ def _stream_grouped(reader: _Reader, golden: _Golden, asm: _Assembler, batch_row
         _close_batch(_to_frame(pa.concat_tables(rest)), golden, asm, done)
 
 
-def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.ndarray) -> np.ndarray:
+def _close_batch(df: pd.DataFrame, golden: GoldenIndex, asm: _Assembler, done: np.ndarray) -> np.ndarray:
     import pyarrow.compute as pc
     ids = _id_array(df["query_id"])
     # the first row of each run of equal ids (compared as strings): one per question
@@ -772,14 +734,14 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
     heads = np.concatenate(([0], np.flatnonzero(pc.not_equal(ids[1:], ids[:-1]).to_numpy(
         zero_copy_only=False)) + 1)) if len(ids) else np.zeros(0, np.int64)
     head_ids = ids.take(pa.array(heads))
-    fp = _query_fingerprints(head_ids)
+    fp = question_fingerprints(head_ids)
     # a batch whose question ids change more often than it has questions is not grouped
     # itself (a shuffled run): told before its first partition is evaluated for nothing
     if len(np.unique(fp)) != len(fp) or (len(done) and np.isin(fp, done, assume_unique=True).any()):
         raise _NotGrouped
     qids = head_ids.to_numpy(zero_copy_only=False)  # distinct, in order of appearance (pd.unique's)
     g = golden.lookup(qids)
-    asm.add(_Part(df, golden.rows(g[g >= 0])))
+    asm.add(_Part(df, golden.hand_out(g[g >= 0])))
     return np.union1d(done, fp)
 
 
@@ -787,7 +749,7 @@ def _close_batch(df: pd.DataFrame, golden: _Golden, asm: _Assembler, done: np.nd
 _ROW = "evalframe_row"
 
 
-def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads.Dataset | None,
+def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: pads.Dataset | None,
                     asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
                     columns: Mapping[str, str] | None = None,
                     conflicts: Conflicts = "error") -> ResolvedConflicts | None:
@@ -804,7 +766,7 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
             bar.update(table.num_rows)
             qids = _id_array(table.column("query_id"))  # Arrow throughout: no Python string per row
             table = table.set_column(table.schema.get_field_index("query_id"), "query_id", qids)
-            spill.add(table, _bucket_of(qids, n_buckets), lambda b: os.path.join(tmp, f"run-{b:05d}.arrow"))
+            spill.add(table, question_buckets(qids, n_buckets), lambda b: os.path.join(tmp, f"run-{b:05d}.arrow"))
         spill.flush()
         if qrels_dataset is not None:
             at = 0
@@ -813,11 +775,11 @@ def _stream_buckets(reader: _Reader, golden: _Golden | None, qrels_dataset: pads
                 q[_ROW] = np.arange(at, at + len(q), dtype=np.int64)  # repeated pairs kept: resolved per bucket
                 at += len(q)
                 t = pa.Table.from_pandas(q, preserve_index=False)
-                spill.add(t, _bucket_of(q["query_id"], n_buckets), lambda b: os.path.join(tmp, f"qrels-{b:05d}.arrow"))
+                spill.add(t, question_buckets(q["query_id"], n_buckets), lambda b: os.path.join(tmp, f"qrels-{b:05d}.arrow"))
             spill.flush()
     finally:
         spill.close()
-    g_bucket = None if golden is None else _bucket_of(pd.Series(golden.queries, dtype=object), n_buckets)
+    g_bucket = None if golden is None else question_buckets(pd.Series(golden.ids, dtype=object), n_buckets)
     bar.reset(total=n_buckets)
     bar.set_description("evaluating buckets")
     bar.unit = "buckets"
@@ -857,10 +819,6 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     del table
     pa.default_memory_pool().release_unused()
     return df
-
-
-def _bucket_of(qids: "pd.Series | pa.ChunkedArray", n_buckets: int) -> np.ndarray:
-    return (_query_fingerprints(qids) % np.uint64(n_buckets)).astype(np.int64)
 
 
 #: Bytes of run rows (as Arrow) the bucket pass buffers at least before writing them out.
@@ -967,14 +925,20 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             qrels = qd.to_table().to_pandas()
     # read once, its conflicting labels resolved (or refused) as read_qrels does in memory
     # (a table the caller resolved has none left: resolving it again changes nothing)
-    golden = None if qrels_dataset is not None else _Golden(read_qrels(qrels, columns=columns, conflicts=conflicts))
+    golden = golden_conflicts = None
+    if qrels_dataset is None:
+        frame = read_qrels(qrels, columns=columns, conflicts=conflicts)
+        # conflicting labels resolved once, for the whole golden set (a part's slice carrying
+        # them would count them once per part)
+        golden_conflicts = frame.attrs.pop("evalframe_conflicts", None)
+        golden = GoldenIndex(frame)
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
         return None
     if page_column is not None:
         conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
     systems = reader.systems()
-    n_questions = len(golden.queries) if golden is not None else qrels_dataset.count_rows()
+    n_questions = len(golden) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     _warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
@@ -996,7 +960,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                 bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
                                            columns, conflicts)
                 asm.finish(None)
-    c = bucketed if golden is None else golden.conflicts
+    c = bucketed if golden is None else golden_conflicts
     if c is not None and c.count:  # as engine.with_conflicts records it, once
         asm.whole.append(Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
                                     f"resolved: {c.how} label", tuple(c.examples)))

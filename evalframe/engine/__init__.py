@@ -20,16 +20,16 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import EvalframeInputError, InputProblem
-from .io import read_checked_qrels, read_checked_run, read_chunks, read_table
-from .measures import FAMILIES, Measure, compute
-from .ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge,
+from ..errors import EvalframeInputError, InputProblem
+from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
+from ..measures import FAMILIES, Measure, compute
+from ..ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge,
                       shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
-from .rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from .schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run
-from .spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
+from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
+from ..schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run
+from ..spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
                     doc_codes, is_span_table, merge_spans, split_run_offsets)
-from .inputs import apply_columns
+from ..inputs import apply_columns
 
 Duplicates = Literal["error", "max", "first"]
 
