@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
-from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
+from .engine.partition import GoldenIndex, conflicts_record, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
@@ -556,10 +556,9 @@ def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | N
     """The merged records with the ``golden_set_conflicting_labels`` record of the
     in-memory call (``resolved``: the golden set's conflicts resolved on the client, or
     the partitions' merged), in its place among the checks."""
-    if resolved is None or not resolved.count:
+    if not conflicts_record(resolved):
         return records
-    record = Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
-                        f"resolved: {resolved.how} label", tuple(resolved.examples))
+    record, = conflicts_record(resolved)
     checks = list(Check)
     at = sum(checks.index(r.check) <= checks.index(record.check) for r in records)
     return records[:at] + [record] + records[at:]

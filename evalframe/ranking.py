@@ -53,7 +53,8 @@ from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order", "str_column", "shallow_rankings", "group_starts"]
+           "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere", "systems_judged",
+           "HAS_JUDGED"]
 
 import re
 from dataclasses import dataclass, field, replace

@@ -51,7 +51,7 @@ __all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_
            "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
            "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
            "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows", "held_bytes", "warn_budget",
-           "SPILL_MIN_BYTES"]
+           "SPILL_MIN_BYTES", "scratch_directory", "close_all"]
 
 import contextlib
 import errno
@@ -74,7 +74,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .engine import Duplicates, prepare, with_shallow_rankings
-from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
+from .engine.partition import GoldenIndex, conflicts_record, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
@@ -961,9 +961,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                                            columns, conflicts)
                 asm.finish(None)
     c = bucketed if golden is None else golden_conflicts
-    if c is not None and c.count:  # as engine.with_conflicts records it, once
-        asm.whole.append(Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
-                                    f"resolved: {c.how} label", tuple(c.examples)))
+    asm.whole += conflicts_record(c)  # as engine.with_conflicts records it, once
     table, diag, records = asm.result()
     if warn:
         warn_diagnostics(records, rel)

@@ -30,6 +30,7 @@ from ..schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, enco
 from ..spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
                     doc_codes, is_span_table, merge_spans, split_run_offsets)
 from ..inputs import apply_columns
+from .partition import conflicts_record
 
 Duplicates = Literal["error", "max", "first"]
 
@@ -232,11 +233,8 @@ def _span_rows(J: Judged, table: pd.DataFrame, where: np.ndarray, spans: pd.Data
 def with_conflicts(J: Judged, resolved: ResolvedConflicts | None) -> Judged:
     """``J`` with a ``golden_set_conflicting_labels`` diagnostic when the golden set's
     conflicting labels were resolved (``resolved``; None: ``J`` itself)."""
-    c = resolved
-    if not isinstance(c, ResolvedConflicts) or not c.count:
-        return J
-    return with_records(J, [Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, c.count,
-                                       f"resolved: {c.how} label", tuple(c.examples))])
+    record = conflicts_record(resolved)
+    return with_records(J, record) if record else J
 
 
 def with_shallow_rankings(J: Judged, ms: list[Measure], *, warn: bool = True) -> Judged:

@@ -9,13 +9,14 @@ salted ``hash``).
 """
 from __future__ import annotations
 
-__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex"]
+__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "conflicts_record"]
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..schema import fingerprints, ids_to_str
+from ..ranking import Check, Diagnostic
+from ..schema import ResolvedConflicts, fingerprints, ids_to_str
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
@@ -109,3 +110,22 @@ class GoldenIndex:
     def unseen(self) -> pd.DataFrame:
         """The rows of the questions no :meth:`hand_out` call handed out yet."""
         return self.hand_out(np.flatnonzero(~self.seen))
+
+
+def conflicts_record(resolved: "ResolvedConflicts | None") -> list[Diagnostic]:
+    """The ``golden_set_conflicting_labels`` record of the golden set's conflicting labels
+    resolved (``resolved``: the whole golden set's, or its partitions' merged), as a list
+    of one, or none when there were none.
+
+    Examples
+    --------
+    >>> from evalframe.schema import ResolvedConflicts
+    >>> [r.action for r in conflicts_record(ResolvedConflicts("max", 2, ("q1:d1",)))]
+    ['resolved: max label']
+    >>> conflicts_record(None)
+    []
+    """
+    if not isinstance(resolved, ResolvedConflicts) or not resolved.count:
+        return []
+    return [Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
+                       f"resolved: {resolved.how} label", tuple(resolved.examples))]
