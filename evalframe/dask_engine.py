@@ -61,17 +61,15 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import Duplicates, per_question_table, prepare, with_shallow_rankings
-from .engine.partition import GoldenIndex, conflicts_record, question_buckets, question_fingerprints
+from .engine import Duplicates
+from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
 from .measures.custom import shipped
-from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, diagnostics_table,
-                      merge_diagnostics, systems_judged, warn_diagnostics)
-from .rollup import UNIT, Rollup, rollup_column, rollup_map
-from .schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
-                     merge_conflicts)
+from .ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
+from .rollup import Rollup, rollup_column, rollup_map
+from .schema import Conflicts, ResolvedConflicts, check_qrels, ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank")
@@ -171,70 +169,44 @@ def _systems_in_order(parts: list[list]) -> list:
 
 
 # ---------------------------------------------------------------- one partition
-def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
-                  rel: int, ties: Ties, missing: Missing, depth: int | None,
-                  duplicates: Duplicates, conflicts: Conflicts = "error",
-                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None) -> dict:
-    """Evaluate the questions of one partition, knowing every system of the run.
-
-    ``conflicts`` resolves the partition's golden-set rows (whole questions, so the same
-    pairs as on the whole golden set); ``rollup`` is a chunk -> page map
-    (:func:`evalframe.rollup.rollup_map`) applied inside the partition.
-
-    Returns a dict: ``table`` (the per-question table), ``records`` (diagnostics),
-    ``silent`` (the systems that answer none of the partition's golden questions) and
-    ``conflicts`` (the partition's conflicting labels resolved, counted in the whole
-    golden set's order, :func:`~evalframe.schema.check_qrels_part`; None: none)."""
+def _evaluate_rows(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], **opts) -> PartResult:
+    """:func:`~evalframe.engine.partition.evaluate_part` on a partition of shuffled rows:
+    put back in their original order (``_row``), the shuffle's columns dropped."""
     if "_row" in run.columns:
         run = run.iloc[np.argsort(run["_row"].to_numpy(), kind="stable")]
     run = run.drop(columns=[c for c in ("_row", "_bucket") if c in run.columns]).reset_index(drop=True)
     if "_row" in qrels.columns:
         qrels = qrels.iloc[np.argsort(qrels["_row"].to_numpy(), kind="stable")]
-    qrels_row = qrels["_row"].to_numpy() if "_row" in qrels.columns else None
-    qrels = qrels.drop(columns=[c for c in ("_bucket", "_row") if c in qrels.columns]).reset_index(drop=True)
-    qrels.attrs = {}  # conflicts resolved on the client are reported once, by the client
-    resolved = None
-    if conflicts != "error" and qrels_row is not None:  # whole questions: resolved here, merged by the client
-        qrels, resolved = check_qrels_part(qrels, conflicts, qrels_row)
-        conflicts = "error"  # no repeated pair is left
-    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
-                conflicts=conflicts, rollup=rollup, systems=systems if "system" in run.columns else [None])
-    J = with_shallow_rankings(J, ms or shallow or [], warn=False)
-    table = per_question_table(J, ms)
-    if rollup is not None:
-        table.insert(table.columns.get_loc("measure"), "unit", UNIT)
-    n_golden = J.n_queries
-    not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
-    silent = [s for s in systems if not_in_run.get(s, 0) == n_golden]
-    return {"table": table, "records": list(J.records), "silent": silent,
-            "conflicts": resolved, "integer_questions": J.integer_questions}
+    qrels_rows = qrels["_row"].to_numpy() if "_row" in qrels.columns else None
+    qrels = qrels.drop(columns=[c for c in ("_bucket", "_row") if c in qrels.columns])
+    return evaluate_part(run, qrels, systems, ms, qrels_rows=qrels_rows, **opts)
 
 
 def _qrels_piece(qrels: pd.DataFrame, starts: np.ndarray, i: int) -> pd.DataFrame:
     return qrels.iloc[int(starts[i]):int(starts[i + 1])]
 
 
-def _task(run_part, qrels_part, systems, ms, rollup, opts) -> dict:
-    return evaluate_part(run_part, qrels_part, systems, ms, rollup=rollup, **opts)
+def _task(run_part, qrels_part, systems, ms, rollup, opts) -> PartResult:
+    return _evaluate_rows(run_part, qrels_part, systems, ms, rollup=rollup, **opts)
 
 
-def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> dict:
-    return evaluate_part(run_part, _qrels_piece(qrels, starts, i), systems, ms, rollup=rollup, **opts)
+def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> PartResult:
+    return _evaluate_rows(run_part, _qrels_piece(qrels, starts, i), systems, ms, rollup=rollup, **opts)
 
 
-def _summary(part: dict) -> dict:
-    """A partition's result without its table (``meta``: the table's columns, no row)."""
-    return {**{k: v for k, v in part.items() if k != "table"}, "meta": part["table"].iloc[:0]}
+def _summary(part: PartResult) -> PartResult:
+    return part.summary()
 
 
-def _table(part: dict) -> pd.DataFrame:
-    return part["table"]
+def _table(part: PartResult) -> pd.DataFrame:
+    return part.table
 
 
 # ---------------------------------------------------------------- partitions evaluated in place
-def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts, systems: list | None = None) -> dict:
+def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts,
+                   systems: list | None = None) -> PartResult:
     """Evaluate a run partition where it is, as if it held whole questions, with the golden
-    rows of its questions; also return what the client checks that on: the partition's
+    rows of its questions; its ``extra`` holds what the client checks that on: the partition's
     question fingerprints (``fingerprints``, distinct, sorted), its golden questions
     (``golden_questions``, positions in ``held.ids``), its systems in first-appearance
     order (``systems``: when ``systems`` is None they are the ones it is evaluated with)
@@ -245,18 +217,18 @@ def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts, system
     found = held.lookup(ids)
     questions = np.sort(found[found >= 0])
     own = _systems_in_part(run["system"]) if "system" in run.columns else [None]
-    out = evaluate_part(run, held.rows(questions), own if systems is None else systems, ms,
-                        rollup=rollup, **opts)
-    out.update(fingerprints=np.unique(question_fingerprints(pd.Series(ids))), golden_questions=questions,
-               systems=own, empty=run.iloc[:0])
+    out = _evaluate_rows(run, held.rows(questions), own if systems is None else systems, ms,
+                         rollup=rollup, **opts)
+    out.extra.update(fingerprints=np.unique(question_fingerprints(pd.Series(ids))), golden_questions=questions,
+                     systems=own, empty=run.iloc[:0])
     return out
 
 
 def _orphan_task(empty: pd.DataFrame, held: GoldenIndex, questions: np.ndarray, systems: list, ms, rollup,
-                 opts) -> dict:
+                 opts) -> PartResult:
     """Evaluate the golden questions ``questions`` that no run partition holds (no system
     answers them) with every system of the run."""
-    return evaluate_part(empty, held.rows(questions), systems, ms, rollup=rollup, **opts)
+    return _evaluate_rows(empty, held.rows(questions), systems, ms, rollup=rollup, **opts)
 
 
 #: The in-place results are checked as they arrive, and the evaluation stopped at the first
@@ -277,7 +249,7 @@ def _distributed_client():
     return owner if type(owner).__name__ == "Client" and hasattr(owner, "cancel") else None
 
 
-def _summaries_unless_shared(parts: list) -> list[dict] | None:
+def _summaries_unless_shared(parts: list) -> list[PartResult] | None:
     """The summaries of the in-place results ``parts``, or None when a question has rows in
     two partitions.  On a distributed client the summaries are checked as they arrive, and
     at the first question found twice the evaluation still to run is cancelled (a run that
@@ -294,11 +266,11 @@ def _summaries_unless_shared(parts: list) -> list[dict] | None:
         for batch in as_completed(futures, with_results=True).batches():
             got.update((f.key, r) for f, r in batch)
             if len(got) <= EARLY_CHECKS and len(got) < len(futures) and _shared_question(
-                    [r["fingerprints"] for r in got.values()]):
+                    [r.extra["fingerprints"] for r in got.values()]):
                 client.cancel(futures + futures_of(parts))
                 return None
         summaries = [got[f.key] for f in futures]
-    return None if _shared_question([s["fingerprints"] for s in summaries]) else summaries
+    return None if _shared_question([s.extra["fingerprints"] for s in summaries]) else summaries
 
 
 def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[list, list, list] | None":
@@ -318,13 +290,13 @@ def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[l
     summaries = _summaries_unless_shared(parts)
     if summaries is None:  # a question in two partitions
         return None
-    systems = _systems_in_order([s["systems"] for s in summaries])
+    systems = _systems_in_order([s.extra["systems"] for s in summaries])
     again = {i: dask.delayed(_in_place_task)(pieces[i], held, ms, mapping, opts, systems)
-             for i, s in enumerate(summaries) if len(s["systems"]) < len(systems)}
-    held_questions = np.concatenate([s["golden_questions"] for s in summaries])
+             for i, s in enumerate(summaries) if len(s.extra["systems"]) < len(systems)}
+    held_questions = np.concatenate([s.extra["golden_questions"] for s in summaries])
     orphans = np.setdiff1d(np.arange(len(lookup)), held_questions)
     if len(orphans):
-        again[len(parts)] = dask.delayed(_orphan_task)(summaries[0]["empty"], held, orphans, systems, ms,
+        again[len(parts)] = dask.delayed(_orphan_task)(summaries[0].extra["empty"], held, orphans, systems, ms,
                                                        mapping, opts)
     if again:
         redone = dask.persist(*again.values())
@@ -470,15 +442,12 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         parts, summaries, systems = done
     else:
         parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, ms, mapping, opts)
-    flags = [s["integer_questions"] for s in summaries]  # the whole golden set's: every question is in a part
-    records = _merge([s["records"] for s in summaries], [s["silent"] for s in summaries],
-                     systems, missing, rel, integer_questions=None if None in flags else all(flags))
-    records = _conflicts_record(records, resolved or merge_conflicts([s["conflicts"] for s in summaries]))
+    records = merge(summaries, systems, missing=missing, resolved=resolved)
     if mapping is None:
         records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden))
     if warn:
         warn_diagnostics(records, rel)
-    meta = summaries[0]["meta"]
+    meta = summaries[0].table  # the table's columns, no row
     with dask.config.set({"dataframe.convert-string": False}):
         table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)
     return table, diagnostics_table(records)
@@ -523,21 +492,6 @@ def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[
     return parts, list(summaries), systems
 
 
-def _merge(records: list[list[Diagnostic]], silent: list[list], systems: list,
-           missing: Missing, rel: int, *, integer_questions: bool | None) -> list[Diagnostic]:
-    """Merge the partitions' diagnostics; a system that answers no golden question of any
-    partition is reported, and when no system answers any the run is refused."""
-    nowhere = [s for s in systems if all(s in part for part in silent)]
-    if len(nowhere) == len(systems):
-        raise EvalframeInputError("run", [InputProblem(
-            "the run and the golden set share no question id",
-            "check that both tables use the same question ids (ids are compared as strings)")])
-    action = "scored 0 on every question" if missing == "zero" else "dropped"  # as judge() says it
-    quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
-    return merge_diagnostics([list(r) + quiet for r in records], systems=systems,
-                             integer_questions=integer_questions)
-
-
 def _judged_elsewhere(flagged: list, run, golden) -> set:
     """The ``flagged`` systems (merged ``system_without_judged_documents`` records) one of
     whose documents the golden set judges for a question of another partition (a
@@ -552,19 +506,6 @@ def _judged_elsewhere(flagged: list, run, golden) -> set:
                                        for p in run.to_delayed()]))
 
 
-def _conflicts_record(records: list[Diagnostic], resolved: ResolvedConflicts | None) -> list[Diagnostic]:
-    """The merged records with the ``golden_set_conflicting_labels`` record of the
-    in-memory call (``resolved``: the golden set's conflicts resolved on the client, or
-    the partitions' merged), in its place among the checks."""
-    if not conflicts_record(resolved):
-        return records
-    record, = conflicts_record(resolved)
-    checks = list(Check)
-    at = sum(checks.index(r.check) <= checks.index(record.check) for r in records)
-    return records[:at] + [record] + records[at:]
-
-
-# ---------------------------------------------------------------- aggregate
 def _partial_aggregates(df: pd.DataFrame, keys: list[str], aggs: dict) -> pd.DataFrame:
     """One row per group of a partition: its keys, n, and the partial states of its
     mean and of its measure's own aggregation."""

@@ -53,8 +53,8 @@ from __future__ import annotations
 
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere", "systems_judged",
-           "HAS_JUDGED"]
+           "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere",
+           "systems_judged", "HAS_JUDGED", "conflicts_record"]
 
 import re
 from dataclasses import dataclass, field, replace
@@ -68,7 +68,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, common_prefix_length,
-                     contiguous_groups, encode_qrels, encode_run, fingerprints, ids_to_str, pair_keys, raw_chunks)
+                     ResolvedConflicts, contiguous_groups, encode_qrels, encode_run, fingerprints, ids_to_str,
+                     pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (ChunkingsDifferWarning, EvalframeInputError, IdSchemeWarning, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -284,6 +285,25 @@ _GOLDEN_ORDERED = frozenset({Check.GOLDEN_QUESTIONS_NOT_IN_RUN, Check.SCORE_TIES
 
 #: Checks about a system as a whole: kept by a merge only when every partition reports them.
 _EVERY_PART = frozenset({Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS})
+
+
+def conflicts_record(resolved: ResolvedConflicts | None) -> list[Diagnostic]:
+    """The ``golden_set_conflicting_labels`` record of the golden set's conflicting labels
+    resolved (``resolved``: the whole golden set's, or its partitions' merged), as a list
+    of one, or none when there were none.
+
+    Examples
+    --------
+    >>> from evalframe.schema import ResolvedConflicts
+    >>> [r.action for r in conflicts_record(ResolvedConflicts("max", 2, ("q1:d1",)))]
+    ['resolved: max label']
+    >>> conflicts_record(None)
+    []
+    """
+    if not isinstance(resolved, ResolvedConflicts) or not resolved.count:
+        return []
+    return [Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
+                       f"resolved: {resolved.how} label", tuple(resolved.examples))]
 
 
 def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,

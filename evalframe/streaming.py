@@ -66,7 +66,6 @@ import sys
 import tempfile
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -74,14 +73,14 @@ import pandas as pd
 import pyarrow as pa
 
 from .engine import Duplicates, prepare, with_shallow_rankings
-from .engine.partition import GoldenIndex, conflicts_record, question_buckets, question_fingerprints
+from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure, compute
-from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, diagnostics_table,
+from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, conflicts_record, diagnostics_table,
                       merge_diagnostics, natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
-from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
+from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
                      merge_conflicts)
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
@@ -758,7 +757,6 @@ def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: 
     are read and their conflicting labels resolved in the bucket holding all of a
     question's rows; returned: those resolutions merged (the count, and the first pairs of
     the whole golden set as examples), or None."""
-    import pyarrow.parquet as pq
     n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
     spill = _Spill(n_buckets, max(SPILL_MIN_BYTES, batch_rows * BYTES_PER_ROW // 3))
     try:

@@ -30,7 +30,6 @@ __all__ = ["main", "TREC_MEASURES", "NICKNAMES"]
 
 import gc
 import getopt
-import math
 import os
 import re
 import sys

@@ -23,14 +23,13 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, diagnostics_table, judge,
-                      shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
+from ..ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
+                      judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
 from ..schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run
 from ..spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
                     doc_codes, is_span_table, merge_spans, split_run_offsets)
 from ..inputs import apply_columns
-from .partition import conflicts_record
 
 Duplicates = Literal["error", "max", "first"]
 

@@ -1,6 +1,7 @@
 """What every engine that cuts an input into partitions of whole questions shares: one
-hash of question ids to buckets, and one index of a golden set held whole that hands
-each partition its questions' rows.
+hash of question ids to buckets, one index of a golden set held whole that hands each
+partition its questions' rows, one step that evaluates a partition (:func:`evaluate_part`,
+a :class:`PartResult`) and one that merges the partitions' diagnostics (:func:`merge`).
 
 A question id is hashed as a string (``evalframe.schema.ids_to_str``), so question
 ``1`` of one table and ``"1"`` of another fall in the same bucket, on every engine and
@@ -9,14 +10,21 @@ salted ``hash``).
 """
 from __future__ import annotations
 
-__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "conflicts_record"]
+__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "PartResult", "evaluate_part", "merge"]
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..ranking import Check, Diagnostic
-from ..schema import ResolvedConflicts, fingerprints, ids_to_str
+from ..errors import EvalframeInputError, InputProblem
+from ..measures import Measure
+from ..ranking import Check, Diagnostic, Missing, Ties, conflicts_record, merge_diagnostics
+from ..rollup import UNIT
+from ..schema import Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str, merge_conflicts
+from . import Duplicates, per_question_table, prepare, with_shallow_rankings
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
@@ -112,20 +120,86 @@ class GoldenIndex:
         return self.hand_out(np.flatnonzero(~self.seen))
 
 
-def conflicts_record(resolved: "ResolvedConflicts | None") -> list[Diagnostic]:
-    """The ``golden_set_conflicting_labels`` record of the golden set's conflicting labels
-    resolved (``resolved``: the whole golden set's, or its partitions' merged), as a list
-    of one, or none when there were none.
 
-    Examples
-    --------
-    >>> from evalframe.schema import ResolvedConflicts
-    >>> [r.action for r in conflicts_record(ResolvedConflicts("max", 2, ("q1:d1",)))]
-    ['resolved: max label']
-    >>> conflicts_record(None)
-    []
+@dataclass
+class PartResult:
+    """What one partition of whole questions gives back.
+
+    Attributes
+    ----------
+    table : its per-question table (its questions, every system of the run)
+    records : its diagnostics records (judged without warning)
+    silent : the systems that answer none of its golden-set questions
+    conflicts : its golden-set rows' conflicting labels resolved here (None: none, or
+        resolved before, on the whole golden set)
+    integer_questions : whether every golden-set question id of it is an integer (the
+        order of the merged examples; None: it has no golden-set question)
+    extra : what an engine adds for its own checks (the Dask engine: the partition's
+        question fingerprints, systems and golden-set questions)
     """
-    if not isinstance(resolved, ResolvedConflicts) or not resolved.count:
-        return []
-    return [Diagnostic(None, Check.GOLDEN_SET_CONFLICTING_LABELS, resolved.count,
-                       f"resolved: {resolved.how} label", tuple(resolved.examples))]
+
+    table: pd.DataFrame
+    records: list
+    silent: list
+    conflicts: ResolvedConflicts | None = None
+    integer_questions: bool | None = None
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> "PartResult":
+        """The result without its table's rows (what a driver gathers from its workers)."""
+        return replace(self, table=self.table.iloc[:0])
+
+
+def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
+                  rel: int, ties: Ties, missing: Missing, depth: int | None, duplicates: Duplicates,
+                  conflicts: Conflicts = "error", qrels_rows: np.ndarray | None = None,
+                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None) -> PartResult:
+    """Evaluate the questions of one partition, knowing every system of the run.
+
+    ``conflicts`` resolves the partition's golden-set rows when ``qrels_rows`` gives their
+    positions in the whole golden set (whole questions, so the same pairs as on the whole
+    golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
+    ``rollup`` is a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied inside
+    the partition; ``shallow``: the measures whose cutoffs rankings are checked against
+    when ``ms`` is empty (diagnostics only).
+    """
+    qrels = qrels.reset_index(drop=True)
+    qrels.attrs = {}  # conflicts resolved on the whole golden set are reported once, by the driver
+    resolved = None
+    if conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
+        qrels, resolved = check_qrels_part(qrels, conflicts, qrels_rows)
+        conflicts = "error"  # no repeated pair is left
+    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
+                conflicts=conflicts, rollup=rollup, systems=systems if "system" in run.columns else [None])
+    J = with_shallow_rankings(J, ms or shallow or [], warn=False)
+    table = per_question_table(J, ms)
+    if rollup is not None:
+        table.insert(table.columns.get_loc("measure"), "unit", UNIT)
+    not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
+    silent = [s for s in systems if not_in_run.get(s, 0) == J.n_queries]
+    return PartResult(table, list(J.records), silent, resolved, J.integer_questions)
+
+
+def merge(results: Sequence[PartResult], systems: list, *, missing: Missing,
+          resolved: ResolvedConflicts | None = None) -> list[Diagnostic]:
+    """The whole input's diagnostics records from its partitions' ``results`` (summaries
+    will do): records merged by :func:`~evalframe.ranking.merge_diagnostics`, a system that
+    answers no golden-set question of any partition reported (and the run refused when no
+    system answers any), and the golden set's conflicting labels recorded once
+    (``resolved``: resolved on the whole golden set; else the partitions' merged)."""
+    nowhere = [s for s in systems if all(s in r.silent for r in results)]
+    if len(nowhere) == len(systems):
+        raise EvalframeInputError("run", [InputProblem(
+            "the run and the golden set share no question id",
+            "check that both tables use the same question ids (ids are compared as strings)")])
+    action = "scored 0 on every question" if missing == "zero" else "dropped"  # as judge() says it
+    quiet = [Diagnostic(s, Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS, 1, action, (str(s),)) for s in nowhere]
+    flags = [r.integer_questions for r in results]  # the whole golden set's: every question is in a part
+    records = merge_diagnostics([list(r.records) + quiet for r in results], systems=systems,
+                                integer_questions=None if None in flags else all(flags))
+    record = conflicts_record(resolved or merge_conflicts([r.conflicts for r in results]))
+    if not record:
+        return records
+    checks = list(Check)
+    at = sum(checks.index(r.check) <= checks.index(record[0].check) for r in records)
+    return records[:at] + record + records[at:]
