@@ -402,6 +402,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         applied per question inside each partition.
     warn : bool
         Issue the warnings of the merged diagnostics.
+    shallow : list of Measure, optional
+        The measures whose deepest cutoff the rankings are checked against (default: ``ms``).
 
     Returns
     -------
@@ -429,7 +431,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
-                shallow=shipped(shallow) if shallow else None)
+                shallow=None if shallow is None else shipped(shallow))
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
     if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again

@@ -452,11 +452,14 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
                               rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-                              tokens=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              tokens=None, shallow=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
-    ranked and judged once (for large runs this is most of the work).
+    ranked and judged once (for large runs this is most of the work).  ``shallow``:
+    the measures (names or :class:`Measure`) whose deepest cutoff rankings are checked
+    against (``shallow_rankings``; default: ``measures``), so a caller that computes more
+    than it was asked for (the report's curve) warns only of what was asked.
 
     Returns
     -------
@@ -467,20 +470,23 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     run = _token_counts(run, tokens, columns, duplicates, ties)
     if _chunked(run, qrels, chunks, columns, engine):
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
-                                  chunks=chunks, min_overlap=min_overlap, **conv)
+                                  chunks=chunks, min_overlap=min_overlap, shallow=shallow, **conv)
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                             duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup)
+                             duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup,
+                             shallow=shallow)
     streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
-                                     warn=True)
+                                     warn=True, shallow=shallow)
     if streamed is not None:
         return streamed
-    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
+    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, shallow=shallow,
+                              **conv)
 
 
 def _token_counts(run, tokens, columns, duplicates, ties):

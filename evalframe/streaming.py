@@ -334,7 +334,7 @@ class _Assembler:
         #: document judged for another part's question
         self.golden = golden
         self._judged_docs: pd.Index | None = None
-        self.shallow = ms or shallow or []  # the cutoffs rankings are checked against
+        self.shallow = shallow if shallow is not None else (ms or [])  # the cutoffs rankings are checked against
         self.conv = conventions
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
@@ -895,8 +895,9 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     options : StreamOptions
         The memory budget (bytes), the progress bar and the temporary directory's parent.
     shallow : list of Measure, optional
-        With ``ms`` None: the measures whose deepest cutoff the rankings are checked
-        against (``shallow_rankings``), as :func:`evalframe.diagnostics` does in memory.
+        The measures whose deepest cutoff the rankings are checked against
+        (``shallow_rankings``; default: ``ms``), as :func:`evalframe.diagnostics` and
+        ``evaluate_with_diagnostics`` do in memory.
 
     Returns
     -------

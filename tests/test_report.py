@@ -772,3 +772,20 @@ def test_segment_means_match_a_loop_over_questions():
     for t in got.itertuples():
         vals = expected[(t.system, t.segment_value, t.measure)]
         assert t.n == len(vals) and t.mean == pytest.approx(sum(vals) / len(vals), abs=1e-12)
+
+
+def test_shallow_rankings_are_checked_against_the_cutoffs_asked_for_not_the_curve(cran):
+    """The report computes its recall curve to k = 100 whatever was asked; a ranking shorter
+    than 100 is worth a word only when a measure asked for goes that deep."""
+    short = {s: int((part.groupby("query_id").size() < 100).sum()) for s, part in cran.runs.groupby("system")}
+    assert short["tfidf"] == 1 and sum(short.values()) == 1  # the oracle: a count over the run
+    for measures, warned in ((["R@5", "nDCG@10"], False), (["R@5", "R@100"], True)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = report(cran.runs, cran.qrels, measures=measures, n_resamples=B)
+        shallow = [w for w in caught if w.category is ef.ShallowRankingWarning]
+        rows = r.diagnostics[r.diagnostics["check"] == "shallow_rankings"]
+        assert bool(shallow) == warned and len(rows) == int(warned), (measures, [str(w.message) for w in shallow])
+        if warned:
+            assert rows["system"].tolist() == ["tfidf"] and rows["count"].tolist() == [1]
+            assert "k = 100" in str(shallow[0].message)

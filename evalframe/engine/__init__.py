@@ -316,21 +316,23 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
                        missing: Missing = "zero", depth: int | None = None,
                        duplicates: Duplicates = "error", warn: bool = True,
                        columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-                       rollup: Rollup | None = None, chunks=None, min_overlap: float = MIN_OVERLAP
-                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       rollup: Rollup | None = None, chunks=None, min_overlap: float = MIN_OVERLAP,
+                       shallow: list[Measure] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-question table and diagnostics table of one partition (measures already resolved).
 
     With ``rollup`` the per-question table has a ``unit`` column (``"page"``) before
-    ``measure``.  Rankings shorter than the measures' deepest cutoff are a
-    ``shallow_rankings`` record (and a warning).  With a span golden set or ``chunks``
+    ``measure``.  Rankings shorter than the deepest cutoff of ``shallow`` (default: the
+    measures) are a ``shallow_rankings`` record (and a warning).  With a span golden set or ``chunks``
     (:mod:`evalframe.spans`), each chunking is judged against the labels it gets from
     the spans (:func:`judge_chunkings`), and chunk-level measures asked of several
     chunkings are a ``chunkings_differ`` record (and a warning)."""
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, columns=columns,
                 conflicts=conflicts)
+    shallow = ms if shallow is None else shallow
     if chunks is None and not is_span_input(qrels, columns):
         J = prepare(run, qrels, warn=False, rollup=rollup, **conv)
-        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J) + chunk_sizes(J, ms))
+        J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
+                         + chunk_sizes(J, ms))
         refuse_foreign_ids(J)
         if warn:
             warn_diagnostics(J.records, rel)
@@ -344,7 +346,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     judged = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
     tables, parts = [], []
     for J in judged:
-        J = with_records(with_shallow_rankings(J, ms, warn=False), systems_sharing_no_document(J)
+        J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
                          + (chunk_sizes(J, ms) if len(judged) == 1 else []))
         tables.append(per_question_table(J, ms))
         parts.append(J.records)

@@ -161,7 +161,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
     ``rollup`` is a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied inside
     the partition; ``shallow``: the measures whose cutoffs rankings are checked against
-    when ``ms`` is empty (diagnostics only).
+    (default ``ms``: a report checks the measures asked for, not its curve's).
     """
     qrels = qrels.reset_index(drop=True)
     qrels.attrs = {}  # conflicts resolved on the whole golden set are reported once, by the driver
@@ -171,7 +171,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
         conflicts = "error"  # no repeated pair is left
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
                 conflicts=conflicts, rollup=rollup, systems=systems if "system" in run.columns else [None])
-    J = with_shallow_rankings(J, ms or shallow or [], warn=False)
+    J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
     table = per_question_table(J, ms)
     if rollup is not None:
         table.insert(table.columns.get_loc("measure"), "unit", UNIT)

@@ -370,9 +370,11 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         queries = question_texts(golden)
 
     step("ranking and judging")
+    # rankings are checked against the cutoffs asked for (measures, stages), not the curve's
+    asked = list(dict.fromkeys([*opts.measures, *stage_measures(opts.stages, rel=conv["rel"])]))
     per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
                                                memory_budget=memory_budget, rollup=rollup, chunks=chunks,
-                                               min_overlap=min_overlap, tokens=tokens, **conv)
+                                               min_overlap=min_overlap, tokens=tokens, shallow=asked, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
