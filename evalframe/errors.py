@@ -336,8 +336,6 @@ class MemoryBudgetWarning(EvalframeWarning):
     Examples
     --------
     >>> import warnings
-    >>> import pandas as pd
-    >>> import evalframe as ef
     >>> from evalframe.streaming import warn_budget
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")

@@ -624,13 +624,17 @@ class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
+def _reader_bytes(budget: int) -> int:
+    return min(READ_BYTES, budget // 4)  # a small budget reads small batches
+
+
 def held_bytes(budget: int, *, golden_rows: int, out_rows: int) -> int:
     """What a streamed evaluation holds besides its partition: the golden set
     (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put together
     (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader (:data:`READ_BYTES`, at
     most a quarter of the budget: a small budget reads small batches) and the libraries'
     first use (:data:`FIRST_USE_BYTES`, whatever the budget)."""
-    return (golden_rows * QRELS_BYTES_PER_ROW + out_rows * OUT_BYTES_PER_ROW + min(READ_BYTES, budget // 4)
+    return (golden_rows * QRELS_BYTES_PER_ROW + out_rows * OUT_BYTES_PER_ROW + _reader_bytes(budget)
             + FIRST_USE_BYTES)
 
 
@@ -680,7 +684,7 @@ def _warn_small_budget(budget: int, golden_rows: int, out_rows: int, batch_rows:
     warnings.warn(f"a memory budget of {_mib(budget)} cannot be kept: the golden set "
                   f"({golden_rows:,} rows, {_mib(golden_rows * QRELS_BYTES_PER_ROW)}), the per-question table "
                   f"({out_rows:,} rows, {_mib(out_rows * OUT_BYTES_PER_ROW)}), the reader "
-                  f"({_mib(min(READ_BYTES, budget // 4))}) and the libraries' first use ({_mib(FIRST_USE_BYTES)}) "
+                  f"({_mib(_reader_bytes(budget))}) and the libraries' first use ({_mib(FIRST_USE_BYTES)}) "
                   f"hold {_mib(held)} together; with partitions of {batch_rows:,} rows "
                   f"({_mib(batch_rows * BYTES_PER_ROW)}) the peak is about {_mib(peak)} beyond the interpreter "
                   "and imports", MemoryBudgetWarning, stacklevel=3)
@@ -773,7 +777,8 @@ def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: 
                 q[_ROW] = np.arange(at, at + len(q), dtype=np.int64)  # repeated pairs kept: resolved per bucket
                 at += len(q)
                 t = pa.Table.from_pandas(q, preserve_index=False)
-                spill.add(t, question_buckets(q["query_id"], n_buckets), lambda b: os.path.join(tmp, f"qrels-{b:05d}.arrow"))
+                spill.add(t, question_buckets(q["query_id"], n_buckets),
+                          lambda b: os.path.join(tmp, f"qrels-{b:05d}.arrow"))
             spill.flush()
     finally:
         spill.close()
@@ -832,7 +837,8 @@ class _Spill:
     and all of them freed (so the memory held is the batches buffered, exactly).  Writing
     each batch's pieces to Parquet at once made row groups of ~60 rows at a 128 MiB budget:
     the writers' metadata of ~200,000 row groups grew the pass to 0.8 GiB, and reading the
-    buckets back was slow (a 15M-row run: 97 s, peak 815 MiB; now 21 s, 253 MiB,
+    buckets back was slow (a shuffled 15M-row run at 128 MiB: 88.7 s, 0.68 GiB above the
+    imports; with this and the planning of :func:`plan_batch_rows`, 16.1 s and 159 MiB,
     benchmarks/bench_scale.py)."""
 
     def __init__(self, n_buckets: int, cap: int):

@@ -517,3 +517,40 @@ def test_a_measure_registered_on_the_client_computes_on_the_workers(client, move
             assert mine["value"].max() >= 1.0 * weight
     finally:
         ef.measures.REGISTRY.unregister("TopLabelX")
+
+
+def test_rankings_checked_against_shallow_measures_on_every_engine(client, tmp_path):
+    """evaluate_with_diagnostics(shallow=): rankings are checked against those measures'
+    cutoffs, not every measure computed (the report's curve), in memory, streamed (grouped
+    and shuffled Parquet) and on Dask: each the in-memory call's table, diagnostics and
+    warnings on the same rows."""
+    c = datasets.load_cranfield()
+    runs = c.runs.reset_index(drop=True)
+    short = {s: int((p.groupby("query_id").size() < 100).sum()) for s, p in runs.groupby("system")}
+    assert short == {**dict.fromkeys(short, 0), "tfidf": 1}  # the oracle: a count over the run
+    mixed = runs.sample(frac=1, random_state=5, ignore_index=True)
+    grouped, shuffled = tmp_path / "grouped", tmp_path / "shuffled"
+    for d, frame in ((grouped, runs), (shuffled, mixed)):
+        d.mkdir()
+        for i, rows in enumerate(np.array_split(np.arange(len(frame)), 3)):
+            frame.iloc[rows].to_parquet(d / f"part-{i}.parquet", index=False)
+    budget = len(runs) * 40  # far below the run's size: streamed in parts
+    engines = {"grouped": (str(grouped), runs, {"memory_budget": budget}),
+               "shuffled": (str(shuffled), mixed, {"memory_budget": budget}),
+               "dask": (dd.from_pandas(runs, npartitions=3), runs, {})}
+
+    def answer(run, shallow, **kw):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            per_q, diag = evaluate_with_diagnostics(run, c.qrels, ["R@5", "R@100"], shallow=shallow, **kw)
+        per_q = per_q.compute() if is_dask(per_q) else per_q
+        return _sorted(per_q), diag, [str(w.message) for w in caught if w.category is ef.ShallowRankingWarning]
+    for shallow, rows in ((["R@5"], []), (None, [("tfidf", 1)])):
+        for name, (run, frame, kw) in engines.items():
+            memory = answer(frame, shallow)
+            got = memory[1][memory[1]["check"] == "shallow_rankings"]
+            assert list(zip(got["system"], got["count"])) == rows and len(memory[2]) == len(rows)
+            per_q, diag, shallow_warnings = answer(run, shallow, **kw)
+            pd.testing.assert_frame_equal(per_q, memory[0], check_exact=True, obj=name)
+            pd.testing.assert_frame_equal(diag, memory[1], obj=name)
+            assert shallow_warnings == memory[2], name

@@ -120,7 +120,6 @@ class GoldenIndex:
         return self.hand_out(np.flatnonzero(~self.seen))
 
 
-
 @dataclass
 class PartResult:
     """What one partition of whole questions gives back.
