@@ -1,6 +1,7 @@
 """Span measures against chunk-level recall on the same run (issue: within 2x of R@k).
 
     .venv/bin/python benchmarks/bench_spans.py [--questions 10000] [--depth 100] [--repeats 5]
+    .venv/bin/python benchmarks/bench_spans.py --engines [--budget 64MiB] [--partitions 8] [--dir /tmp/spans]
 
 Data as a RAG team has it: 20 chunks per document in windows of 400 characters with a
 100-character overlap (sliding windows), string ids, 1-3 evidence spans per question in
@@ -14,6 +15,12 @@ shuffled.  Both timings are end to end from DataFrames, in one process, interlea
   spans inside the call, the chunk offsets joined, the interval arithmetic);
 - ``R@10`` on the span golden set with ``chunks=``: the same path without the interval
   arithmetic, so the last two differ by what the span measure itself costs.
+
+With ``--engines``: ``SpanRecall@10`` and ``R@10`` on the span golden set with ``chunks=``,
+in memory (a DataFrame), streamed (the same rows as a Parquet dataset of 8 files, shuffled
+and grouped by question, at ``--budget``) and on Dask (``--partitions`` partitions of the
+DataFrame, Dask's local threads), interleaved, median of ``repeats``; each engine's table
+is checked equal to the in-memory one (sorted) before timing.
 """
 from __future__ import annotations
 
@@ -57,13 +64,60 @@ def make_case(n_questions: int, depth: int, seed: int = 0):
     return run, spans, chunks
 
 
+def engines(run, spans, chunks, args) -> None:
+    """The span path on every engine, interleaved (see the module docstring)."""
+    import os
+    import dask.dataframe as dd
+    os.makedirs(args.dir, exist_ok=True)
+    layouts = {"shuffled": run, "grouped": run.sort_values("query_id", kind="stable")}
+    paths = {}
+    for name, rows in layouts.items():
+        paths[name] = os.path.join(args.dir, name)
+        os.makedirs(paths[name], exist_ok=True)
+        for i, at in enumerate(np.array_split(np.arange(len(rows)), 8)):
+            rows.iloc[at].to_parquet(os.path.join(paths[name], f"part-{i}.parquet"), index=False)
+    ms = ["SpanRecall@10", "R@10"]
+    calls = {"in memory": lambda: ef.evaluate(run, spans, ms, chunks=chunks)}
+    for name, path in paths.items():
+        calls[f"streamed {name} ({args.budget})"] = lambda path=path: ef.evaluate(
+            path, spans, ms, chunks=chunks, memory_budget=args.budget, progress=False)
+    calls[f"dask ({args.partitions} partitions, threads)"] = lambda: ef.evaluate(
+        dd.from_pandas(run, npartitions=args.partitions), spans, ms, chunks=chunks).compute()
+    keys = ["query_id", "measure"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = calls["in memory"]().sort_values(keys).reset_index(drop=True)
+        for name, call in calls.items():
+            got = call().sort_values(keys).reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, want, check_dtype=False)
+        times = {k: [] for k in calls}
+        for _ in range(args.repeats):
+            for name, call in calls.items():
+                t = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - t)
+    base = statistics.median(times["in memory"])
+    for k, v in times.items():
+        m = statistics.median(v)
+        print(f"{k:40s} median {m:.3f} s  {m / base:.2f}x in memory  (runs: {', '.join(f'{x:.3f}' for x in v)})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--questions", type=int, default=10_000)
     ap.add_argument("--depth", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--engines", action="store_true", help="the span path streamed and on Dask vs in memory")
+    ap.add_argument("--budget", default="64MiB")
+    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--dir", default="/tmp/evalframe-bench-spans")
     args = ap.parse_args()
     run, spans, chunks = make_case(args.questions, args.depth)
+    if args.engines:
+        print(f"run {len(run):,} rows, {run['query_id'].nunique():,} questions; chunks {len(chunks):,}; "
+              f"spans {len(spans):,}")
+        engines(run, spans, chunks, args)
+        return
     labels = ef.span_labels(spans, chunks)
     print(f"run {len(run):,} rows, {run['query_id'].nunique():,} questions; chunks {len(chunks):,}; "
           f"spans {len(spans):,}; chunk labels {len(labels):,}")

@@ -61,7 +61,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import Duplicates
+from .engine import Chunkings, Duplicates
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
@@ -72,7 +72,7 @@ from .rollup import Rollup, rollup_column, rollup_map
 from .schema import Conflicts, ResolvedConflicts, check_qrels, ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
-RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank")
+RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
 #: Rows of a partition are numbered ``input partition * ROW_STRIDE + position``.
 ROW_STRIDE = 2 ** 40
 
@@ -380,7 +380,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
                   missing: Missing = "zero", depth: int | None = None,
                   duplicates: Duplicates = "error", warn: bool = True,
                   columns=None, conflicts: Conflicts = "error", rollup: Rollup | None = None,
-                  shallow: list[Measure] | None = None) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
+                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
+                  ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
     """Per-question table (a Dask DataFrame, computed and kept on the workers) and
     diagnostics table of a Dask run (see the module docstring).
 
@@ -404,6 +405,11 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         Issue the warnings of the merged diagnostics.
     shallow : list of Measure, optional
         The measures whose deepest cutoff the rankings are checked against (default: ``ms``).
+    chunkings : Chunkings, optional
+        ``chunks=`` and a span golden set resolved on the client
+        (:func:`evalframe.engine.resolve_chunkings`), sent once to every worker: each
+        partition judges its chunkings on the labels they get from its questions' spans
+        (``qrels`` is then unused: the spans are the golden set).
 
     Returns
     -------
@@ -427,11 +433,18 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     if "score" not in run.columns and "rank" in run.columns:  # rank only: ordered by rank, as in memory
         run = run.assign(score=-run["rank"].astype("float64"))
     _check_columns(run)
-    golden, resolved = _golden_set(qrels, columns, conflicts)
+    if chunkings is not None and chunkings.spans is not None:  # the spans are the golden set
+        golden, resolved = chunkings.spans, None
+    else:
+        golden, resolved = _golden_set(qrels, columns, conflicts)
+        if chunkings is not None and is_dask_frame(golden):
+            golden, resolved = _golden_set(golden.compute(), None, conflicts)  # held whole beside the chunk tables
     ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
                 shallow=None if shallow is None else shipped(shallow))
+    if chunkings is not None:
+        opts["chunkings"] = dask.delayed(chunkings, pure=False)  # sent once: the tables can be large
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
     if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again
@@ -444,9 +457,10 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         parts, summaries, systems = done
     else:
         parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, ms, mapping, opts)
-    records = merge(summaries, systems, missing=missing, resolved=resolved)
+    records = merge(summaries, systems, missing=missing, resolved=resolved, ms=ms)
     if mapping is None:
-        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden))
+        judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
+        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden, judged))
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0].table  # the table's columns, no row
@@ -494,16 +508,17 @@ def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[
     return parts, list(summaries), systems
 
 
-def _judged_elsewhere(flagged: list, run, golden) -> set:
+def _judged_elsewhere(flagged: list, run, golden, judged: pd.Index | None = None) -> set:
     """The ``flagged`` systems (merged ``system_without_judged_documents`` records) one of
     whose documents the golden set judges for a question of another partition (a
     partition sees only its questions' labels; the in-memory engine checks the whole
-    golden set): one pass over the run's partitions."""
+    golden set): one pass over the run's partitions.  ``judged``: the documents judged
+    (default: the golden set's; a span golden set's: the chunks its labels judge)."""
     import dask
     cols = ["query_id", "doc_id"]
     docs = golden[cols].compute() if is_dask_frame(golden) else golden[cols]
     questions = pd.Index(ids_to_str(docs["query_id"]).unique())
-    docs = pd.Index(ids_to_str(docs["doc_id"]).unique())
+    docs = pd.Index(ids_to_str(docs["doc_id"]).unique()) if judged is None else judged
     return set().union(*dask.compute(*[dask.delayed(systems_judged)(p, flagged, questions, docs)
                                        for p in run.to_delayed()]))
 

@@ -20,7 +20,9 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine import (Duplicates, chunk_sizes, evaluate_partition, is_span_input, prepare, refuse_foreign_ids,
-                     with_records)
+                     resolve_chunkings, with_records)
+from .inputs import apply_columns
+from .spans import is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
@@ -110,7 +112,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         can be asked for; chunk-level measures of systems whose chunkings differ raise a
         :class:`~evalframe.errors.ChunkingsDifferWarning`.  A ``tokens`` column feeds the
         budget measures of a run without one.  A run whose rows carry ``start``/``end`` and
-        the parent document needs no ``chunks``.  Evaluated in memory.
+        the parent document needs no ``chunks`` (in memory; a streamed or Dask run takes
+        ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
     min_overlap : float in [0, 1]
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
@@ -208,17 +211,24 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     ks = [m.k for m in shallow]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     run = _token_counts(run, tokens, columns, duplicates, ties)
-    if _chunked(run, qrels, chunks, columns, engine):  # every measure named: chunk-level ones are flagged
+    chunked = _chunked(run, qrels, chunks, columns, rollup, min_overlap)
+    if chunked is True:  # every measure named: chunk-level ones are flagged
         named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
         return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
                                   rollup=rollup, chunks=chunks, min_overlap=min_overlap, **conv)[1]
+    chunkings, qrels = chunked or (None, qrels)
+    named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None and chunkings else []
+    # with chunkings, every measure named is computed: chunk-level ones are flagged
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
-        return evaluate_dask(run, qrels, [], rel=rel, ties=ties, missing=missing, depth=depth,
+        return evaluate_dask(run, qrels, named, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
-                             rollup=rollup, shallow=shallow)[1]
-    streamed, run, qrels = _streamed(run, qrels, None, conv, memory_budget, progress, columns, conflicts, rollup,
-                                     warn=False, shallow=shallow)
+                             rollup=rollup, shallow=shallow, chunkings=chunkings)[1]
+    streamed, run, qrels = _streamed(run, qrels, named if chunkings else None, conv, memory_budget, progress,
+                                     columns, conflicts, rollup, warn=False, shallow=shallow, chunkings=chunkings)
+    if streamed is None and chunkings is not None:  # a dataset that fits: read whole, in memory
+        return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
+                                  chunks=chunks, min_overlap=min_overlap, **conv)[1]
     if streamed is not None:
         return streamed[1]
     J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
@@ -473,20 +483,22 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     run = _token_counts(run, tokens, columns, duplicates, ties)
-    if _chunked(run, qrels, chunks, columns, engine):
+    chunked = _chunked(run, qrels, chunks, columns, rollup, min_overlap)
+    if chunked is True:
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
                                   chunks=chunks, min_overlap=min_overlap, shallow=shallow, **conv)
+    chunkings, qrels = chunked or (None, qrels)
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
                              duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup,
-                             shallow=shallow)
+                             shallow=shallow, chunkings=chunkings)
     streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
-                                     warn=True, shallow=shallow)
+                                     warn=True, shallow=shallow, chunkings=chunkings)
     if streamed is not None:
         return streamed
     return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, shallow=shallow,
-                              **conv)
+                              chunks=chunks if chunkings is not None else None, min_overlap=min_overlap, **conv)
 
 
 def _token_counts(run, tokens, columns, duplicates, ties):
@@ -502,16 +514,29 @@ def _token_counts(run, tokens, columns, duplicates, ties):
     return with_tokens(read_run(run, columns=columns, duplicates=duplicates, ties=ties), tokens, columns=columns)
 
 
-def _chunked(run, qrels, chunks, columns, engine: str = "auto") -> bool:
+def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
     """Whether chunk offsets are in play (``chunks=``, a span golden set, or a run carrying
-    offsets): evaluated in memory, each chunking judged on its own labels."""
+    offsets), each chunking then judged on its own labels: False (not in play); True (a
+    run held in memory: the in-memory engine); or, for a Dask frame or a Parquet dataset,
+    the chunkings resolved once for its partitions and the golden set they are judged on
+    (:func:`~evalframe.engine.resolve_chunkings`)."""
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set
-    if engine == "dask" or is_dask_frame(run) or is_dataset_source(run) and not (
-            isinstance(run, (str, os.PathLike)) and os.path.isfile(run)):
-        raise ValueError("evaluate: span golden sets and chunks= are evaluated in memory for now: pass the run "
-                         "as a DataFrame or a file (not a Dask frame or a Parquet dataset)")
-    return True
+    if not (is_dask_frame(run) or is_dataset_source(run) and not (
+            isinstance(run, (str, os.PathLike)) and os.path.isfile(run))):
+        return True
+    if rollup is not None:
+        raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
+                         "a span golden set already scores any chunking")
+    names = list(run.columns) if is_dask_frame(run) else open_run_dataset(run).schema.names
+    if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
+        raise ValueError("evaluate: a Dask frame or a Parquet dataset whose rows carry chunk offsets is not "
+                         "split into chunk tables: pass chunks= (the table of each chunk's document and "
+                         "offsets) and the run's chunk ids as doc_id")
+    chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
+    if chunkings is None:  # spans, no offsets: whole documents judged, as in memory
+        return None, spans.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
+    return chunkings, qrels
 
 
 def _check_input_options(columns, conflicts, caller: str) -> None:
@@ -520,7 +545,7 @@ def _check_input_options(columns, conflicts, caller: str) -> None:
 
 
 def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup, *, warn: bool,
-              shallow: list[Measure] | None = None):
+              shallow: list[Measure] | None = None, chunkings=None):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
@@ -532,10 +557,11 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
     if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
             and open_run_dataset(run).count_rows() * WHOLE_BYTES_PER_ROW <= budget):
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
-    if (conflicts != "error" or columns) and not is_dataset_source(qrels):
+    if (conflicts != "error" or columns) and not is_dataset_source(qrels) and not (
+            chunkings is not None and chunkings.spans is not None):
         qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
     out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
-                          options=StreamOptions(budget, progress), shallow=shallow, **conv)
+                          options=StreamOptions(budget, progress), shallow=shallow, chunkings=chunkings, **conv)
     if out is not None:
         return out, run, qrels
     def whole(x):

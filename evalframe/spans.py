@@ -29,7 +29,7 @@ from __future__ import annotations
 __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows", "Rechunked",
            "is_span_table", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
            "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
-           "chunk_labels", "check_min_overlap", "with_tokens"]
+           "chunk_labels", "check_chunk_documents", "check_min_overlap", "with_tokens"]
 
 from dataclasses import dataclass
 from typing import Mapping
@@ -438,11 +438,10 @@ def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Map
     return chunk_labels(merge_spans(spans), chunks, min_overlap)
 
 
-def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
-                 codes: tuple[np.ndarray, np.ndarray, int] | None = None) -> pd.DataFrame:
-    """:func:`span_labels` of spans already merged (:func:`merge_spans`) and a checked
-    chunk table; ``codes``: their :func:`doc_codes`, when known."""
-    import pyarrow as pa
+def check_chunk_documents(chunks: pd.DataFrame, merged: pd.DataFrame,
+                          codes: tuple[np.ndarray, np.ndarray, int] | None = None) -> None:
+    """An input error when no chunk of a chunk table has a document of the span golden
+    set (the two tables name documents differently); ``codes``: their :func:`doc_codes`."""
     chunk_doc, span_doc, _ = doc_codes(chunks, merged) if codes is None else codes
     if not np.isin(chunk_doc, span_doc).any():
         raise EvalframeInputError("chunk table", [InputProblem(
@@ -451,6 +450,19 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
             f"span documents e.g. {merged['doc_id'].head(3).tolist()})",
             "check that both tables name parent documents the same way (the chunk table's doc_id is the "
             "parent document, chunk_id the chunk)")])
+
+
+def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
+                 codes: tuple[np.ndarray, np.ndarray, int] | None = None, *, check: bool = True) -> pd.DataFrame:
+    """:func:`span_labels` of spans already merged (:func:`merge_spans`) and a checked
+    chunk table; ``codes``: their :func:`doc_codes`, when known; ``check=False``: the
+    tables' documents were checked (:func:`check_chunk_documents`) on the whole input, and
+    ``merged`` and ``chunks`` are the part of them one partition reads."""
+    import pyarrow as pa
+    codes = doc_codes(chunks, merged) if codes is None else codes
+    chunk_doc, span_doc, _ = codes
+    if check:
+        check_chunk_documents(chunks, merged, codes)
     if "doc_length" in chunks:  # the documents' known lengths: no span may end beyond its own
         known = np.full(max(int(chunk_doc.max(initial=-1)), int(span_doc.max(initial=-1))) + 1, -1, dtype=np.int64)
         np.maximum.at(known, chunk_doc, chunks["doc_length"].to_numpy())

@@ -65,20 +65,20 @@ import signal
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import Duplicates, prepare, with_shallow_rankings
-from .engine.partition import GoldenIndex, question_buckets, question_fingerprints
+from .engine import Chunkings, Duplicates
+from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
-from .measures import Measure, compute
+from .measures import Measure
 from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, conflicts_record, diagnostics_table,
-                      merge_diagnostics, natural_order, str_column, systems_judged, warn_diagnostics)
+                      natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
                      merge_conflicts)
@@ -321,11 +321,12 @@ class _Part:
 
 
 class _Assembler:
-    """Evaluates partitions, holds their tables and records, and puts them together."""
+    """Evaluates partitions (:func:`~evalframe.engine.partition.evaluate_part`), holds their
+    values compactly and their summaries, and puts them together."""
 
     def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
                  shallow: list[Measure] | None = None, golden: GoldenIndex | None = None,
-                 batch_rows: int | None = None):
+                 batch_rows: int | None = None, chunkings: Chunkings | None = None):
         self.ms, self.systems = ms, systems
         #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
         self.batch_rows = batch_rows
@@ -334,67 +335,57 @@ class _Assembler:
         #: document judged for another part's question
         self.golden = golden
         self._judged_docs: pd.Index | None = None
-        self.shallow = shallow if shallow is not None else (ms or [])  # the cutoffs rankings are checked against
+        self.shallow = shallow
         self.conv = conventions
+        self.chunkings = chunkings
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
         self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
         self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
         self.n_golden = 0  # golden-set questions of the parts so far
-        self.records: list[list[Diagnostic]] = []
-        self.integer_questions: list[bool | None] = []  # per part: its golden set's ids all integers
-        self.anchor: _Part | None = None
-        self.deferred: list[_Part] = []
+        self.results: list[PartResult] = []  # per part: its summary
         self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
         self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
+        self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
 
     def add(self, part: _Part) -> None:
-        import pyarrow.compute as pc
-        golden = pc.unique(_id_array(part.qrels["query_id"]))
-        shared = golden.filter(pc.is_in(golden, value_set=pc.unique(_id_array(part.run["query_id"]))))
-        if len(shared) == 0:
-            self.deferred.append(part)  # joins the final partition
-            return
-        if self.anchor is None:
-            if len(shared) == 1:
-                self.anchor = part
-                return
-            q = pc.min(shared).as_py()  # the least (byte-wise = code point order)
-            at_q_run, at_q_qrels = part.run["query_id"] == q, part.qrels["query_id"] == q
-            self.anchor = _Part(part.run[at_q_run.to_numpy()], part.qrels[at_q_qrels.to_numpy()])
-            part = _Part(part.run[~at_q_run.to_numpy()], part.qrels[~at_q_qrels.to_numpy()])
+        if self.empty is None and {"doc_id", "score"} <= set(part.run.columns):
+            self.empty = part.run.iloc[:0]
         self.evaluate(part)
 
     def finish(self, leftover: pd.DataFrame | None) -> None:
-        parts = ([self.anchor] if self.anchor is not None else []) + self.deferred
-        qrels = [p.qrels for p in parts] + ([leftover] if leftover is not None else [])
-        if parts:  # no anchor: no part shared a question, judged as a whole input (which says so)
-            self.evaluate(_Part(pd.concat([p.run for p in parts], ignore_index=True),
-                                pd.concat(qrels, ignore_index=True)), part_of_run=self.anchor is not None)
-        self.anchor, self.deferred = None, []
+        """Evaluate the golden questions no part held (``leftover``: their rows)."""
+        if leftover is None or not len(leftover):
+            return
+        empty = self.empty if self.empty is not None else pd.DataFrame(
+            {"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
+             "score": pd.Series(dtype=np.float64)} | ({"system": pd.Series(dtype=object)}
+                                                     if self.systems != [None] else {}))
+        self.evaluate(_Part(empty, leftover))
 
-    def evaluate(self, part: _Part, part_of_run: bool = True) -> None:
+    def evaluate(self, part: _Part) -> None:
         run = part.run
         if self.batch_rows is not None and len(run) > self.batch_rows:
             sizes = run["query_id"].value_counts(sort=True)
             if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
                 warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
-        J = prepare(run.reset_index(drop=True), part.qrels.reset_index(drop=True), warn=False,
-                    systems=self.systems if part_of_run else None, **self.conv)
-        J = with_shallow_rankings(J, self.shallow, warn=False)
+        if "doc_id" not in run.columns:  # a bucket without run rows
+            run = self.empty if self.empty is not None else run
+        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], shallow=self.shallow,
+                            chunkings=self.chunkings, **self.conv)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
-        self.records.append(self.judged_elsewhere(list(J.records), part))
-        self.integer_questions.append(J.integer_questions)
+        records = self.judged_elsewhere(list(res.records), part)
+        self.results.append(replace(res.summary(), records=records))
         if self.ms:
             # compact: per (system, question) group its codes and a row of values, the
             # long table of strings is built once, in result()
-            self.values.append(np.ascontiguousarray(compute(J, self.ms), dtype=np.float64))
-            self.question.append(_codes(J.groups["query_id"], golden_ids) + self.n_golden)
-            if "system" in J.groups.columns:
-                self.system.append(_codes(J.groups["system"], self.system_ids))
+            self.values.append(np.ascontiguousarray(res.values, dtype=np.float64))
+            self.question.append(_codes(res.groups["query_id"], golden_ids) + self.n_golden)
+            if "system" in res.groups.columns:
+                self.system.append(_codes(res.groups["system"], self.system_ids))
         self.n_golden += len(golden_ids)
-        del J, run, part
+        del res, run, part
         # the partition's frames sit in reference cycles (pandas' block references): collected
         # now (the young generations, a few ms), they do not pile up until the collector's next
         # full pass (one or two partitions' worth held at once); then Arrow's memory back
@@ -410,6 +401,8 @@ class _Assembler:
             return records
 
         def judged(flagged: list) -> set:
+            if self._judged_docs is None and self.chunkings is not None and self.chunkings.spans is not None:
+                self._judged_docs = self.chunkings.judged_chunks()  # the chunks labelled from the spans
             if self._judged_docs is None:  # the golden set's documents, once a system is flagged
                 self._judged_docs = pd.Index(ids_to_str(self.golden.frame["doc_id"]).unique())
             questions = pd.Index(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
@@ -417,10 +410,7 @@ class _Assembler:
         return clear_judged_elsewhere(records, judged)
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
-        systems = None if self.systems == [None] else [str(s) for s in self.systems]
-        flags = self.integer_questions
-        records = merge_diagnostics(self.records, systems=systems,
-                                    integer_questions=None if None in flags else all(flags))
+        records = merge(self.results, self.systems, missing=self.conv["missing"], ms=self.ms or [])
         checks = list(Check)
         records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
@@ -878,7 +868,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                     missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
                     warn: bool = True, columns: Mapping[str, str] | None = None,
                     conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions,
-                    shallow: list[Measure] | None = None) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
+                    shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
+                    ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
     caller takes the in-memory path).
 
@@ -904,6 +895,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The measures whose deepest cutoff the rankings are checked against
         (``shallow_rankings``; default: ``ms``), as :func:`evalframe.diagnostics` and
         ``evaluate_with_diagnostics`` do in memory.
+    chunkings : Chunkings, optional
+        ``chunks=`` and a span golden set resolved once
+        (:func:`evalframe.engine.resolve_chunkings`): each partition judges its chunkings on
+        the labels they get from its questions' spans (the spans are then the golden set,
+        held whole).
 
     Returns
     -------
@@ -922,7 +918,9 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
     qrels_dataset = None
-    if is_dataset_source(qrels):
+    if chunkings is not None and chunkings.spans is not None:
+        qrels = chunkings.spans  # the golden set: checked and merged once
+    elif is_dataset_source(qrels):
         qd = open_run_dataset(qrels, "golden set (qrels)")
         if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
             qrels_dataset = qd
@@ -932,7 +930,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     # (a table the caller resolved has none left: resolving it again changes nothing)
     golden = golden_conflicts = None
     if qrels_dataset is None:
-        frame = read_qrels(qrels, columns=columns, conflicts=conflicts)
+        frame = qrels if qrels is getattr(chunkings, "spans", None) else read_qrels(qrels, columns=columns,
+                                                                                   conflicts=conflicts)
         # conflicting labels resolved once, for the whole golden set (a part's slice carrying
         # them would count them once per part)
         golden_conflicts = frame.attrs.pop("evalframe_conflicts", None)
@@ -947,7 +946,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     _warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
-    asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows)
+    asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows, chunkings)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -957,7 +956,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows)
+                asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows, chunkings)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

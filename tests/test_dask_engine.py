@@ -554,3 +554,23 @@ def test_rankings_checked_against_shallow_measures_on_every_engine(client, tmp_p
             pd.testing.assert_frame_equal(per_q, memory[0], check_exact=True, obj=name)
             pd.testing.assert_frame_equal(diag, memory[1], obj=name)
             assert shallow_warnings == memory[2], name
+
+
+@pytest.mark.parametrize("layout", ["by_question", "shuffled"])
+def test_span_golden_set_and_chunk_tables_on_worker_processes(client, layout):
+    """Issue 27 on the cluster: the chunk tables and the spans are pickled to worker
+    processes once, each partition judges its chunkings on its questions' labels; the
+    values, warnings and diagnostics are the in-memory call's (the help-centre case: two
+    chunkings of one corpus, one system each, and a token budget)."""
+    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    spans, _, _, run = help_centre(40)
+    if layout == "by_question":
+        run = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    measures = ["R@5", "SpanRecall@5", "SpanRecall(tokens=200)", "R(tokens=200)"]
+    chunks = {"a": CHUNKS_A, "b": CHUNKS_B}
+    want, w_want = _caught(lambda: evaluate_with_diagnostics(run, spans, measures, chunks=chunks))
+    got, w_got = _caught(lambda: evaluate_with_diagnostics(dd.from_pandas(run, npartitions=4), spans, measures,
+                                                           chunks=chunks))
+    pd.testing.assert_frame_equal(_sorted(got[0].compute()), _sorted(want[0]))
+    pd.testing.assert_frame_equal(got[1], want[1])
+    assert w_got == w_want and "chunkings_differ" in set(want[1]["check"])

@@ -65,17 +65,17 @@ class Spy:
 
     def __init__(self, monkeypatch):
         self.parts, self.tempdirs = 0, []
-        prepare, mkdtemp = streaming.prepare, tempfile.mkdtemp
+        evaluate_part, mkdtemp = streaming.evaluate_part, tempfile.mkdtemp
 
         def counting(*a, **k):
             self.parts += 1
-            return prepare(*a, **k)
+            return evaluate_part(*a, **k)
 
         def recording(*a, **k):
             d = mkdtemp(*a, **k)
             self.tempdirs.append(d)
             return d
-        monkeypatch.setattr(streaming, "prepare", counting)
+        monkeypatch.setattr(streaming, "evaluate_part", counting)
         monkeypatch.setattr(tempfile, "mkdtemp", recording)
 
 
@@ -182,8 +182,9 @@ def test_bucket_files_are_removed_on_error_and_ctrl_c(stop, tmp_path, monkeypatc
         if len(calls) == 2:
             assert any(parent.iterdir()), "the bucket files exist while buckets are evaluated"
             raise stop()
-        return ef.engine.prepare(*a, **k)
-    monkeypatch.setattr(streaming, "prepare", stopping)
+        return evaluate_part(*a, **k)
+    evaluate_part = streaming.evaluate_part
+    monkeypatch.setattr(streaming, "evaluate_part", stopping)
     with pytest.raises(stop):
         ef.evaluate(source, ds.qrels, ["AP"], memory_budget=budget_for(run, ds.qrels, 6))
     assert len(calls) == 2

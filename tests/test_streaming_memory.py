@@ -46,12 +46,12 @@ def test_partitions_never_exceed_the_planned_rows(tmp_path, monkeypatch):
     budget = 8 * 2 ** 20
     planned = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=qrels.query_id.nunique() * 2)
     sizes = []
-    prepare = streaming.prepare
+    prepare = streaming.evaluate_part
 
     def counting(run, *a, **k):
         sizes.append(len(run))
         return prepare(run, *a, **k)
-    monkeypatch.setattr(streaming, "prepare", counting)
+    monkeypatch.setattr(streaming, "evaluate_part", counting)
     import evalframe as ef
     with pytest.warns(ef.errors.NoRelevantWarning):
         ef.evaluate(source, qrels, ["AP", "RR"], memory_budget=budget)

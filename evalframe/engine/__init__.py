@@ -10,11 +10,13 @@ only on that part's questions (the per-partition contract of
 """
 from __future__ import annotations
 
-__all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "evaluate_partition",
-           "judge_chunkings", "is_span_input", "refuse_foreign_ids", "chunk_sizes", "Duplicates"]
+__all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
+           "evaluate_partition", "Chunkings", "resolve_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
+           "refuse_foreign_ids", "chunk_sizes", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
+           "Duplicates"]
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping, Sequence
 
 import numpy as np
@@ -26,9 +28,10 @@ from ..measures import FAMILIES, Measure, compute
 from ..ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from ..schema import CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run
-from ..spans import (MIN_OVERLAP, SpanRows, check_min_overlap, check_spans, chunk_labels, chunk_offsets, chunks_in_run,
-                    doc_codes, is_span_table, merge_spans, split_run_offsets)
+from ..schema import (CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
+                      ids_to_str)
+from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_overlap, check_spans, chunk_labels,
+                    chunk_offsets, chunks_in_run, doc_codes, is_span_table, merge_spans, split_run_offsets)
 from ..inputs import apply_columns
 
 Duplicates = Literal["error", "max", "first"]
@@ -96,11 +99,115 @@ def _header(path) -> list[str]:
     return [t.decode(errors="replace").strip().strip('"') for t in re.split(rb"[,\t ]+", first.strip())]
 
 
+@dataclass
+class Chunkings:
+    """``chunks=`` and a span golden set resolved once, for the whole input or for every
+    partition of whole questions (:func:`resolve_chunkings`).
+
+    Attributes
+    ----------
+    tables : the chunk tables (checked), one per chunking: copies of one table, or one
+        file read twice, are one chunking
+    of_system : ``{system: position in tables}`` (None: ``tables[0]`` serves every system)
+    spans : the span golden set, checked and merged (:func:`~evalframe.spans.merge_spans`);
+        None for a chunk-level golden set (the tables then give token counts)
+    min_overlap : the overlap rule of :func:`~evalframe.spans.span_labels`
+    """
+
+    tables: list
+    of_system: dict | None
+    spans: pd.DataFrame | None
+    min_overlap: float = MIN_OVERLAP
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def groups(self, systems: list) -> dict[int, list]:
+        """The systems ``systems`` by chunking: ``{position in tables: its systems, in order}``."""
+        if self.of_system is None:
+            return {0: list(systems)}
+        placed = chunks_in_run(self.of_system, systems)
+        out: dict[int, list] = {}
+        for s_ in systems:
+            out.setdefault(placed[s_], []).append(s_)
+        return out
+
+    def judged_chunks(self) -> pd.Index:
+        """The chunk ids the labels from the spans judge, for some question (a chunk of a
+        document holding evidence is labelled, 0 at least): what a partition cannot see of
+        the other partitions' questions."""
+        if "judged" not in self._index:
+            docs = pd.Index(ids_to_str(self.spans["doc_id"]).unique())
+            ids = [ids_to_str(t["chunk_id"])[ids_to_str(t["doc_id"]).isin(docs).to_numpy()] for t in self.tables]
+            self._index["judged"] = pd.Index(pd.concat(ids, ignore_index=True).unique() if ids else [])
+        return self._index["judged"]
+
+    def rows_for(self, k: int, docs, chunk_ids) -> pd.DataFrame:
+        """The rows of chunk table ``k`` a partition needs, in the table's order: every
+        chunk of the documents ``docs`` (a span's labels read its document's chunks only)
+        and the chunks ``chunk_ids`` (Arrow strings) its run retrieves; a retrieved id the
+        table lacks stays out (the offsets step then names it)."""
+        import pyarrow as pa
+        table = self.tables[k]
+        if k not in self._index:
+            doc, names = pd.factorize(table["doc_id"].to_numpy(dtype=object))
+            order = np.argsort(doc, kind="stable")
+            starts = np.concatenate(([0], np.cumsum(np.bincount(doc, minlength=len(names)))))
+            ids = pa.array(table["chunk_id"].to_numpy(dtype=object), pa.large_string())
+            self._index[k] = (pd.Index(names), order, starts, ids, pd.Index(fingerprints(pa.chunked_array([ids]))))
+        names, order, starts, ids, fp = self._index[k]
+        d = names.get_indexer(pd.unique(np.asarray(docs, dtype=object)))
+        d = d[d >= 0]
+        n = starts[d + 1] - starts[d]
+        by_doc = order[np.repeat(starts[d] - np.cumsum(n) + n, n) + np.arange(int(n.sum()))]
+        chunk_ids = chunk_ids if isinstance(chunk_ids, pa.ChunkedArray) else pa.chunked_array([chunk_ids])
+        if fp.is_unique:
+            where = fp.get_indexer(fingerprints(chunk_ids.cast(pa.large_string())))
+            where = where[where >= 0]
+        else:  # two chunk ids share a fingerprint: Arrow's hash of the strings
+            import pyarrow.compute as pc
+            where = np.asarray(pc.index_in(chunk_ids, value_set=ids).drop_null().to_numpy(), dtype=np.int64)
+        return table.iloc[np.unique(np.concatenate([by_doc, where]))]
+
+
+def resolve_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP,
+                      columns: Mapping[str, str] | None = None, systems: list | None = None
+                      ) -> "tuple[Chunkings | None, pd.DataFrame | None]":
+    """``chunks=`` read and grouped into chunkings, the span golden set checked and merged
+    (None: a chunk-level ``qrels``), once for every partition; and the chunk table a run
+    DataFrame carrying offsets holds (None: none, or ``chunks`` decides).  ``systems``: the
+    run's systems when known (a dict's tables of other systems are then not read)."""
+    qrels_raw = read_table(qrels, "qrels") if not isinstance(qrels, pd.DataFrame) else qrels
+    spans = None
+    if is_span_table(apply_columns(qrels_raw, columns)):
+        spans = merge_spans(check_spans(qrels_raw, columns=columns))
+    min_overlap = check_min_overlap(min_overlap, "evaluate")
+    if chunks is None:
+        return None, spans
+    if isinstance(chunks, Mapping):
+        sources = chunks_in_run(chunks, systems) if systems is not None else dict(chunks)
+    else:
+        sources = {None: chunks}
+    groups: dict[int, list] = {}
+    for s_, src in sources.items():
+        groups.setdefault(id(src) if not isinstance(src, (str, os.PathLike)) else hash(os.fspath(src)),
+                          []).append(s_)
+    tables = {key: read_chunks(sources[names[0]]) for key, names in groups.items()}
+    groups, tables = _same_chunkings(groups, tables)
+    keys = list(tables)
+    of_system = None if not isinstance(chunks, Mapping) else {
+        s_: keys.index(key) for key, names in groups.items() for s_ in names}
+    resolved = Chunkings([tables[key] for key in keys], of_system, spans, min_overlap)
+    if spans is not None:
+        for table in resolved.tables:
+            check_chunk_documents(table, spans)
+    return resolved, spans
+
+
 def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP, rel: int = 1,
                     ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
                     duplicates: Duplicates = "error", columns: Mapping[str, str] | None = None,
-                    conflicts: Conflicts = "error") -> list[Judged]:
-    """Judge a run whose documents are chunks with offsets: one ranked table per chunking.
+                    conflicts: Conflicts = "error") -> tuple[list[Judged], list]:
+    """Judge a run whose documents are chunks with offsets: one ranked table per chunking,
+    and the run's systems in order of first appearance.
 
     The chunk tables come from ``chunks`` (one table or path for every system, or
     ``{system: table}``), or from the run's own ``start``/``end`` and parent columns.  With
@@ -111,45 +218,56 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
     chunk table (the same object or path) are judged together.  Warnings are left to the
     caller (the records are in each table)."""
     qrels_raw = read_table(qrels, "qrels") if not isinstance(qrels, pd.DataFrame) else qrels
-    spans = None
-    if is_span_table(apply_columns(qrels_raw, columns)):
-        spans = merge_spans(check_spans(qrels_raw, columns=columns))
-        golden = None
-    else:
-        golden = read_checked_qrels(qrels_raw, columns=columns, conflicts=conflicts)
+    spans_here = is_span_table(apply_columns(qrels_raw, columns))
     carried = None
-    if isinstance(run, pd.DataFrame) and (spans is not None or chunks is None):  # chunks= decides when given
+    if isinstance(run, pd.DataFrame) and (spans_here or chunks is None):  # chunks= decides when given
         split = split_run_offsets(apply_columns(run, columns))
         if split is not None:
             run, carried = split
     checked = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties)
     systems = list(checked.system.names) if checked.system is not None else [None]
-    if chunks is None and carried is None:
+    resolved, spans = resolve_chunkings(run, qrels_raw, chunks=chunks, min_overlap=min_overlap, columns=columns,
+                                        systems=systems)
+    golden = None if spans is not None else read_checked_qrels(qrels_raw, columns=columns, conflicts=conflicts)
+    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth)
+    if resolved is None and carried is None:
         if spans is None:
             raise ValueError("evaluate: chunks= is None")  # not reached: the caller checks
         # no offsets: the span golden set judges whole documents (a document holds the
         # evidence of its spans); span measures then need chunks=
         doc_level = spans.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-        J = judge(checked, check_qrels(doc_level), rel=rel, ties=ties, missing=missing, depth=depth, warn=False)
-        return [_note_foreign_ids(J, checked, check_qrels(doc_level))]
-    if chunks is not None:
-        sources = chunks_in_run(chunks, systems)
-        groups: dict[int, list] = {}
-        for s_, src in sources.items():
-            groups.setdefault(id(src) if not isinstance(src, (str, os.PathLike)) else hash(os.fspath(src)),
-                              []).append(s_)
-        tables = {key: read_chunks(sources[names[0]]) for key, names in groups.items()}
-        groups, tables = _same_chunkings(groups, tables)
-    else:
-        groups, tables = {}, {}
+        J = judge(checked, check_qrels(doc_level), warn=False, **conv)
+        return [_note_foreign_ids(J, checked, check_qrels(doc_level))], systems
+    if resolved is None:
         by_system = carried.groupby("system", sort=False) if "system" in carried else [(None, carried)]
-        for s_, part in by_system:
-            groups[len(groups)] = [s_]
-            tables[len(tables)] = part.drop(columns=["system"], errors="ignore").drop_duplicates("chunk_id")
+        tables = [part.drop(columns=["system"], errors="ignore").drop_duplicates("chunk_id") for _, part in by_system]
+        resolved = Chunkings(tables, None if len(tables) == 1 and "system" not in carried
+                             else {s_: i for i, (s_, _) in enumerate(by_system)}, spans,
+                             check_min_overlap(min_overlap, "evaluate"))
+        if spans is not None:
+            for table in tables:
+                check_chunk_documents(table, spans)
+    return judge_chunked(checked, golden, resolved, systems=None, **conv), systems
+
+
+def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems: list | None, rel: int,
+                  ties: Ties, missing: Missing, depth: int | None, whole: bool = True) -> list[Judged]:
+    """One ranked table per chunking of ``checked`` (a checked run): against the labels each
+    chunking gets from ``chunkings.spans``, else against ``golden`` (a checked chunk-level
+    golden set), each retrieved row given its chunk's tokens.  ``systems``: every system of
+    the whole run when ``checked`` is a partition of whole questions (``golden`` or the spans
+    then hold its questions' rows; ``whole=False``: the chunk tables are cut to what the
+    partition reads, :meth:`Chunkings.rows_for`)."""
+    names_all = systems if systems is not None else (
+        list(checked.system.names) if checked.system is not None else [None])
+    groups = chunkings.groups(names_all)
+    spans = chunkings.spans
     out = []
-    for key, names in groups.items():
+    for k, names in groups.items():
         part = checked if len(groups) == 1 else _systems(checked, names)
-        table = tables[key]
+        table = chunkings.tables[k]
+        if not whole:
+            table = chunkings.rows_for(k, spans["doc_id"] if spans is not None else [], part.doc)
         where = chunk_offsets(table, part.doc, fingerprint=part.doc_fingerprint)
         if "tokens" in table and "tokens" not in part.frame:
             part = replace(part, frame=part.frame.assign(tokens=table["tokens"].to_numpy()[where]))
@@ -162,18 +280,20 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
                     "doc#3 name different text in different chunkings)?",
                     "pass each system the chunk table of its own chunking (chunks={system: table}), or drop "
                     "the run's tokens column to use the table's")])
+        within = None if systems is None else names
         if spans is None:
-            J = judge(part, golden, rel=rel, ties=ties, missing=missing, depth=depth, warn=False)
+            J = judge(part, golden, rel=rel, ties=ties, missing=missing, depth=depth, warn=False, systems=within)
             out.append(with_conflicts(_note_foreign_ids(J, part, golden), golden.conflicts))
             continue
         codes = doc_codes(table, spans)
-        labels = chunk_labels(spans, table, check_min_overlap(min_overlap, "evaluate"), codes)
+        labels = chunk_labels(spans, table, chunkings.min_overlap, codes, check=False)
         lost = pd.Index(spans["query_id"].unique()).difference(pd.Index(labels["query_id"].unique())).to_numpy()
         if len(lost):  # questions whose documents this chunking lacks: still golden-set questions
             labels = pd.concat([labels, pd.DataFrame({"query_id": lost, "doc_id": _NO_CHUNK,
                                                       "relevance": np.int64(-1)})], ignore_index=True)
         golden_g = encode_qrels(labels)  # made here from checked tables: no checks again
-        J = judge(part, golden_g, rel=rel, ties=ties, missing=missing, depth=depth, warn=False, keep_rows=True)
+        J = judge(part, golden_g, rel=rel, ties=ties, missing=missing, depth=depth, warn=False, keep_rows=True,
+                  systems=within)
         J = _note_foreign_ids(J, part, golden_g)
         out.append(replace(J, spans=_span_rows(J, table, where, spans, codes), source_row=None))
     return out
@@ -271,18 +391,23 @@ def _split_page_column(run, column: str):
 
 
 def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
-    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``.
+    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``."""
+    return long_table(J.groups, compute(J, ms), [str(m) for m in ms])
+
+
+def long_table(groups: pd.DataFrame, values: np.ndarray, names: list[str]) -> pd.DataFrame:
+    """The long table ``[system,] query_id, measure, value`` of a (groups x measures) array
+    of ``values``, measures named ``names``.
 
     The id columns are Arrow strings built by Arrow takes (pandas' ``str``
     dtype), never Python objects, so the cost grows with rows, not questions."""
     import pyarrow as pa
-    values = compute(J, ms)
-    G, M = values.shape
+    G, M = len(groups), len(names)
     group_of_row = pa.array(np.repeat(np.arange(G), M))
-    cols = {c: _arrow_strings(J.groups[c]).take(group_of_row) for c in J.groups.columns}
-    cols["measure"] = _tiled_strings([str(m) for m in ms], G)
+    cols = {c: _arrow_strings(groups[c]).take(group_of_row) for c in groups.columns}
+    cols["measure"] = _tiled_strings(list(names), G)
     out = pd.DataFrame({c: str_column(a) for c, a in cols.items()})
-    out["value"] = values.ravel()
+    out["value"] = np.asarray(values, dtype=np.float64).reshape(G * M)
     return out
 
 
@@ -343,34 +468,26 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
-    judged = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
+    judged, systems = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
     tables, parts = [], []
     for J in judged:
-        J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
-                         + (chunk_sizes(J, ms) if len(judged) == 1 else []))
+        J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J))
         tables.append(per_question_table(J, ms))
         parts.append(J.records)
-    records = _merge_chunkings(parts)
-    tokens = [J for J in judged if J.tokens is not None]
-    if len(judged) > 1 and len(tokens) == len(judged):  # each chunking's median, compared across them
-        records += _sizes_across(judged, ms)
-    chunk_level = [str(m) for m in ms if "spans" not in FAMILIES[m.family].needs
-                   and m.family not in ("Judged", "Unjudged")]  # coverage checks, not comparisons
-    if len(judged) > 1 and chunk_level:
-        records.append(Diagnostic(None, Check.CHUNKINGS_DIFFER, len(judged),
-                                  f"chunk-level measures: {', '.join(chunk_level[:4])}"
-                                  f"{'...' if len(chunk_level) > 4 else ''}"))
-    checks = list(Check)
-    records.sort(key=lambda r: checks.index(r.check))
+    records = merge_chunkings(parts)
+    systems = [str(s_) for s_ in systems] if "system" in judged[0].groups else []
+    records += sizes_record([token_counts(J) for J in judged], systems, ms)
+    records += chunkings_record(len(judged), ms)
+    checks, at = list(Check), {s_: i for i, s_ in enumerate(systems)}
+    records.sort(key=lambda r: (checks.index(r.check), at.get(r.system, len(at))))  # as merge_diagnostics orders
     if all("foreign_ids" in J.cache for J in judged):
         refuse_foreign_ids(judged[0])
     if warn:
         warn_diagnostics(records, rel)
     table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
-    if len(tables) > 1 and "system" in table:  # systems in the run's order, each chunking's after the other's
-        order = {s: i for i, s in enumerate(pd.unique(np.concatenate([J.groups["system"].to_numpy(dtype=object)
-                                                                      for J in judged])))}
-        table = table.iloc[np.argsort(table["system"].map(order).to_numpy(), kind="stable")].reset_index(drop=True)
+    if len(tables) > 1 and "system" in table:  # systems in the run's order, as without chunkings
+        at = pd.Index(systems).get_indexer(table["system"].to_numpy(dtype=object))
+        table = table.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
     return table, diagnostics_table(records)
 
 
@@ -378,19 +495,46 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
 SIZE_RATIO = 1.5
 
 
-def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
+def token_counts(J: Judged) -> dict:
+    """Per system of ``J`` (its groups' ``system``; None without one): how many retrieved
+    rows hold each token count, a Series (count -> rows); empty without token counts.
+    Partitions' counts add up to the whole run's (:func:`sizes_record` reads them)."""
+    if J.tokens is None or not len(J.grp):
+        return {}
+    if "system" in J.groups:
+        sys_codes, names = pd.factorize(J.groups["system"])
+        row_sys = sys_codes[J.grp]
+    else:
+        names, row_sys = [None], np.zeros(len(J.grp), dtype=np.int64)
+    pairs = pd.DataFrame({"s": row_sys, "t": J.tokens}).value_counts(sort=False)
+    return {names[s]: pairs.xs(s, level="s").sort_index() for s in pd.unique(pairs.index.get_level_values("s"))}
+
+
+def _median(counts: pd.Series) -> float:
+    """The median of the values a (value -> count) Series holds, as numpy computes it."""
+    at = np.cumsum(counts.to_numpy())
+    n = int(at[-1])
+    values = counts.index.to_numpy(dtype=np.float64)
+    lo, hi = values[np.searchsorted(at, (n - 1) // 2, "right")], values[np.searchsorted(at, n // 2, "right")]
+    return float(np.mean([lo, hi]))
+
+
+def sizes_record(counts: "Sequence[dict]", systems: list, ms: list[Measure]) -> list[Diagnostic]:
     """A ``chunk_sizes_differ`` record when the systems' median tokens per retrieved row
-    are ``SIZE_RATIO`` (1.5x) apart or more and no measure of ``ms`` reads a token budget:
-    @k then compares different amounts of text."""
-    if J.tokens is None or "system" not in J.groups or not len(J.grp) or any(
-            dict(m.params).get("tokens") is not None for m in ms):
+    (from :func:`token_counts` of the whole run, or of its partitions: added up) are
+    ``SIZE_RATIO`` (1.5x) apart or more and no measure of ``ms`` reads a token budget: @k
+    then compares different amounts of text.  ``systems``: their order in the record."""
+    if any(dict(m.params).get("tokens") is not None for m in ms):
         return []
-    sys_codes, names = pd.factorize(J.groups["system"])
-    row_sys = sys_codes[J.grp]
-    medians = {str(names[s]): float(np.median(J.tokens[row_sys == s])) for s in range(len(names))
-               if (row_sys == s).any()}
+    whole: dict = {}
+    for part in counts:
+        for s_, c in part.items():
+            whole[s_] = c if s_ not in whole else whole[s_].add(c, fill_value=0)
+    medians = {str(s_): _median(whole[s_].sort_index()) for s_ in systems if s_ is not None and s_ in whole}
+    if len(medians) < 2:
+        return []
     lo, hi = min(medians.values()), max(medians.values())
-    if len(medians) < 2 or hi < SIZE_RATIO * max(lo, 1e-9):
+    if hi < SIZE_RATIO * max(lo, 1e-9):
         return []
     sizes = ", ".join(f"{s} {v:g}" for s, v in list(medians.items())[:6])
     return [Diagnostic(None, Check.CHUNK_SIZES_DIFFER, len(medians),
@@ -398,20 +542,26 @@ def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
                        f"compare at a token budget too, e.g. R(tokens={int(round(5 * hi, -1)) or 1})")]
 
 
-def _sizes_across(judged: list[Judged], ms: list[Measure]) -> list[Diagnostic]:
-    """:func:`chunk_sizes` over several chunkings' tables (one system each or more)."""
-    import pyarrow  # noqa: F401  (pandas' concat of Arrow strings)
-    groups = pd.concat([J.groups for J in judged], ignore_index=True)
-    offset = np.cumsum([0] + [J.n_groups for J in judged])[:-1]
-    grp = np.concatenate([J.grp + o for J, o in zip(judged, offset)])
-    tokens = np.concatenate([J.tokens for J in judged])
-    whole = replace(judged[0], groups=groups, grp=grp, tokens=tokens,
-                    group_query=np.zeros(len(groups), dtype=np.int64), rank=np.zeros(len(grp), np.int64),
-                    label=np.zeros(len(grp), np.int64), cache={})
-    return chunk_sizes(whole, ms)
+def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
+    """:func:`sizes_record` of one ranked table."""
+    if "system" not in J.groups:
+        return []
+    return sizes_record([token_counts(J)], list(pd.unique(J.groups["system"].to_numpy(dtype=object))), ms)
 
 
-def _merge_chunkings(parts: list) -> list[Diagnostic]:
+def chunkings_record(n_chunkings: int, ms: list[Measure]) -> list[Diagnostic]:
+    """A ``chunkings_differ`` record when systems of ``n_chunkings`` (> 1) chunkings are
+    compared on chunk-level measures of ``ms`` (not the span measures, nor the coverage
+    checks Judged / Unjudged)."""
+    chunk_level = [str(m) for m in ms if "spans" not in FAMILIES[m.family].needs
+                   and m.family not in ("Judged", "Unjudged")]
+    if n_chunkings < 2 or not chunk_level:
+        return []
+    return [Diagnostic(None, Check.CHUNKINGS_DIFFER, n_chunkings,
+                       f"chunk-level measures: {', '.join(chunk_level[:4])}{'...' if len(chunk_level) > 4 else ''}")]
+
+
+def merge_chunkings(parts: list) -> list[Diagnostic]:
     """The records of several chunkings (each a partition of the systems): each system's
     records are its chunking's; a golden-set record (no system) is kept once per
     distinct fact."""

@@ -20,11 +20,13 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
-from ..measures import Measure
+from ..measures import Measure, compute
 from ..ranking import Check, Diagnostic, Missing, Ties, conflicts_record, merge_diagnostics
 from ..rollup import UNIT
 from ..schema import Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str, merge_conflicts
-from . import Duplicates, per_question_table, prepare, with_shallow_rankings
+from ..io import read_checked_qrels, read_checked_run
+from . import (Chunkings, Duplicates, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+               sizes_record, token_counts, with_shallow_rankings)
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
@@ -126,33 +128,54 @@ class PartResult:
 
     Attributes
     ----------
-    table : its per-question table (its questions, every system of the run)
+    groups : its (system, question) groups, ``[system,] query_id`` (its questions, every
+        system of the run)
+    values : float64 array (groups, measures), each group's values of the measures ``names``
+    names : the measures' names
     records : its diagnostics records (judged without warning)
     silent : the systems that answer none of its golden-set questions
     conflicts : its golden-set rows' conflicting labels resolved here (None: none, or
         resolved before, on the whole golden set)
     integer_questions : whether every golden-set question id of it is an integer (the
         order of the merged examples; None: it has no golden-set question)
+    tokens : per system, how many retrieved rows hold each token count
+        (:func:`~evalframe.engine.token_counts`; the chunk sizes are compared on the sums)
+    chunkings : how many chunkings its systems use (1 without chunk offsets)
+    unit : the unit column of a rolled-up table (None: none)
     extra : what an engine adds for its own checks (the Dask engine: the partition's
         question fingerprints, systems and golden-set questions)
     """
 
-    table: pd.DataFrame
+    groups: pd.DataFrame
+    values: np.ndarray
+    names: list
     records: list
     silent: list
     conflicts: ResolvedConflicts | None = None
     integer_questions: bool | None = None
+    tokens: dict = field(default_factory=dict)
+    chunkings: int = 1
+    unit: str | None = None
     extra: dict = field(default_factory=dict)
 
+    @property
+    def table(self) -> pd.DataFrame:
+        """Its per-question table, ``[system,] query_id, [unit,] measure, value``."""
+        table = long_table(self.groups, self.values, self.names)
+        if self.unit is not None:
+            table.insert(table.columns.get_loc("measure"), "unit", self.unit)
+        return table
+
     def summary(self) -> "PartResult":
-        """The result without its table's rows (what a driver gathers from its workers)."""
-        return replace(self, table=self.table.iloc[:0])
+        """The result without its groups' rows (what a driver gathers from its workers)."""
+        return replace(self, groups=self.groups.iloc[:0], values=self.values[:0])
 
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
                   rel: int, ties: Ties, missing: Missing, depth: int | None, duplicates: Duplicates,
                   conflicts: Conflicts = "error", qrels_rows: np.ndarray | None = None,
-                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None) -> PartResult:
+                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None,
+                  chunkings: Chunkings | None = None) -> PartResult:
     """Evaluate the questions of one partition, knowing every system of the run.
 
     ``conflicts`` resolves the partition's golden-set rows when ``qrels_rows`` gives their
@@ -160,32 +183,68 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
     ``rollup`` is a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied inside
     the partition; ``shallow``: the measures whose cutoffs rankings are checked against
-    (default ``ms``: a report checks the measures asked for, not its curve's).
+    (default ``ms``: a report checks the measures asked for, not its curve's);
+    ``chunkings``: the chunk tables (and span golden set) resolved once for every partition
+    (:func:`~evalframe.engine.resolve_chunkings`), ``qrels`` then the partition's rows of the
+    span golden set (or of the chunk-level one).
     """
     qrels = qrels.reset_index(drop=True)
     qrels.attrs = {}  # conflicts resolved on the whole golden set are reported once, by the driver
     resolved = None
+    within = systems if "system" in run.columns else [None]
+    if chunkings is not None:
+        return _evaluate_chunked(run, qrels, within, ms, chunkings, shallow, rel=rel, ties=ties, missing=missing,
+                                 depth=depth, duplicates=duplicates)
     if conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
         qrels, resolved = check_qrels_part(qrels, conflicts, qrels_rows)
         conflicts = "error"  # no repeated pair is left
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
-                conflicts=conflicts, rollup=rollup, systems=systems if "system" in run.columns else [None])
+                conflicts=conflicts, rollup=rollup, systems=within)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
-    table = per_question_table(J, ms)
-    if rollup is not None:
-        table.insert(table.columns.get_loc("measure"), "unit", UNIT)
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == J.n_queries]
-    return PartResult(table, list(J.records), silent, resolved, J.integer_questions)
+    return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), silent, resolved,
+                      J.integer_questions, tokens=token_counts(J), unit=UNIT if rollup is not None else None)
+
+
+def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure],
+                      chunkings: Chunkings, shallow: list[Measure] | None, *, rel: int, ties: Ties,
+                      missing: Missing, depth: int | None, duplicates: Duplicates) -> PartResult:
+    """:func:`evaluate_part` of a run whose chunkings are judged each on its own labels."""
+    checked = read_checked_run(run, duplicates=duplicates, ties=ties, part=True)
+    if chunkings.spans is not None:
+        golden, chunkings = None, replace(chunkings, spans=qrels)
+    else:
+        golden = read_checked_qrels(qrels, part=True)
+    judged = judge_chunked(checked, golden, chunkings, systems=systems, rel=rel, ties=ties, missing=missing,
+                           depth=depth, whole=False)
+    records, groups, values, tokens, silent = [], [], [], {}, set()
+    for J, names in zip(judged, chunkings.groups(systems).values()):
+        J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
+        records.append(list(J.records))
+        groups.append(J.groups)
+        values.append(compute(J, ms))
+        tokens.update(token_counts(J))
+        not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
+        silent.update(s for s in names if not_in_run.get(s, 0) == J.n_queries)
+    table = pd.concat(groups, ignore_index=True) if len(groups) > 1 else groups[0]
+    values = np.concatenate(values) if len(values) > 1 else values[0]
+    if len(groups) > 1 and "system" in table:  # systems in the run's order, as the in-memory engine orders them
+        order = np.argsort(pd.Index(systems).get_indexer(table["system"].to_numpy(dtype=object)), kind="stable")
+        table, values = table.iloc[order].reset_index(drop=True), values[order]
+    flags = [J.integer_questions for J in judged]
+    return PartResult(table, values, [str(m) for m in ms], merge_chunkings(records), [s for s in systems if s in silent],
+                      None, None if None in flags else all(flags), tokens=tokens, chunkings=len(judged))
 
 
 def merge(results: Sequence[PartResult], systems: list, *, missing: Missing,
-          resolved: ResolvedConflicts | None = None) -> list[Diagnostic]:
+          resolved: ResolvedConflicts | None = None, ms: Sequence[Measure] = ()) -> list[Diagnostic]:
     """The whole input's diagnostics records from its partitions' ``results`` (summaries
     will do): records merged by :func:`~evalframe.ranking.merge_diagnostics`, a system that
     answers no golden-set question of any partition reported (and the run refused when no
-    system answers any), and the golden set's conflicting labels recorded once
-    (``resolved``: resolved on the whole golden set; else the partitions' merged)."""
+    system answers any), the golden set's conflicting labels recorded once (``resolved``:
+    resolved on the whole golden set; else the partitions' merged), and the chunk sizes
+    (their token counts added up) and chunkings compared on the measures ``ms``."""
     nowhere = [s for s in systems if all(s in r.silent for r in results)]
     if len(nowhere) == len(systems):
         raise EvalframeInputError("run", [InputProblem(
@@ -196,9 +255,8 @@ def merge(results: Sequence[PartResult], systems: list, *, missing: Missing,
     flags = [r.integer_questions for r in results]  # the whole golden set's: every question is in a part
     records = merge_diagnostics([list(r.records) + quiet for r in results], systems=systems,
                                 integer_questions=None if None in flags else all(flags))
-    record = conflicts_record(resolved or merge_conflicts([r.conflicts for r in results]))
-    if not record:
-        return records
+    more = conflicts_record(resolved or merge_conflicts([r.conflicts for r in results]))
+    more += sizes_record([r.tokens for r in results], systems, list(ms))
+    more += chunkings_record(max((r.chunkings for r in results), default=1), list(ms))
     checks = list(Check)
-    at = sum(checks.index(r.check) <= checks.index(record[0].check) for r in records)
-    return records[:at] + record + records[at:]
+    return sorted(records + more, key=lambda r: checks.index(r.check))  # stable: each check's order kept

@@ -1,0 +1,114 @@
+"""Span golden sets and ``chunks=`` on the engines that evaluate in partitions (streaming a
+Parquet dataset, Dask) against the in-memory engine on the same rows: the same
+per-question values and the same diagnostics (issue 27 on every engine, over issue 28's
+partition contract)."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe import streaming
+from evalframe.evaluate import evaluate_with_diagnostics
+from test_spans import random_case
+
+dd = pytest.importorskip("dask.dataframe")
+import dask  # noqa: E402
+
+MEASURES = ["SpanRecall@5", "SpanPrecision@2", "SpanIoU@5", "SpanRecall(tokens=20)", "R@5", "nDCG@5", "AP", "RR",
+            "R(tokens=20)", "Judged@5"]
+
+
+def in_memory(run, qrels, chunks, measures=MEASURES):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_with_diagnostics(run, qrels, measures, chunks=chunks)
+
+
+def streamed(run, qrels, chunks, tmp_path, *, parts: int = 3, measures=MEASURES):
+    """Streamed from Parquet files in partitions of about ``len(run) / parts`` rows (the
+    planner's floor for real budgets is far above these runs: patched)."""
+    rows = run
+    os.makedirs(tmp_path / "run", exist_ok=True)
+    for i, at in enumerate(np.array_split(np.arange(len(rows)), 3)):
+        rows.iloc[at].to_parquet(tmp_path / "run" / f"part-{i}.parquet", index=False)
+    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(run) // parts
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(4, len(run) // parts))
+        warnings.simplefilter("ignore")
+        return evaluate_with_diagnostics(str(tmp_path / "run"), qrels, measures, chunks=chunks,
+                                         memory_budget=budget)
+
+
+def on_dask(run, qrels, chunks, partitions: int = 3, measures=MEASURES):
+    with warnings.catch_warnings(), dask.config.set(scheduler="synchronous"):
+        warnings.simplefilter("ignore")
+        table, diag = evaluate_with_diagnostics(dd.from_pandas(run, npartitions=partitions), qrels, measures,
+                                                   chunks=chunks)
+        return table.compute(), diag
+
+
+def by_key(table):
+    return table.sort_values(["system", "query_id", "measure"]).reset_index(drop=True)
+
+
+def same(got, want, *, ordered: bool):
+    a, b = (got[0], want[0]) if ordered else (by_key(got[0]), by_key(want[0]))
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_span_cases_streamed_and_on_dask_equal_in_memory(seed, tmp_path):
+    spans, table_of, chunks, run = random_case(seed)
+    if seed % 2 == 0:  # a dataset written question by question (streamed without hashing into buckets)
+        run = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    want = in_memory(run, spans, chunks)
+    same(streamed(run, spans, chunks, tmp_path / "s"), want, ordered=True)
+    same(on_dask(run, spans, chunks, partitions=1 + seed % 4), want, ordered=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunk_level_golden_set_with_chunk_tables_on_every_engine(seed, tmp_path):
+    """A chunk-level golden set with chunks= (token counts for the budget measures and the
+    chunk sizes check)."""
+    spans, table_of, chunks, run = random_case(100 + seed)
+    run = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    first = next(iter(table_of.values()))
+    qrels = ef.span_labels(spans, first)
+    if not len(qrels):
+        pytest.skip("no label")
+    measures = ["R@5", "nDCG@5", "R(tokens=20)"]
+    want = in_memory(run, qrels, chunks, measures)
+    same(streamed(run, qrels, chunks, tmp_path / "s", measures=measures), want, ordered=True)
+    same(on_dask(run, qrels, chunks, measures=measures), want, ordered=False)
+
+
+def test_chunks_judged_for_another_partitions_question(tmp_path):
+    """A system retrieving, for one question, only chunks the spans label for another
+    question in another partition: judged documents in memory (any question counts), so
+    not ``system_without_judged_documents`` on the engines either."""
+    chunks = pd.DataFrame({"chunk_id": [f"{d}#{i}" for d in ("d1", "d2") for i in range(4)],
+                           "doc_id": ["d1"] * 4 + ["d2"] * 4, "start": [0, 25, 50, 75] * 2,
+                           "end": [25, 50, 75, 100] * 2})
+    spans = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["d1", "d2"], "start": [0, 10], "end": [30, 40],
+                          "relevance": [1, 1]})
+    run = pd.DataFrame({"system": ["s0", "s0", "s1", "s0", "s1"], "query_id": ["q1", "q1", "q1", "q2", "q2"],
+                        "doc_id": ["d1#0", "d1#1", "d2#3", "d2#0", "d1#2"], "score": [2.0, 1.0, 1.0, 1.0, 1.0]})
+    measures = ["SpanRecall@2", "R@2"]
+    want = in_memory(run, spans, chunks, measures)
+    assert "system_without_judged_documents" not in set(want[1]["check"])
+    same(streamed(run, spans, chunks, tmp_path / "s", parts=5, measures=measures), want, ordered=True)
+    same(on_dask(run, spans, chunks, partitions=2, measures=measures), want, ordered=False)
+
+
+def test_a_dask_run_carrying_offsets_is_refused_with_what_to_do():
+    spans, table_of, chunks, run = random_case(3)
+    table = next(iter(table_of.values()))
+    carried = run.merge(table.rename(columns={"doc_id": "parent_id"}), left_on="doc_id", right_on="chunk_id")
+    with pytest.raises(ValueError, match="pass chunks="):
+        ef.evaluate(dd.from_pandas(carried.drop(columns=["chunk_id"]), npartitions=2), spans, ["SpanRecall@5"])
