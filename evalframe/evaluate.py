@@ -19,6 +19,7 @@ import pandas as pd
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
+from .engine.spark import is_spark_frame
 from .engine import (Duplicates, chunk_sizes, evaluate_partition, is_span_input, prepare, refuse_foreign_ids,
                      resolve_chunkings, with_records)
 from .inputs import apply_columns
@@ -28,12 +29,12 @@ from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
 from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge, shallow_rankings, systems_sharing_no_document
+from .ranking import Missing, Ties, judge, natural_order, shallow_rankings, systems_sharing_no_document
 from .rollup import Rollup
 from .streaming import WHOLE_BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 from .streaming import memory_budget as parse_memory_budget
 
-Engine = Literal["auto", "memory", "dask"]
+Engine = Literal["auto", "memory", "dask", "spark"]
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
@@ -219,6 +220,11 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     chunkings, qrels = chunked or (None, qrels)
     named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None and chunkings else []
     # with chunkings, every measure named is computed: chunk-level ones are flagged
+    if _use_spark(run, engine):
+        from .engine.spark import evaluate_spark
+        return evaluate_spark(run, qrels, named, rel=rel, ties=ties, missing=missing, depth=depth,
+                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
+                              rollup=rollup, shallow=shallow, chunkings=chunkings)[1]
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, named, rel=rel, ties=ties, missing=missing, depth=depth,
@@ -280,6 +286,8 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     """
     by = [by] if isinstance(by, str) else list(by or [])
     need = ["query_id", "measure", "value"] + by
+    if is_spark_frame(per_question):  # collected: a few rows per question and system
+        return aggregate(_natural_rows(per_question.toPandas()), by)
     if is_dask_frame(per_question):
         missing = [c for c in need if c not in per_question.columns]
         if missing:
@@ -322,6 +330,14 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     out["value"] = value
     out["aggregation"] = [a.name for a in agg_of_group]
     return out
+
+
+def _natural_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-question table whose rows come in no order (a Spark table collected) in the
+    in-memory table's question order (each group's sums then run in the same order)."""
+    ids = table["query_id"].to_numpy(dtype=object)
+    rank = pd.Index(natural_order(pd.unique(ids))).get_indexer(ids)
+    return table.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
 
 
 def _group_codes(table: pd.DataFrame, keys: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -488,6 +504,11 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
                                   chunks=chunks, min_overlap=min_overlap, shallow=shallow, **conv)
     chunkings, qrels = chunked or (None, qrels)
+    if _use_spark(run, engine):
+        from .engine.spark import evaluate_spark
+        return evaluate_spark(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
+                              duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup,
+                              shallow=shallow, chunkings=chunkings)
     if _use_dask(run, engine):
         from .dask_engine import evaluate_dask
         return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
@@ -522,15 +543,15 @@ def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
     (:func:`~evalframe.engine.resolve_chunkings`)."""
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set
-    if not (is_dask_frame(run) or is_dataset_source(run) and not (
+    if not (is_dask_frame(run) or is_spark_frame(run) or is_dataset_source(run) and not (
             isinstance(run, (str, os.PathLike)) and os.path.isfile(run))):
         return True
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
-    names = list(run.columns) if is_dask_frame(run) else open_run_dataset(run).schema.names
+    names = list(run.columns) if is_dask_frame(run) or is_spark_frame(run) else open_run_dataset(run).schema.names
     if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
-        raise ValueError("evaluate: a Dask frame or a Parquet dataset whose rows carry chunk offsets is not "
+        raise ValueError("evaluate: a Dask or Spark frame or a Parquet dataset whose rows carry chunk offsets is not "
                          "split into chunk tables: pass chunks= (the table of each chunk's document and "
                          "offsets) and the run's chunk ids as doc_id")
     chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
@@ -579,8 +600,23 @@ def _check_rel(rel) -> None:
 
 
 def _use_dask(run, engine) -> bool:
-    if engine not in ("auto", "memory", "dask"):
-        raise ValueError(f"evaluate: engine must be 'auto', 'memory' or 'dask', got {engine!r}")
+    if engine not in ("auto", "memory", "dask", "spark"):
+        raise ValueError(f"evaluate: engine must be 'auto', 'memory', 'dask' or 'spark', got {engine!r}")
     if engine == "memory" and is_dask_frame(run):
         raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
     return engine == "dask" or is_dask_frame(run)
+
+
+def _use_spark(run, engine) -> bool:
+    """Whether the Spark engine evaluates ``run`` (a ``pyspark.sql.DataFrame``: the only
+    input it takes)."""
+    _use_dask(run, engine)  # the engine name checked
+    if is_spark_frame(run):
+        if engine not in ("auto", "spark"):
+            raise ValueError(f"evaluate: engine must be 'auto' or 'spark' for a pyspark.sql.DataFrame run, "
+                             f"got {engine!r}")
+        return True
+    if engine == "spark":
+        raise ValueError("evaluate: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with "
+                         "spark.read.parquet(...) or spark.createDataFrame(...)")
+    return False

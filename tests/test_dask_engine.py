@@ -283,7 +283,7 @@ def test_engine_dask_on_a_parquet_dataset(client, tmp_path):
     assert is_dask(small)
     pd.testing.assert_frame_equal(_sorted(small.compute()), _sorted(ef.evaluate(c.runs, c.qrels, ["AP"])))
     with pytest.raises(ValueError, match="engine must be"):
-        ef.evaluate(c.runs, c.qrels, engine="spark")
+        ef.evaluate(c.runs, c.qrels, engine="ray")
 
 
 @pytest.mark.parametrize("layout", ["rows", "questions"])

