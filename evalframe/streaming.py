@@ -241,7 +241,7 @@ def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) 
     by_name = {v: c for c, v in renamed.items()}
     lower = {str(v).strip().lower(): c for c, v in renamed.items()}
     out = {}
-    for canon in ("query_id", "doc_id", "score", "system", "rank"):
+    for canon in ("query_id", "doc_id", "score", "system", "rank", "tokens"):
         found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
         if len(found) > 1 or (not found and canon in ("query_id", "doc_id")):
             return None

@@ -112,3 +112,27 @@ def test_a_dask_run_carrying_offsets_is_refused_with_what_to_do():
     carried = run.merge(table.rename(columns={"doc_id": "parent_id"}), left_on="doc_id", right_on="chunk_id")
     with pytest.raises(ValueError, match="pass chunks="):
         ef.evaluate(dd.from_pandas(carried.drop(columns=["chunk_id"]), npartitions=2), spans, ["SpanRecall@5"])
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_tokens_column_streamed_and_on_dask(grouped, tmp_path):
+    """A run's own tokens column reaches every engine: the budget measures, and the chunk
+    sizes check (medians of token counts added up across partitions) when no measure reads
+    a budget (both were lost: the streaming reader and the Dask shuffle dropped the column)."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    run = pd.DataFrame({"system": rng.choice(["small", "large"], n), "query_id": rng.integers(1, 60, n).astype(str),
+                        "doc_id": rng.integers(1, 400, n).astype(str), "score": rng.integers(0, 20, n) / 4})
+    run["tokens"] = np.where(run["system"] == "small", rng.integers(20, 60, n), rng.integers(80, 200, n))
+    run = run.drop_duplicates(["system", "query_id", "doc_id"]).reset_index(drop=True)
+    if grouped:
+        run = run.sort_values("query_id", kind="stable").reset_index(drop=True)
+    qrels = pd.DataFrame({"query_id": rng.integers(1, 60, 600).astype(str),
+                          "doc_id": rng.integers(1, 400, 600).astype(str), "relevance": rng.integers(0, 3, 600)})
+    qrels = qrels.drop_duplicates(["query_id", "doc_id"])
+    for measures in (["R(tokens=300)", "nDCG(tokens=500)"], ["R@5", "AP"]):
+        want = in_memory(run, qrels, None, measures)
+        assert ("chunk_sizes_differ" in set(want[1]["check"])) == (measures == ["R@5", "AP"])
+        same(streamed(run, qrels, None, tmp_path / f"s{len(measures[0])}", parts=6, measures=measures), want,
+             ordered=True)
+        same(on_dask(run, qrels, None, partitions=4, measures=measures), want, ordered=False)
