@@ -53,7 +53,7 @@ Nothing here is imported, nor is Dask, unless a Dask input or ``engine="dask"`` 
 """
 from __future__ import annotations
 
-__all__ = ["is_dask_frame", "evaluate_dask", "aggregate_dask", "read_dataset"]
+__all__ = ["is_dask_frame", "evaluate_dask", "aggregate_dask", "read_dataset", "split_offsets"]
 
 import os
 from typing import Sequence
@@ -348,6 +348,21 @@ def _renamed(frame, columns):
     if frame.index.name in columns:
         frame = frame.rename_axis(columns[frame.index.name])
     return frame
+
+
+def _split_part(df: pd.DataFrame, columns, which: int) -> pd.DataFrame:
+    from .inputs import apply_columns
+    from .spans import split_run_offsets
+    return split_run_offsets(apply_columns(df, columns))[which]
+
+
+def split_offsets(run, columns=None) -> "tuple[dd.DataFrame, pd.DataFrame]":  # noqa: F821
+    """A Dask run whose rows carry chunk offsets, as :func:`evalframe.spans.split_run_offsets`
+    splits one in memory: the run with each row's chunk id as ``doc_id`` (partition by
+    partition), and the distinct rows of its chunk table (one pass, collected)."""
+    table = run.map_partitions(_split_part, columns, 1, meta=_split_part(run._meta, columns, 1))
+    rest = run.map_partitions(_split_part, columns, 0, meta=_split_part(run._meta, columns, 0))
+    return rest, table.drop_duplicates().compute().reset_index(drop=True)
 
 
 def _page_map(run, column: str):

@@ -20,8 +20,8 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Duplicates, chunk_sizes, evaluate_partition, is_span_input, prepare, refuse_foreign_ids,
-                     resolve_chunkings, with_records)
+from .engine import (Duplicates, carried_chunkings, chunk_sizes, evaluate_partition, is_span_input, prepare,
+                     refuse_foreign_ids, resolve_chunkings, with_records)
 from .inputs import apply_columns
 from .spans import is_span_table
 from .spans import MIN_OVERLAP, with_tokens
@@ -113,8 +113,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         can be asked for; chunk-level measures of systems whose chunkings differ raise a
         :class:`~evalframe.errors.ChunkingsDifferWarning`.  A ``tokens`` column feeds the
         budget measures of a run without one.  A run whose rows carry ``start``/``end`` and
-        the parent document needs no ``chunks`` (in memory; a streamed or Dask run takes
-        ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
+        the parent document needs no ``chunks`` (in memory and on Dask; a streamed dataset
+        or a Spark run takes ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
     min_overlap : float in [0, 1]
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
@@ -217,7 +217,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
         named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
         return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
                                   rollup=rollup, chunks=chunks, min_overlap=min_overlap, **conv)[1]
-    chunkings, qrels = chunked or (None, qrels)
+    chunkings, qrels, run = chunked or (None, qrels, run)
     named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None and chunkings else []
     # with chunkings, every measure named is computed: chunk-level ones are flagged
     if _use_spark(run, engine):
@@ -503,7 +503,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     if chunked is True:
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
                                   chunks=chunks, min_overlap=min_overlap, shallow=shallow, **conv)
-    chunkings, qrels = chunked or (None, qrels)
+    chunkings, qrels, run = chunked or (None, qrels, run)
     if _use_spark(run, engine):
         from .engine.spark import evaluate_spark
         return evaluate_spark(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
@@ -550,14 +550,20 @@ def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
     names = list(run.columns) if is_dask_frame(run) or is_spark_frame(run) else open_run_dataset(run).schema.names
+    carried = None
     if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
-        raise ValueError("evaluate: a Dask or Spark frame or a Parquet dataset whose rows carry chunk offsets is not "
-                         "split into chunk tables: pass chunks= (the table of each chunk's document and "
-                         "offsets) and the run's chunk ids as doc_id")
+        if not is_dask_frame(run):
+            raise ValueError("evaluate: a Spark frame or a Parquet dataset whose rows carry chunk offsets is not "
+                             "split into chunk tables: pass chunks= (the table of each chunk's document and "
+                             "offsets) and the run's chunk ids as doc_id (a Dask frame is split)")
+        from .dask_engine import split_offsets
+        run, carried = split_offsets(run, columns)  # one pass: the distinct chunks retrieved
     chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
+    if chunkings is None and carried is not None:
+        chunkings = carried_chunkings(carried, spans, min_overlap)
     if chunkings is None:  # spans, no offsets: whole documents judged, as in memory
-        return None, spans.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-    return chunkings, qrels
+        return None, spans.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max(), run
+    return chunkings, qrels, run
 
 
 def _check_input_options(columns, conflicts, caller: str) -> None:

@@ -106,12 +106,29 @@ def test_chunks_judged_for_another_partitions_question(tmp_path):
     same(on_dask(run, spans, chunks, partitions=2, measures=measures), want, ordered=False)
 
 
-def test_a_dask_run_carrying_offsets_is_refused_with_what_to_do():
-    spans, table_of, chunks, run = random_case(3)
-    table = next(iter(table_of.values()))
-    carried = run.merge(table.rename(columns={"doc_id": "parent_id"}), left_on="doc_id", right_on="chunk_id")
+@pytest.mark.parametrize("parent", ["parent_id", None])
+def test_a_dask_run_carrying_offsets(parent, tmp_path):
+    """Rows that carry their chunk's document and offsets (a parent column beside the chunk
+    id, or only doc_id, the chunk named by its range) are split on Dask as in memory; a
+    streamed dataset is refused with what to do."""
+    for seed in (3, 8, 11):
+        spans, table_of, chunks, run = random_case(seed)
+        parts = [run[run["system"] == s].merge(t, left_on="doc_id", right_on="chunk_id", suffixes=("_run", ""))
+                 for s, t in table_of.items()]
+        carried = pd.concat(parts).sort_index(kind="stable")
+        if parent is None:
+            carried = carried.drop(columns=["chunk_id", "doc_id_run"])
+        else:
+            carried = carried.rename(columns={"doc_id": parent}).drop(columns=["chunk_id"]).rename(
+                columns={"doc_id_run": "doc_id"})
+        carried = carried.reset_index(drop=True)
+        measures = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=20)"]
+        want = in_memory(carried, spans, None, measures)
+        same(on_dask(carried, spans, None, partitions=3, measures=measures), want, ordered=False)
+    os.makedirs(tmp_path / "run")
+    carried.to_parquet(tmp_path / "run" / "a.parquet")
     with pytest.raises(ValueError, match="pass chunks="):
-        ef.evaluate(dd.from_pandas(carried.drop(columns=["chunk_id"]), npartitions=2), spans, ["SpanRecall@5"])
+        ef.evaluate(str(tmp_path / "run"), spans, ["SpanRecall@5"], memory_budget=1000)
 
 
 @pytest.mark.parametrize("grouped", [True, False])

@@ -11,7 +11,7 @@ only on that part's questions (the per-partition contract of
 from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
-           "evaluate_partition", "Chunkings", "resolve_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
+           "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "chunk_sizes", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
            "Duplicates"]
 
@@ -239,15 +239,25 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
         J = judge(checked, check_qrels(doc_level), warn=False, **conv)
         return [_note_foreign_ids(J, checked, check_qrels(doc_level))], systems
     if resolved is None:
-        by_system = carried.groupby("system", sort=False) if "system" in carried else [(None, carried)]
-        tables = [part.drop(columns=["system"], errors="ignore").drop_duplicates("chunk_id") for _, part in by_system]
-        resolved = Chunkings(tables, None if len(tables) == 1 and "system" not in carried
-                             else {s_: i for i, (s_, _) in enumerate(by_system)}, spans,
-                             check_min_overlap(min_overlap, "evaluate"))
-        if spans is not None:
-            for table in tables:
-                check_chunk_documents(table, spans)
+        resolved = carried_chunkings(carried, spans, min_overlap)
     return judge_chunked(checked, golden, resolved, systems=None, **conv), systems
+
+
+def carried_chunkings(carried: pd.DataFrame, spans: pd.DataFrame | None,
+                      min_overlap: float = MIN_OVERLAP) -> Chunkings:
+    """The chunkings of a run whose rows carry offsets, from the chunk table
+    :func:`~evalframe.spans.split_run_offsets` split off it (``[system,] chunk_id, doc_id,
+    start, end``; its distinct rows will do): one chunking per system, each holding the
+    chunks that system retrieves (a chunk id's first row)."""
+    by_system = list(carried.groupby("system", sort=False)) if "system" in carried else [(None, carried)]
+    tables = [part.drop(columns=["system"], errors="ignore").drop_duplicates("chunk_id").reset_index(drop=True)
+              for _, part in by_system]
+    resolved = Chunkings(tables, None if "system" not in carried else {s_: i for i, (s_, _) in enumerate(by_system)},
+                         spans, check_min_overlap(min_overlap, "evaluate"))
+    if spans is not None:
+        for table in tables:
+            check_chunk_documents(table, spans)
+    return resolved
 
 
 def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems: list | None, rel: int,
