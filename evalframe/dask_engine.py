@@ -62,14 +62,14 @@ import numpy as np
 import pandas as pd
 
 from .engine import Chunkings, Duplicates
-from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
+from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
+                               question_fingerprints)
 from .errors import EvalframeInputError, InputProblem
-from .io import read_qrels
 from .measures import Aggregation, Mean, Measure
 from .measures.custom import shipped
 from .ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
 from .rollup import Rollup, rollup_column, rollup_map
-from .schema import Conflicts, ResolvedConflicts, check_qrels, ids_to_str
+from .schema import Conflicts, ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -329,12 +329,7 @@ def _golden_set(qrels, columns, conflicts):
         if qrels.npartitions > 1:
             return _renamed(qrels, columns), None
         qrels = qrels.compute()
-    frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
-             else read_qrels(qrels, columns=columns, conflicts=conflicts))
-    resolved = frame.attrs.get("evalframe_conflicts")
-    frame = frame.copy()
-    frame.attrs = {}
-    return frame, resolved if isinstance(resolved, ResolvedConflicts) else None
+    return held_golden_set(qrels, columns, conflicts)
 
 
 def _renamed(frame, columns):

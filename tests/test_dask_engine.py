@@ -27,6 +27,7 @@ from evalframe.dask_engine import division_buckets  # noqa: E402
 from evalframe.engine.partition import question_buckets  # noqa: E402
 from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluate import evaluate_with_diagnostics  # noqa: E402
+from engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
 MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Judged@10",
             "NumRel", "NumRelRet", "GMAP", "ERR@10", "nDCG(gain='linear')"]
@@ -38,18 +39,6 @@ def client():
                                   dashboard_address=None, memory_limit="2GiB") as cluster, \
             distributed.Client(cluster) as c:
         yield c
-
-
-def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in ("system", "query_id", "measure") if c in df.columns]
-    return df.sort_values(keys, kind="stable").reset_index(drop=True)
-
-
-def _caught(fn):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        out = fn()
-    return out, [(x.category, str(x.message)) for x in w if issubclass(x.category, ef.EvalframeWarning)]
 
 
 def assert_same(run, qrels, dask_run, dask_qrels=None, measures=MEASURES, **kw):

@@ -17,6 +17,7 @@ import pytest
 import evalframe as ef
 from evalframe import datasets
 from evalframe.evaluate import evaluate_with_diagnostics
+from engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
 
 pytest.importorskip("pyspark")
 
@@ -48,18 +49,6 @@ def spark():
     session.stop()
 
 
-def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in ("system", "query_id", "measure") if c in df.columns]
-    return df.sort_values(keys, kind="stable").reset_index(drop=True)
-
-
-def _caught(fn):
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        out = fn()
-    return out, [(x.category, str(x.message)) for x in w if issubclass(x.category, ef.EvalframeWarning)]
-
-
 def assert_same(spark, run, qrels, measures, **kw):
     """The Spark table (sorted), diagnostics and warnings are the in-memory call's."""
     want, w_want = _caught(lambda: evaluate_with_diagnostics(run, qrels, measures, **kw))
@@ -75,15 +64,8 @@ def test_bundled_collections_with_every_warning_case(spark, name):
     """Both collections, a system missing questions, run-only questions, a system answering
     a few questions, a golden question no system answers (a bucket without a run row)."""
     ds = getattr(datasets, f"load_{name}")()
-    runs = ds.runs.reset_index(drop=True)
-    systems = list(pd.unique(runs.system))
-    qs = list(pd.unique(ds.qrels.query_id))
-    drop = runs.system.eq(systems[1]) & runs.query_id.isin(qs[::7])
-    few = runs.system.eq(systems[2]) & ~runs.query_id.isin(qs[:3])
-    extra = runs[runs.system.eq(systems[0]) & runs.query_id.isin(qs[:2])].assign(
-        query_id=lambda d: "runonly-" + d.query_id)
-    nobody = runs.query_id.eq(qs[5])
-    run = pd.concat([runs[~drop & ~few & ~nobody], extra], ignore_index=True)
+    run = with_warnings(ds)
+    run = run[run.query_id.ne(pd.unique(ds.qrels.query_id)[5])]
     want = assert_same(spark, run, ds.qrels, ["R@5", "nDCG@10", "AP", "RR", "bpref", "GMAP", "Judged@10"])
     assert {"golden_questions_not_in_run", "run_questions_not_in_golden_set"} <= set(want[1]["check"])
 

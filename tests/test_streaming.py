@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
+from engine_checks import with_warnings
 from evalframe import streaming
 from evalframe.evaluate import evaluate_with_diagnostics
 from make_snapshot import MEASURES
@@ -77,19 +78,6 @@ class Spy:
             return d
         monkeypatch.setattr(streaming, "evaluate_part", counting)
         monkeypatch.setattr(tempfile, "mkdtemp", recording)
-
-
-def with_warnings(ds):
-    """The collection's runs with every warning case: a system missing questions, run-only
-    questions, a system that answers only a few questions (absent from most partitions)."""
-    runs = ds.runs.reset_index(drop=True)
-    systems = list(pd.unique(runs.system))
-    qs = list(pd.unique(ds.qrels.query_id))
-    drop = runs.system.eq(systems[1]) & runs.query_id.isin(qs[::7])
-    few = runs.system.eq(systems[2]) & ~runs.query_id.isin(qs[:3])
-    extra = runs[runs.system.eq(systems[0]) & runs.query_id.isin(qs[:2])].assign(
-        query_id=lambda d: "runonly-" + d.query_id)
-    return pd.concat([runs[~drop & ~few], extra], ignore_index=True)
 
 
 @pytest.mark.parametrize("name", ["cranfield", "scifact"])

@@ -10,7 +10,8 @@ salted ``hash``).
 """
 from __future__ import annotations
 
-__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "PartResult", "evaluate_part", "merge"]
+__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "held_golden_set", "PartResult",
+           "evaluate_part", "merge"]
 
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -23,8 +24,9 @@ from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
 from ..ranking import Check, Diagnostic, Missing, Ties, conflicts_record, merge_diagnostics
 from ..rollup import UNIT
-from ..schema import Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str, merge_conflicts
-from ..io import read_checked_qrels, read_checked_run
+from ..schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
+                      merge_conflicts)
+from ..io import read_checked_qrels, read_checked_run, read_qrels
 from . import (Chunkings, Duplicates, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_record, token_counts, with_shallow_rankings)
 
@@ -60,6 +62,18 @@ def question_buckets(query_id: "pd.Series | pa.Array | pa.ChunkedArray", n_bucke
     ('int64', True, True)
     """
     return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
+
+
+def held_golden_set(qrels, columns=None, conflicts: Conflicts = "error") -> "tuple[pd.DataFrame, ResolvedConflicts | None]":
+    """A golden set held whole by a driver (a DataFrame, a path, Arrow...): checked, its
+    conflicting labels resolved once (:func:`evalframe.read_qrels`), and that resolution
+    (None: none), reported once by the driver rather than by each partition."""
+    frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
+             else read_qrels(qrels, columns=columns, conflicts=conflicts))
+    resolved = frame.attrs.get("evalframe_conflicts")
+    frame = frame.copy()
+    frame.attrs = {}
+    return frame, resolved if isinstance(resolved, ResolvedConflicts) else None
 
 
 class GoldenIndex:

@@ -17,13 +17,12 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
-from ..io import read_qrels
 from ..measures import Measure
 from ..measures.custom import shipped
 from ..ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
-from ..schema import Conflicts, check_qrels, ids_to_str
+from ..schema import Conflicts, ids_to_str
 from . import Chunkings, Duplicates
-from .partition import GoldenIndex, evaluate_part, merge, question_buckets
+from .partition import GoldenIndex, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
 SPARK_RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -128,13 +127,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
     if chunkings is not None and chunkings.spans is not None:
         golden = chunkings.spans
     else:
-        if is_spark_frame(qrels):
-            qrels = qrels.toPandas()
-        frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
-                 else read_qrels(qrels, columns=columns, conflicts=conflicts))
-        resolved = frame.attrs.get("evalframe_conflicts")
-        golden = frame.copy()
-        golden.attrs = {}
+        golden, resolved = held_golden_set(qrels.toPandas() if is_spark_frame(qrels) else qrels, columns, conflicts)
     has_system = "system" in run.columns
     systems = [None]
     if has_system:
