@@ -12,7 +12,7 @@ from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
            "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
-           "refuse_foreign_ids", "chunk_sizes", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
+           "refuse_foreign_ids", "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
            "Duplicates"]
 
 import os
@@ -486,7 +486,8 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
         parts.append(J.records)
     records = merge_chunkings(parts)
     systems = [str(s_) for s_ in systems] if "system" in judged[0].groups else []
-    records += sizes_record([token_counts(J) for J in judged], systems, ms)
+    if sizes_compared(systems, ms):
+        records += sizes_record([token_counts(J) for J in judged], systems, ms)
     records += chunkings_record(len(judged), ms)
     checks, at = list(Check), {s_: i for i, s_ in enumerate(systems)}
     records.sort(key=lambda r: (checks.index(r.check), at.get(r.system, len(at))))  # as merge_diagnostics orders
@@ -503,6 +504,13 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
 
 #: Chunk sizes differ when the systems' median tokens per retrieved row are this far apart.
 SIZE_RATIO = 1.5
+
+
+def sizes_compared(systems: Sequence, ms: Sequence[Measure]) -> bool:
+    """Whether :func:`sizes_record` can say anything: two systems or more, and no measure
+    of ``ms`` reads a token budget (the token counts need not be gathered otherwise)."""
+    return sum(s_ is not None for s_ in systems) >= 2 and not any(
+        dict(m.params).get("tokens") is not None for m in ms)
 
 
 def token_counts(J: Judged) -> dict:
@@ -534,7 +542,7 @@ def sizes_record(counts: "Sequence[dict]", systems: list, ms: list[Measure]) -> 
     (from :func:`token_counts` of the whole run, or of its partitions: added up) are
     ``SIZE_RATIO`` (1.5x) apart or more and no measure of ``ms`` reads a token budget: @k
     then compares different amounts of text.  ``systems``: their order in the record."""
-    if any(dict(m.params).get("tokens") is not None for m in ms):
+    if not sizes_compared(systems, ms):
         return []
     whole: dict = {}
     for part in counts:
@@ -556,7 +564,8 @@ def chunk_sizes(J: Judged, ms: list[Measure]) -> list[Diagnostic]:
     """:func:`sizes_record` of one ranked table."""
     if "system" not in J.groups:
         return []
-    return sizes_record([token_counts(J)], list(pd.unique(J.groups["system"].to_numpy(dtype=object))), ms)
+    systems = list(pd.unique(J.groups["system"].to_numpy(dtype=object)))
+    return sizes_record([token_counts(J)], systems, ms) if sizes_compared(systems, ms) else []
 
 
 def chunkings_record(n_chunkings: int, ms: list[Measure]) -> list[Diagnostic]:

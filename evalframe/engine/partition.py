@@ -28,7 +28,7 @@ from ..schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_par
                       merge_conflicts)
 from ..io import read_checked_qrels, read_checked_run, read_qrels
 from . import (Chunkings, Duplicates, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
-               sizes_record, token_counts, with_shallow_rankings)
+               sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
@@ -218,7 +218,8 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
     silent = [s for s in systems if not_in_run.get(s, 0) == J.n_queries]
     return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), silent, resolved,
-                      J.integer_questions, tokens=token_counts(J), unit=UNIT if rollup is not None else None)
+                      J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
+                      unit=UNIT if rollup is not None else None)
 
 
 def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure],
@@ -238,7 +239,8 @@ def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms:
         records.append(list(J.records))
         groups.append(J.groups)
         values.append(compute(J, ms))
-        tokens.update(token_counts(J))
+        if sizes_compared(systems, ms):
+            tokens.update(token_counts(J))
         not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
         silent.update(s for s in names if not_in_run.get(s, 0) == J.n_queries)
     table = pd.concat(groups, ignore_index=True) if len(groups) > 1 else groups[0]

@@ -48,19 +48,21 @@ class _Sorted:
     """The ranked chunks and every group's evidence, one entry each, sorted by (group,
     document, start): the entries every span measure of the table reads."""
 
-    def __init__(self, J: Judged):
+    def __init__(self, J: Judged, depth: int | None = None):
         S = _rows(J)
+        keep = None if depth is None else np.flatnonzero(J.rank <= depth)  # the rows a cutoff can read
         # every group gets its question's evidence
         ev_starts = np.searchsorted(S.ev_query, np.arange(J.n_queries + 1))
         per_group = np.diff(ev_starts)[J.group_query]
         ev_group = np.repeat(np.arange(J.n_groups), per_group)
         first = np.repeat(ev_starts[J.group_query] - np.cumsum(per_group) + per_group, per_group)
         ev = first + np.arange(len(ev_group))  # the evidence rows, group after group
-        n = len(J.grp)
-        owner = np.concatenate([J.grp, ev_group])
-        doc = np.concatenate([S.doc, S.ev_doc[ev]])
-        start = np.concatenate([S.start, S.ev_start[ev]])
-        end = np.concatenate([S.end, S.ev_end[ev]])
+        rows = (lambda a: a) if keep is None or len(keep) == len(J.grp) else (lambda a: a[keep])
+        n = len(rows(J.grp))
+        owner = np.concatenate([rows(J.grp), ev_group])
+        doc = np.concatenate([rows(S.doc), S.ev_doc[ev]])
+        start = np.concatenate([rows(S.start), S.ev_start[ev]])
+        end = np.concatenate([rows(S.end), S.ev_end[ev]])
         segment = owner.astype(np.int64) * np.int64(max(S.n_docs, 1)) + doc
         span = int(end.max()) + 1 if len(end) else 1
         if len(segment) and int(segment.max()) < np.iinfo(np.int64).max // span:  # one int64 key: one sort
@@ -73,7 +75,8 @@ class _Sorted:
         self.row = np.where(is_chunk, order, -1)  # the ranked row of a chunk entry
         self.label = np.where(is_chunk, np.iinfo(np.int64).min, np.concatenate([np.zeros(n, np.int64),
                                                                                   S.ev_label[ev]])[order])
-        self.rank = np.where(is_chunk, J.rank[np.maximum(self.row, 0)], 0) if n else np.zeros(len(order), np.int64)
+        rank = rows(J.rank)
+        self.rank = np.where(is_chunk, rank[np.maximum(self.row, 0)], 0) if n else np.zeros(len(order), np.int64)
         self.is_chunk = is_chunk
         self.n = J.n_groups
 
@@ -91,11 +94,13 @@ def _cutoff(J: Judged, m: Measure) -> np.ndarray | None:
 
 def _parts(J: Judged, m: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """|E|, |R|, |E ∪ R| per group."""
-    T = J.cached("span_sorted", lambda: _Sorted(J))
+    n = _cutoff(J, m)
+    # the chunks the cutoff can read, ranked at most this deep: sorted once per depth
+    depth = None if n is None or not len(n) or int(n.max()) >= int(J.rank.max(initial=0)) else int(n.max())
+    T = J.cached(("span_sorted", depth), lambda: _Sorted(J, depth))
     rel = m.param("rel")
     evidence = T.is_chunk == False  # noqa: E712 (an array)
     is_rel = evidence & (T.label >= rel)
-    n = _cutoff(J, m)
     read = T.is_chunk if n is None else T.is_chunk & (T.rank <= n[T.owner])
     key = ("span_cut", m.k, m.param("tokens"))
     E = J.cached(("span_E", rel), lambda: T.covered(is_rel))
