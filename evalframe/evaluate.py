@@ -113,8 +113,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         can be asked for; chunk-level measures of systems whose chunkings differ raise a
         :class:`~evalframe.errors.ChunkingsDifferWarning`.  A ``tokens`` column feeds the
         budget measures of a run without one.  A run whose rows carry ``start``/``end`` and
-        the parent document needs no ``chunks`` (in memory and on Dask; a streamed dataset
-        or a Spark run takes ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
+        the parent document needs no ``chunks`` (in memory, on Dask and on Spark; a streamed
+        dataset takes ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
     min_overlap : float in [0, 1]
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
@@ -552,11 +552,14 @@ def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
     names = list(run.columns) if is_dask_frame(run) or is_spark_frame(run) else open_run_dataset(run).schema.names
     carried = None
     if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
-        if not is_dask_frame(run):
-            raise ValueError("evaluate: a Spark frame or a Parquet dataset whose rows carry chunk offsets is not "
-                             "split into chunk tables: pass chunks= (the table of each chunk's document and "
-                             "offsets) and the run's chunk ids as doc_id (a Dask frame is split)")
-        from .dask_engine import split_offsets
+        if not (is_dask_frame(run) or is_spark_frame(run)):
+            raise ValueError("evaluate: a Parquet dataset whose rows carry chunk offsets is not streamed: pass "
+                             "chunks= (the table of each chunk's document and offsets) and the run's chunk ids "
+                             "as doc_id (a Dask or Spark frame is split)")
+        if is_spark_frame(run):
+            from .engine.spark import split_offsets
+        else:
+            from .dask_engine import split_offsets
         run, carried = split_offsets(run, columns)  # one pass: the distinct chunks retrieved
     chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
     if chunkings is None and carried is not None:

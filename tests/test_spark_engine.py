@@ -122,3 +122,12 @@ def test_aggregate_of_a_spark_table_is_the_in_memory_means(spark):
     want = ef.aggregate(ef.evaluate(c.runs, c.qrels, ["AP", "NumRel", "GMAP"]))
     want = want.sort_values(["system", "measure"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_exact=True)  # the sums in the in-memory order
+
+
+def test_a_run_carrying_offsets_is_split_as_in_memory(spark):
+    from test_spans import random_case
+    spans, table_of, _, run = random_case(8)
+    parts = [run[run["system"] == s].merge(t, left_on="doc_id", right_on="chunk_id", suffixes=("_run", ""))
+             for s, t in table_of.items()]
+    carried = pd.concat(parts).sort_index(kind="stable").drop(columns=["chunk_id", "doc_id_run"])
+    assert_same(spark, carried.reset_index(drop=True), spans, ["SpanRecall@5", "R@5", "R(tokens=20)"])

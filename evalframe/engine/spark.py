@@ -8,7 +8,7 @@ once), and the buckets' summaries, gathered on the driver, are merged
 """
 from __future__ import annotations
 
-__all__ = ["is_spark_frame", "evaluate_spark", "SPARK_RUN_COLUMNS"]
+__all__ = ["is_spark_frame", "evaluate_spark", "split_offsets", "SPARK_RUN_COLUMNS"]
 
 import pickle
 
@@ -81,6 +81,41 @@ def _evaluate_bucket(plan):
                          for f in schema})
         return pa.concat_tables([out, tail])
     return task
+
+
+def _split(columns, which: int, target: pa.Schema):
+    def split(batches):
+        from ..inputs import apply_columns
+        from ..spans import split_run_offsets
+        for b in batches:
+            part = split_run_offsets(apply_columns(b.to_pandas(), columns))[which]
+            yield pa.RecordBatch.from_pandas(part, preserve_index=False).select(target.names).cast(target)
+    return split
+
+
+def split_offsets(run, columns=None):
+    """A Spark run whose rows carry chunk offsets, as :func:`evalframe.spans.split_run_offsets`
+    splits one in memory: the run with each row's chunk id as ``doc_id``, and the distinct
+    rows of its chunk table (one pass, collected on the driver)."""
+    from ..inputs import apply_columns
+    from ..spans import split_run_offsets
+    rest, table = split_run_offsets(apply_columns(run.limit(0).toPandas(), columns))
+    rest_schema, table_schema = _schema_of(rest), _schema_of(table)
+    chunks = run.mapInArrow(_split(columns, 1, _arrow(table_schema)), table_schema).distinct().toPandas()
+    return run.mapInArrow(_split(columns, 0, _arrow(rest_schema)), rest_schema), chunks
+
+
+def _arrow(schema) -> pa.Schema:
+    from pyspark.sql.types import DoubleType, LongType
+    return pa.schema([(f.name, pa.float64() if isinstance(f.dataType, DoubleType) else pa.int64()
+                       if isinstance(f.dataType, LongType) else pa.string()) for f in schema.fields])
+
+
+def _schema_of(frame: pd.DataFrame):
+    """The Spark schema of a pandas frame (doubles, longs, strings)."""
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+    return StructType([StructField(c, DoubleType() if frame[c].dtype.kind == "f" else LongType()
+                                   if frame[c].dtype.kind in "iu" else StringType()) for c in frame.columns])
 
 
 def _judged_systems(plan):
