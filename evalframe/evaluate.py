@@ -11,6 +11,7 @@ __all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_wit
 
 import os
 import re
+from dataclasses import replace
 from typing import Iterable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -20,10 +21,10 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Duplicates, carried_chunkings, chunk_sizes, evaluate_partition, is_span_input, prepare,
+from .engine import (Chunkings, Duplicates, carried_chunkings, chunk_sizes, evaluate_partition, is_span_input, prepare,
                      refuse_foreign_ids, resolve_chunkings, with_records)
 from .inputs import apply_columns
-from .spans import is_span_table
+from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
@@ -113,8 +114,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         can be asked for; chunk-level measures of systems whose chunkings differ raise a
         :class:`~evalframe.errors.ChunkingsDifferWarning`.  A ``tokens`` column feeds the
         budget measures of a run without one.  A run whose rows carry ``start``/``end`` and
-        the parent document needs no ``chunks`` (in memory, on Dask and on Spark; a streamed
-        dataset takes ``chunks=``).  Every engine runs it (:mod:`evalframe.engine.partition`).
+        the parent document needs no ``chunks``.  Every engine runs it (:mod:`evalframe.engine.partition`).
     min_overlap : float in [0, 1]
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
@@ -552,14 +552,14 @@ def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
     names = list(run.columns) if is_dask_frame(run) or is_spark_frame(run) else open_run_dataset(run).schema.names
     carried = None
     if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
-        if not (is_dask_frame(run) or is_spark_frame(run)):
-            raise ValueError("evaluate: a Parquet dataset whose rows carry chunk offsets is not streamed: pass "
-                             "chunks= (the table of each chunk's document and offsets) and the run's chunk ids "
-                             "as doc_id (a Dask or Spark frame is split)")
         if is_spark_frame(run):
             from .engine.spark import split_offsets
-        else:
+        elif is_dask_frame(run):
             from .dask_engine import split_offsets
+        else:  # a dataset: split by the streaming engine as it copies the run to its scratch directory
+            chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
+            return (replace(chunkings, split_run=True) if chunkings is not None else
+                    Chunkings([], None, spans, check_min_overlap(min_overlap, "evaluate"), split_run=True)), qrels, run
         run, carried = split_offsets(run, columns)  # one pass: the distinct chunks retrieved
     chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
     if chunkings is None and carried is not None:

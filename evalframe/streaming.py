@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import Chunkings, Duplicates
+from .engine import Chunkings, Duplicates, carried_chunkings
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
@@ -582,6 +582,27 @@ def _page_pairs(sources: "list[tuple[pads.Dataset, str | None]]", column: str) -
     return table.group_by(["chunk", "page"]).aggregate([]).to_pandas()
 
 
+def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch_rows: int) -> pd.DataFrame:
+    """Copy a run dataset whose rows carry chunk offsets into ``directory`` as Parquet files
+    of the run :func:`~evalframe.spans.split_run_offsets` leaves (each row's chunk id as
+    ``doc_id``), in order; returned: the distinct rows of its chunk table (one pass)."""
+    import pyarrow.parquet as pq
+    from .inputs import apply_columns
+    from .spans import split_run_offsets
+    tables, n = [], 0
+    for dataset, name in _run_sources(run):
+        for batch in dataset.to_batches(batch_size=batch_rows, batch_readahead=0, fragment_readahead=0):
+            df = batch.to_pandas()
+            if name is not None:
+                df["system"] = name
+            rest, table = split_run_offsets(apply_columns(df, columns))
+            pq.write_table(pa.Table.from_pandas(rest, preserve_index=False),
+                           os.path.join(directory, f"part-{n:06d}.parquet"))
+            tables.append(table.drop_duplicates())
+            n += 1
+    return pd.concat(tables, ignore_index=True).drop_duplicates().reset_index(drop=True)
+
+
 def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
     if isinstance(run, Mapping):
         return [(open_run_dataset(v), str(k)) for k, v in run.items()]
@@ -907,6 +928,19 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
+    if chunkings is not None and chunkings.split_run:  # rows carrying offsets: split as they are copied
+        rows = sum(d.count_rows() for d, _ in _run_sources(run))
+        golden_rows = len(chunkings.spans) if chunkings.spans is not None else 0
+        if rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
+            return None  # fits: read whole (the in-memory engine splits it)
+        with scratch_directory("evalframe-split-", options.temp_dir) as tmp:
+            table = _split_dataset(run, columns, tmp, batch_rows=max(1 << 12, options.budget // (8 * BYTES_PER_ROW)))
+            split = replace(chunkings, split_run=False)
+            if not chunkings.tables:
+                split = carried_chunkings(table, chunkings.spans, chunkings.min_overlap)
+            return stream_evaluate(tmp, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
+                                   duplicates=duplicates, warn=warn, conflicts=conflicts, rollup=rollup,
+                                   options=options, shallow=shallow, chunkings=split)
     page_column = None
     if isinstance(rollup, str):
         if columns:

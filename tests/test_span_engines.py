@@ -109,10 +109,13 @@ def test_chunks_judged_for_another_partitions_question(tmp_path):
 @pytest.mark.parametrize("parent", ["parent_id", None])
 def test_a_dask_run_carrying_offsets(parent, tmp_path):
     """Rows that carry their chunk's document and offsets (a parent column beside the chunk
-    id, or only doc_id, the chunk named by its range) are split on Dask as in memory; a
-    streamed dataset is refused with what to do."""
-    for seed in (3, 8, 11):
-        spans, table_of, chunks, run = random_case(seed)
+    id, or only doc_id, the chunk named by its range) are split on Dask and when streamed
+    (copied, split, to the scratch directory) as in memory."""
+    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    spans, _, _, run = help_centre(30)  # 30 questions: several partitions
+    cases = [(spans, {"a": CHUNKS_A, "b": CHUNKS_B}, run)] + [
+        (c[0], c[1], c[3]) for c in map(random_case, (3, 8, 11))]
+    for spans, table_of, run in cases:
         parts = [run[run["system"] == s].merge(t, left_on="doc_id", right_on="chunk_id", suffixes=("_run", ""))
                  for s, t in table_of.items()]
         carried = pd.concat(parts).sort_index(kind="stable")
@@ -125,10 +128,7 @@ def test_a_dask_run_carrying_offsets(parent, tmp_path):
         measures = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=20)"]
         want = in_memory(carried, spans, None, measures)
         same(on_dask(carried, spans, None, partitions=3, measures=measures), want, ordered=False)
-    os.makedirs(tmp_path / "run")
-    carried.to_parquet(tmp_path / "run" / "a.parquet")
-    with pytest.raises(ValueError, match="pass chunks="):
-        ef.evaluate(str(tmp_path / "run"), spans, ["SpanRecall@5"], memory_budget=1000)
+        same(streamed(carried, spans, None, tmp_path / f"s{len(carried)}", measures=measures), want, ordered=True)
 
 
 @pytest.mark.parametrize("grouped", [True, False])

@@ -112,12 +112,16 @@ class Chunkings:
     spans : the span golden set, checked and merged (:func:`~evalframe.spans.merge_spans`);
         None for a chunk-level golden set (the tables then give token counts)
     min_overlap : the overlap rule of :func:`~evalframe.spans.span_labels`
+    split_run : the run's rows carry their chunks' offsets, split off by the engine
+        (:func:`~evalframe.spans.split_run_offsets`) before it partitions the run; with no
+        ``tables``, the chunkings are then the run's own (:func:`carried_chunkings`)
     """
 
     tables: list
     of_system: dict | None
     spans: pd.DataFrame | None
     min_overlap: float = MIN_OVERLAP
+    split_run: bool = False
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     def groups(self, systems: list) -> dict[int, list]:
