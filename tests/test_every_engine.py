@@ -1,0 +1,88 @@
+"""The same cases through every engine: in memory (the reference), streamed from Parquet
+files grouped by question and shuffled, Dask on a LocalCluster of 2 worker processes, and
+Spark on a local session: the per-question tables equal to the bit (sorted where an
+engine's rows come in partition order), the same diagnostics and the same warnings.
+
+(Each engine's own tests go further: a Dask worker killed mid-run, budgets, spills...)"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe import datasets, streaming
+from evalframe.evaluate import evaluate_with_diagnostics
+from engine_checks import caught, sorted_table, with_warnings
+
+MEASURES = ["R@5", "nDCG@10", "AP", "RR", "bpref", "Judged@10"]
+SPAN_MEASURES = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=200)"]
+
+
+def _cranfield():
+    ds = datasets.load_cranfield()
+    return with_warnings(ds), ds.qrels, MEASURES, {}
+
+
+def _spans():
+    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    spans, _, _, run = help_centre(30)
+    return run, spans, SPAN_MEASURES, {"chunks": {"a": CHUNKS_A, "b": CHUNKS_B}}
+
+
+CASES = {"cranfield": _cranfield, "spans": _spans}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                                      memory_limit="2GiB") as c, distributed.Client(c) as client:
+            yield client
+
+
+def _streamed(run, qrels, measures, kw, tmp_path, layout):
+    rows = run.sort_values("query_id", kind="stable") if layout == "grouped" else run.sample(
+        frac=1, random_state=3)
+    os.makedirs(tmp_path, exist_ok=True)
+    for i, at in enumerate(np.array_split(np.arange(len(rows)), 4)):
+        rows.iloc[at].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + streaming.BYTES_PER_ROW * len(run) // 2
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(8, len(run) // 5))  # about 5 parts
+        got = caught(lambda: evaluate_with_diagnostics(str(tmp_path), qrels, measures, memory_budget=budget, **kw))
+    return got, rows.reset_index(drop=True)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("engine", ["streaming-grouped", "streaming-shuffled", "dask", "spark"])
+def test_every_engine_gives_the_in_memory_answer(engine, case, tmp_path, request):
+    run, qrels, measures, kw = CASES[case]()
+    ordered = engine.startswith("streaming")
+    if ordered:
+        (got, w_got), run = _streamed(run, qrels, measures, kw, tmp_path / "run", engine.split("-")[1])
+        table = got[0]
+    elif engine == "dask":
+        import dask.dataframe as dd
+        request.getfixturevalue("cluster")
+        got, w_got = caught(lambda: evaluate_with_diagnostics(dd.from_pandas(run, npartitions=3), qrels, measures,
+                                                              **kw))
+        table = got[0].compute()
+    else:
+        session = request.getfixturevalue("spark")
+        got, w_got = caught(lambda: evaluate_with_diagnostics(session.createDataFrame(run), qrels, measures, **kw))
+        table = got[0].toPandas()
+    want, w_want = caught(lambda: evaluate_with_diagnostics(run, qrels, measures, **kw))
+    w_got = [w for w in w_got if w[0] is not ef.MemoryBudgetWarning]  # the tests' tiny budgets
+    if ordered:
+        pd.testing.assert_frame_equal(table, want[0], check_exact=True)
+    else:
+        pd.testing.assert_frame_equal(sorted_table(table), sorted_table(want[0]), check_exact=True)
+    pd.testing.assert_frame_equal(got[1], want[1])
+    assert w_got == w_want
+    assert len(want[1])  # the cases carry diagnostics to compare
