@@ -67,7 +67,8 @@ from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_gold
 from .errors import EvalframeInputError, InputProblem
 from .measures import Aggregation, Mean, Measure
 from .measures.custom import shipped
-from .ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
+from .ranking import (Missing, Ties, clear_judged_elsewhere, diagnostics_table, id_set, systems_judged,
+                      warn_diagnostics)
 from .rollup import Rollup, rollup_column, rollup_map
 from .schema import Conflicts, ids_to_str
 
@@ -453,7 +454,10 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
                 conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
                 shallow=None if shallow is None else shipped(shallow))
-    if chunkings is not None:
+    if chunkings is not None:  # the run's systems' chunkings, checked on the client (one pass over system)
+        systems = [None] if "system" not in run.columns else _systems_in_order(
+            list(dask.compute(*[dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])))
+        chunkings = chunkings.for_systems(systems)
         opts["chunkings"] = dask.delayed(chunkings, pure=False)  # sent once: the tables can be large
     mapping = None if mapping is None else dask.delayed(mapping, pure=True)
     divisions = _by_question_divisions(run)
@@ -527,8 +531,8 @@ def _judged_elsewhere(flagged: list, run, golden, judged: pd.Index | None = None
     import dask
     cols = ["query_id", "doc_id"]
     docs = golden[cols].compute() if is_dask_frame(golden) else golden[cols]
-    questions = pd.Index(ids_to_str(docs["query_id"]).unique())
-    docs = pd.Index(ids_to_str(docs["doc_id"]).unique()) if judged is None else judged
+    questions = id_set(ids_to_str(docs["query_id"]).unique())
+    docs = id_set(ids_to_str(docs["doc_id"]).unique() if judged is None else judged)
     return set().union(*dask.compute(*[dask.delayed(systems_judged)(p, flagged, questions, docs)
                                        for p in run.to_delayed()]))
 

@@ -54,7 +54,7 @@ from __future__ import annotations
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
            "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere",
-           "systems_judged", "HAS_JUDGED", "conflicts_record"]
+           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF"]
 
 import re
 from dataclasses import dataclass, field, replace
@@ -331,7 +331,8 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
         Counts summed per (check, system, action); examples the first
         :data:`MAX_EXAMPLES` of the union in the whole call's natural order;
         ``system_without_golden_questions`` kept when every partition reports it.
-        Ordered by check, then by system.
+        Ordered by check, then by system (the golden set's records of one check, without a
+        system, by action).
     """
     parts = [list(p) for p in parts]
     judged_somewhere = {r.system for p in parts for r in p if r.action == HAS_JUDGED}
@@ -346,8 +347,9 @@ def merge_diagnostics(parts: Iterable[Sequence[Diagnostic]], *,
     checks = list(Check)
     position = {name: i for i, name in enumerate(systems or ())}
     out = []
-    for (check, system, action), records in sorted(  # stable: first appearance
-            merged.items(), key=lambda kv: (checks.index(kv[0][0]), position.get(kv[0][1], len(position)))):
+    for (check, system, action), records in sorted(  # stable: first appearance (golden-set records of one check, by action)
+            merged.items(), key=lambda kv: (checks.index(kv[0][0]), position.get(kv[0][1], len(position)),
+                                            kv[0][2] if kv[0][1] is None else "")):
         count = sum(int(r.count) for r in records)
         if check in _EVERY_PART:  # a fact of the whole run only when every part finds it
             if len(records) < len(parts):
@@ -1223,14 +1225,32 @@ def clear_judged_elsewhere(records: list[Diagnostic], find_judged: Callable[[lis
             and r.system in judged else r for r in records]
 
 
-def systems_judged(part: pd.DataFrame, flagged: list, questions: pd.Index, docs: pd.Index) -> set:
+def id_set(ids) -> "pa.Array":
+    """Distinct ids (a pandas Index or Series of strings) as the Arrow value set
+    :func:`systems_judged` probes: built once by a caller that probes many partitions."""
+    import pyarrow as pa
+    return pa.array(pd.unique(np.asarray(ids, dtype=object)), pa.large_string())
+
+
+def systems_judged(part: pd.DataFrame, flagged: list, questions, docs) -> set:
     """The ``flagged`` systems of a run partition that retrieve, for a golden-set
-    question, a document the golden set judges (for any question)."""
+    question, a document the golden set judges (for any question); ``questions`` and
+    ``docs``: :func:`id_set` value sets (or a pandas Index of strings), probed by Arrow's
+    hash (no Python string per row or per id)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     part = part.reset_index() if "query_id" not in part.columns else part
     has_system = "system" in part.columns
     if has_system:
         part = part[part["system"].isin(flagged)]
-    hit = ids_to_str(part["query_id"]).isin(questions).to_numpy() & ids_to_str(part["doc_id"]).isin(docs).to_numpy()
+
+    def among(column: pd.Series, values) -> np.ndarray:
+        values = values if isinstance(values, pa.Array) else id_set(values)
+        arr = pa.array(ids_to_str(column).to_numpy(dtype=object) if not len(column) else ids_to_str(column))
+        arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        return np.asarray(pc.is_in(arr.cast(pa.large_string()), value_set=values).to_numpy(zero_copy_only=False),
+                          dtype=bool)
+    hit = among(part["query_id"], questions) & among(part["doc_id"], docs)
     if not has_system:
         return {None} if hit.any() else set()
     return set(part["system"].to_numpy()[hit])
@@ -1376,6 +1396,11 @@ _WARNINGS = {
 }
 
 
+#: Said of a golden-set record that depends on a chunking's labels (questions without a
+#: relevant chunk), when the systems chunk in several ways: which systems' chunking.
+CHUNKING_OF = "in the chunking of systems "
+
+
 def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
     """Issue the structured warnings of some records (those of one call, or of
     partitions merged with :func:`merge_diagnostics`); ``rel`` as given to :func:`judge`."""
@@ -1412,7 +1437,7 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
             Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: f"{who}{r.count} run questions are not in the golden set and were dropped (e.g. {examples})",
             Check.GOLDEN_QUESTIONS_NOT_IN_RUN: f"{who}{r.count} golden-set questions have no retrieved documents and score 0 (e.g. {examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
             Check.SHALLOW_RANKINGS: f"{who}{r.count} questions have {r.action} (e.g. {examples}; R@100 of a 20-deep ranking is its R@20)",
-            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}), so recall-type measures score 0 on them (e.g. {examples})",
+            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}){' ' + CHUNKING_OF + r.action.split(CHUNKING_OF, 1)[1] if CHUNKING_OF in r.action else ''}, so recall-type measures score 0 on them (e.g. {examples})",
         }[r.check]
         _warn_user(msg, cat)
 

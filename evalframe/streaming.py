@@ -78,7 +78,7 @@ from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
 from .measures import Measure
 from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, conflicts_record, diagnostics_table,
-                      natural_order, str_column, systems_judged, warn_diagnostics)
+                      id_set, natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
                      merge_conflicts)
@@ -334,7 +334,7 @@ class _Assembler:
         #: part flags as retrieving no judged document is cleared when it retrieves a
         #: document judged for another part's question
         self.golden = golden
-        self._judged_docs: pd.Index | None = None
+        self._judged_docs: pa.Array | None = None
         self.shallow = shallow
         self.conv = conventions
         self.chunkings = chunkings
@@ -402,10 +402,10 @@ class _Assembler:
 
         def judged(flagged: list) -> set:
             if self._judged_docs is None and self.chunkings is not None and self.chunkings.spans is not None:
-                self._judged_docs = self.chunkings.judged_chunks()  # the chunks labelled from the spans
+                self._judged_docs = id_set(self.chunkings.judged_chunks())  # the chunks labelled from the spans
             if self._judged_docs is None:  # the golden set's documents, once a system is flagged
-                self._judged_docs = pd.Index(ids_to_str(self.golden.frame["doc_id"]).unique())
-            questions = pd.Index(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
+                self._judged_docs = id_set(ids_to_str(self.golden.frame["doc_id"]).unique())
+            questions = id_set(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
             return systems_judged(part.run, flagged, questions, self._judged_docs)
         return clear_judged_elsewhere(records, judged)
 
@@ -976,6 +976,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     if page_column is not None:
         conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
     systems = reader.systems()
+    if chunkings is not None:  # the run's systems' chunkings, checked before any part is read
+        chunkings = chunkings.for_systems(systems)
     n_questions = len(golden) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)

@@ -23,13 +23,13 @@ MEASURES = ["SpanRecall@5", "SpanPrecision@2", "SpanIoU@5", "SpanRecall(tokens=2
             "R(tokens=20)", "Judged@5"]
 
 
-def in_memory(run, qrels, chunks, measures=MEASURES):
+def in_memory(run, qrels, chunks, measures=MEASURES, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate_with_diagnostics(run, qrels, measures, chunks=chunks)
+        return evaluate_with_diagnostics(run, qrels, measures, chunks=chunks, **kw)
 
 
-def streamed(run, qrels, chunks, tmp_path, *, parts: int = 3, measures=MEASURES):
+def streamed(run, qrels, chunks, tmp_path, *, parts: int = 3, measures=MEASURES, **kw):
     """Streamed from Parquet files in partitions of about ``len(run) / parts`` rows (the
     planner's floor for real budgets is far above these runs: patched)."""
     rows = run
@@ -41,14 +41,14 @@ def streamed(run, qrels, chunks, tmp_path, *, parts: int = 3, measures=MEASURES)
         mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(4, len(run) // parts))
         warnings.simplefilter("ignore")
         return evaluate_with_diagnostics(str(tmp_path / "run"), qrels, measures, chunks=chunks,
-                                         memory_budget=budget)
+                                         memory_budget=budget, **kw)
 
 
-def on_dask(run, qrels, chunks, partitions: int = 3, measures=MEASURES):
+def on_dask(run, qrels, chunks, partitions: int = 3, measures=MEASURES, **kw):
     with warnings.catch_warnings(), dask.config.set(scheduler="synchronous"):
         warnings.simplefilter("ignore")
         table, diag = evaluate_with_diagnostics(dd.from_pandas(run, npartitions=partitions), qrels, measures,
-                                                   chunks=chunks)
+                                                   chunks=chunks, **kw)
         return table.compute(), diag
 
 
@@ -153,3 +153,48 @@ def test_a_tokens_column_streamed_and_on_dask(grouped, tmp_path):
         same(streamed(run, qrels, None, tmp_path / f"s{len(measures[0])}", parts=6, measures=measures), want,
              ordered=True)
         same(on_dask(run, qrels, None, partitions=4, measures=measures), want, ordered=False)
+
+
+def test_questions_without_a_relevant_chunk_are_told_per_chunking(tmp_path):
+    """Each chunking gets its own labels from the spans, so its own questions without a
+    relevant chunk: one record per chunking, naming its systems, counted per chunking on
+    every engine (a sum across chunkings counted a question twice), and one warning each."""
+    b = [0, 5, 15, 25, 35, 45, 55, 65, 75, 85, 95, 100]
+    fine = pd.DataFrame({"chunk_id": [f"f{i}" for i in range(len(b) - 1)], "doc_id": "d", "start": b[:-1],
+                         "end": b[1:]})
+    coarse = pd.DataFrame({"chunk_id": ["c0", "c1"], "doc_id": "d", "start": [0, 50], "end": [50, 100]})
+    # min_overlap=1: q1 (45..55) has no relevant coarse chunk, q2 (20..30) no relevant fine one, q4 neither
+    spans = pd.DataFrame({"query_id": ["q1", "q2", "q4"], "doc_id": "d", "start": [45, 20, 48], "end": [55, 30, 57],
+                          "relevance": 1})
+    run = pd.DataFrame({"system": ["fine"] * 3 + ["coarse"] * 3, "query_id": ["q1", "q2", "q4"] * 2,
+                        "doc_id": ["f5", "f2", "f5", "c0", "c0", "c1"], "score": 1.0})
+    chunks = {"fine": fine, "coarse": coarse}
+    measures = ["SpanRecall@1", "R@1"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        want = evaluate_with_diagnostics(run, spans, measures, chunks=chunks, min_overlap=1)
+    norel = want[1][want[1]["check"] == "golden_questions_without_relevant"]
+    assert sorted(zip(norel["count"], norel["examples"])) == [(2, "q1, q4"), (2, "q2, q4")]
+    assert sorted(norel["action"].str.rsplit(" ", n=1).str[-1]) == ["coarse", "fine"]
+    told = [str(w.message) for w in caught if w.category is ef.errors.NoRelevantWarning]
+    assert len(told) == 2 and all("in the chunking of systems" in m for m in told)
+    same(on_dask(run, spans, chunks, partitions=1, measures=measures, min_overlap=1), want, ordered=False)
+    same(on_dask(run, spans, chunks, partitions=2, measures=measures, min_overlap=1), want, ordered=False)
+    same(streamed(run, spans, chunks, tmp_path, parts=3, measures=measures, min_overlap=1), want, ordered=True)
+
+
+def test_a_chunks_dict_naming_other_systems_is_the_in_memory_answer(tmp_path):
+    """A dict of chunk tables may name systems the run lacks (one dict for every run): their
+    tables are not read for the run's, not checked against the spans, on every engine."""
+    spans, table_of, chunks, run = random_case(5)
+    chunks = dict(table_of) | {"elsewhere": pd.DataFrame({"chunk_id": ["x#0"], "doc_id": ["x"], "start": [0],
+                                                          "end": [10]})}
+    want = in_memory(run, spans, chunks)
+    same(on_dask(run, spans, chunks), want, ordered=False)
+    same(streamed(run, spans, chunks, tmp_path), want, ordered=True)
+
+
+def test_report_on_a_dask_run_is_refused_before_evaluating():
+    spans, _, chunks, run = random_case(2)
+    with pytest.raises(TypeError, match="report\\(\\) takes a run held in memory"):
+        ef.report(dd.from_pandas(run, npartitions=2), spans, chunks=chunks)

@@ -100,3 +100,13 @@ def test_a_run_carrying_offsets_is_split_as_in_memory(spark):
              for s, t in table_of.items()]
     carried = pd.concat(parts).sort_index(kind="stable").drop(columns=["chunk_id", "doc_id_run"])
     assert_same(spark, carried.reset_index(drop=True), spans, ["SpanRecall@5", "R@5", "R(tokens=20)"])
+
+
+def test_a_system_without_a_chunk_table_is_told_on_the_driver(spark):
+    from test_spans import random_case
+    from evalframe.errors import EvalframeInputError
+    spans, table_of, _, run = random_case(1)  # several systems
+    some = dict(list(table_of.items())[:-1])
+    assert some
+    with pytest.raises(EvalframeInputError, match="names no chunk table for the systems"):
+        ef.evaluate(spark.createDataFrame(run), spans, ["SpanRecall@5"], chunks=some)

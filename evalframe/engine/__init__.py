@@ -25,7 +25,7 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
+from ..ranking import (CHUNKING_OF, HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
 from ..schema import (CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
@@ -134,6 +134,21 @@ class Chunkings:
             out.setdefault(placed[s_], []).append(s_)
         return out
 
+    def for_systems(self, systems: list) -> "Chunkings":
+        """The chunkings of the run's ``systems`` only (a dict may name other systems: their
+        tables are dropped), each table's documents checked against the spans
+        (:func:`~evalframe.spans.check_chunk_documents`); a system without a table is an
+        input error (:func:`~evalframe.spans.chunks_in_run`), told by the driver."""
+        groups = self.groups(systems)
+        keep = sorted(groups)
+        tables = [self.tables[k] for k in keep]
+        of_system = None if self.of_system is None else {
+            s_: keep.index(k) for k, names in groups.items() for s_ in names}
+        if self.spans is not None:
+            for table in tables:
+                check_chunk_documents(table, self.spans)
+        return Chunkings(tables, of_system, self.spans, self.min_overlap, self.split_run)
+
     def judged_chunks(self) -> pd.Index:
         """The chunk ids the labels from the spans judge, for some question (a chunk of a
         document holding evidence is labelled, 0 at least): what a partition cannot see of
@@ -200,7 +215,7 @@ def resolve_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERL
     of_system = None if not isinstance(chunks, Mapping) else {
         s_: keys.index(key) for key, names in groups.items() for s_ in names}
     resolved = Chunkings([tables[key] for key in keys], of_system, spans, min_overlap)
-    if spans is not None:
+    if spans is not None and systems is not None:  # else checked for the run's systems (for_systems)
         for table in resolved.tables:
             check_chunk_documents(table, spans)
     return resolved, spans
@@ -309,6 +324,11 @@ def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems:
         J = judge(part, golden_g, rel=rel, ties=ties, missing=missing, depth=depth, warn=False, keep_rows=True,
                   systems=within)
         J = _note_foreign_ids(J, part, golden_g)
+        if len(groups) > 1:  # each chunking's labels have their own questions without a relevant chunk
+            J = replace(J, records=tuple(replace(r, action=f"{r.action} {CHUNKING_OF}{', '.join(map(str, names))}")
+                                         if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
+                                         for r in J.records))
+            J = replace(J, diagnostics=diagnostics_table(J.records))
         out.append(replace(J, spans=_span_rows(J, table, where, spans, codes), source_row=None))
     return out
 
@@ -494,7 +514,8 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
         records += sizes_record([token_counts(J) for J in judged], systems, ms)
     records += chunkings_record(len(judged), ms)
     checks, at = list(Check), {s_: i for i, s_ in enumerate(systems)}
-    records.sort(key=lambda r: (checks.index(r.check), at.get(r.system, len(at))))  # as merge_diagnostics orders
+    records.sort(key=lambda r: (checks.index(r.check), at.get(r.system, len(at)),  # as merge_diagnostics orders
+                                r.action if r.system is None else ""))
     if all("foreign_ids" in J.cache for J in judged):
         refuse_foreign_ids(judged[0])
     if warn:

@@ -19,7 +19,8 @@ import pyarrow as pa
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure
 from ..measures.custom import shipped
-from ..ranking import Missing, Ties, clear_judged_elsewhere, diagnostics_table, systems_judged, warn_diagnostics
+from ..ranking import (Missing, Ties, clear_judged_elsewhere, diagnostics_table, id_set, systems_judged,
+                       warn_diagnostics)
 from ..schema import Conflicts, ids_to_str
 from . import Chunkings, Duplicates
 from .partition import GoldenIndex, evaluate_part, held_golden_set, merge, question_buckets
@@ -169,6 +170,8 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
         run = run.withColumn("system", F.col("system").cast("string"))
         first = run.groupBy("system").agg(F.min(_ROW).alias("at")).orderBy("at").collect()
         systems = [r["system"] for r in first]
+    if chunkings is not None:  # the run's systems' chunkings, checked on the driver
+        chunkings = chunkings.for_systems(systems)
     n = buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     held = GoldenIndex(golden)
     golden_bucket = question_buckets(pd.Series(held.ids, dtype=object), n)
@@ -215,8 +218,8 @@ def _judged_elsewhere(run, flagged: list, golden: pd.DataFrame, judged: pd.Index
     """The ``flagged`` systems that retrieve, for a golden-set question, a document the
     golden set judges for some question (``judged``: those documents, when not the golden
     set's): one pass over the run (a partition sees only its questions' labels)."""
-    questions = pd.Index(ids_to_str(golden["query_id"]).unique())
-    docs = pd.Index(ids_to_str(golden["doc_id"]).unique()) if judged is None else judged
+    questions = id_set(ids_to_str(golden["query_id"]).unique())
+    docs = id_set(ids_to_str(golden["doc_id"]).unique() if judged is None else judged)
     plan = _broadcast(spark, (flagged, questions, docs))
     cols = [c for c in ("system", "query_id", "doc_id") if c in run.columns]
     found = run.select(*cols).mapInArrow(_judged_systems(plan), "system string").distinct().collect()

@@ -355,6 +355,11 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                    interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
                    progress=progress, **conventions)
     opts = report_options(measures=measures, **options)
+    if type(run).__module__.startswith(("dask.", "pyspark.")):  # told before evaluating a whole cluster's run
+        raise TypeError("report() takes a run held in memory, a file or a Parquet dataset (streamed), not a "
+                        f"{type(run).__module__}.{type(run).__name__}: evaluate it there (ef.evaluate, "
+                        "ef.diagnostics) and report from the per-question table, or write the run to Parquet "
+                        "and pass the path")
     query_texts(queries, caller="report")
     if not isinstance(n_changes, numbers.Integral) or isinstance(n_changes, bool) or n_changes < 1:
         raise _bad("n_changes", "an int >= 1", n_changes)
