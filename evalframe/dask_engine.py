@@ -353,7 +353,7 @@ def _split_part(df: pd.DataFrame, columns, which: int) -> pd.DataFrame:
 
 
 def split_offsets(run, columns=None) -> "tuple[dd.DataFrame, pd.DataFrame]":  # noqa: F821
-    """A Dask run whose rows carry chunk offsets, as :func:`evalframe.spans.split_run_offsets`
+    """A Dask run whose rows carry chunk offsets, as ``split_run_offsets``
     splits one in memory: the run with each row's chunk id as ``doc_id`` (partition by
     partition), and the distinct rows of its chunk table (one pass, collected)."""
     table = run.map_partitions(_split_part, columns, 1, meta=_split_part(run._meta, columns, 1))

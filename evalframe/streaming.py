@@ -584,7 +584,7 @@ def _page_pairs(sources: "list[tuple[pads.Dataset, str | None]]", column: str) -
 
 def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch_rows: int) -> pd.DataFrame:
     """Copy a run dataset whose rows carry chunk offsets into ``directory`` as Parquet files
-    of the run :func:`~evalframe.spans.split_run_offsets` leaves (each row's chunk id as
+    of the run ``split_run_offsets`` leaves (each row's chunk id as
     ``doc_id``), in order; returned: the distinct rows of its chunk table (one pass)."""
     import pyarrow.parquet as pq
     from .inputs import apply_columns

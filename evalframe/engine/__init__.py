@@ -113,7 +113,7 @@ class Chunkings:
         None for a chunk-level golden set (the tables then give token counts)
     min_overlap : the overlap rule of :func:`~evalframe.spans.span_labels`
     split_run : the run's rows carry their chunks' offsets, split off by the engine
-        (:func:`~evalframe.spans.split_run_offsets`) before it partitions the run; with no
+        (``split_run_offsets``) before it partitions the run; with no
         ``tables``, the chunkings are then the run's own (:func:`carried_chunkings`)
     """
 
@@ -137,8 +137,8 @@ class Chunkings:
     def for_systems(self, systems: list) -> "Chunkings":
         """The chunkings of the run's ``systems`` only (a dict may name other systems: their
         tables are dropped), each table's documents checked against the spans
-        (:func:`~evalframe.spans.check_chunk_documents`); a system without a table is an
-        input error (:func:`~evalframe.spans.chunks_in_run`), told by the driver."""
+        (``check_chunk_documents``); a system without a table is an
+        input error (``chunks_in_run``), told by the driver."""
         groups = self.groups(systems)
         keep = sorted(groups)
         tables = [self.tables[k] for k in keep]
@@ -265,7 +265,7 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
 def carried_chunkings(carried: pd.DataFrame, spans: pd.DataFrame | None,
                       min_overlap: float = MIN_OVERLAP) -> Chunkings:
     """The chunkings of a run whose rows carry offsets, from the chunk table
-    :func:`~evalframe.spans.split_run_offsets` split off it (``[system,] chunk_id, doc_id,
+    ``split_run_offsets`` split off it (``[system,] chunk_id, doc_id,
     start, end``; its distinct rows will do): one chunking per system, each holding the
     chunks that system retrieves (a chunk id's first row)."""
     by_system = list(carried.groupby("system", sort=False)) if "system" in carried else [(None, carried)]
@@ -364,7 +364,7 @@ def _systems(run: CheckedRun, names: list) -> CheckedRun:
 
 def _span_rows(J: Judged, table: pd.DataFrame, where: np.ndarray, spans: pd.DataFrame, codes) -> SpanRows:
     """The chunk range of each ranked row of ``J`` and each question's evidence
-    (``codes``: :func:`~evalframe.spans.doc_codes` of the table and the spans)."""
+    (``codes``: ``doc_codes`` of the table and the spans)."""
     chunk_doc, ev_doc, n_docs = codes
     row = where[J.source_row]
     # each evidence span's question index in J (questions without a group: not read)

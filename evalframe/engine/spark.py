@@ -95,7 +95,7 @@ def _split(columns, which: int, target: pa.Schema):
 
 
 def split_offsets(run, columns=None):
-    """A Spark run whose rows carry chunk offsets, as :func:`evalframe.spans.split_run_offsets`
+    """A Spark run whose rows carry chunk offsets, as ``split_run_offsets``
     splits one in memory: the run with each row's chunk id as ``doc_id``, and the distinct
     rows of its chunk table (one pass, collected on the driver)."""
     from ..inputs import apply_columns
