@@ -349,8 +349,8 @@ class _Assembler:
         self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
 
     def add(self, part: _Part) -> None:
-        if self.empty is None and {"doc_id", "score"} <= set(part.run.columns):
-            self.empty = part.run.iloc[:0]
+        if self.empty is None and {"doc_id", "score"} <= set(part.run.columns):  # built from the dtypes: a
+            self.empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in part.run.dtypes.items()})  # slice keeps its part
         self.evaluate(part)
 
     def finish(self, leftover: pd.DataFrame | None) -> None:

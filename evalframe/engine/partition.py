@@ -182,7 +182,8 @@ class PartResult:
 
     def summary(self) -> "PartResult":
         """The result without its groups' rows (what a driver gathers from its workers)."""
-        return replace(self, groups=self.groups.iloc[:0], values=self.values[:0])
+        empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in self.groups.dtypes.items()})  # not a slice: a
+        return replace(self, groups=empty, values=np.empty((0, self.values.shape[1])))  # slice keeps the whole
 
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
