@@ -29,8 +29,10 @@ def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], meas
         given; with fewer than two systems an empty table with the same columns.
         ``ci_low, ci_high`` is each comparison's own (unadjusted) interval;
         ``ci_low_adjusted, ci_high_adjusted`` the interval adjusted for the same family
-        as ``p_adjusted`` (``ci_adjustment``: Bonferroni-simultaneous for Holm), so the
-        adjusted interval and ``p_adjusted`` tell the same story.
+        as ``p_adjusted`` (``ci_adjustment``: Bonferroni-simultaneous for Holm). With the
+        randomisation test both intervals invert it (``ci_method`` "randomization"): an
+        adjusted interval clear of 0 means ``significant``; Holm can also find
+        significant a difference whose adjusted interval touches or crosses 0.
     """
     if len(systems) < 2:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "summary_wide", "comparisons_view",
+__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
@@ -139,20 +139,46 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def interval_note(rep: ReportView) -> str:
-    """What the two intervals of ``diff [CI]`` are (empty without comparisons)."""
+    """What the two intervals of ``diff [CI]`` are, which procedure gives them and which
+    gives p, and what the adjusted interval promises (empty without comparisons)."""
     c = rep.comparisons
     if c.empty:
         return ""
     how = str(_adjusted_columns(c)[2].iloc[0])
     conf = f"{float(c['confidence'].iloc[0]):.0%}"
-    words = {"bonferroni": "Bonferroni-simultaneous over each measure's comparisons, as the "
-                           "Holm/Bonferroni p_adjusted",
+    words = {"bonferroni": "Bonferroni-simultaneous over each measure's comparisons (all of them "
+                           f"cover their true differences together with probability >= {conf})",
              "fcr": "false-coverage-rate adjusted (Benjamini-Yekutieli), as the BH p_adjusted"}
     if how not in words:
-        return f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted)."
+        return (f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted). "
+                + procedure_note(c))
     return (f"diff [CI]: the {conf} interval of each comparison alone (unadjusted), then the "
-            f"{how}-adj. interval, {words[how]}: it excludes 0 when the difference is significant "
-            "after adjustment.")
+            f"{how}-adj. interval, {words[how]}. " + procedure_note(c))
+
+
+def procedure_note(c: pd.DataFrame) -> str:
+    """Whether the intervals and p come from one procedure, and what an adjusted interval
+    clear of 0 says about ``p_adjusted`` under the correction applied."""
+    methods = set(map(str, pd.unique(c["ci_method"])))
+    tests = set(map(str, pd.unique(c["test"])))
+    corrections = set(map(str, pd.unique(c["correction"])))
+    same = {"randomization": "randomisation test", "t": "t-test"}
+    if len(methods) == 1 and methods == tests and next(iter(methods)) in same:
+        name = same[next(iter(methods))]
+        one = (f"Intervals and p come from one procedure: the intervals invert the {name} that "
+               "gives p (the same " + ("sign flips" if name.startswith("rand") else "t distribution")
+               + "), so the unadjusted interval excludes 0 exactly when p_value is below 1 - "
+               "confidence, and the Bonferroni-adjusted one exactly when Bonferroni's p_adjusted is.")
+    else:
+        one = (f"The intervals ({', '.join(sorted(methods))}) and p ({', '.join(sorted(tests))}) "
+               "come from two procedures and can disagree near the threshold: p_adjusted decides.")
+    if "holm" in corrections:
+        one += (" With Holm's step-down, an adjusted interval clear of 0 means the difference "
+                "is significant, but Holm also finds significant some differences whose "
+                "adjusted interval touches or crosses 0: p_adjusted decides.")
+    if corrections & {"tukey", "randomized-tukey"}:
+        one += " Tukey's p_adjusted comes from the studentized range, not from these intervals."
+    return one
 
 
 def _adjusted_columns(c: pd.DataFrame):
@@ -488,7 +514,7 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
            f"interval of it ({H.escape(', '.join(map(str, pd.unique(c['ci_method']))))}), unadjusted; "
            f"adjusted interval: {H.escape(', '.join(map(str, pd.unique(pd.Series(adj_how, dtype=object)))))}-adjusted "
            "for the same family of comparisons as p adjusted (read the two together: an unadjusted interval "
-           "clear of 0 next to a non-significant adjusted p is not a finding); "
+           f"clear of 0 next to a non-significant adjusted p is not a finding). {H.escape(procedure_note(c))} "
            f"p adjusted: {H.escape(test_description(rep))}; wins / ties / losses count the questions "
            "where system_b is higher / equal / lower.")
     if more:
