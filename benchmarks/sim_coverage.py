@@ -9,9 +9,9 @@ differences are known (computed by Gauss-Hermite quadrature, not by simulation):
    1 - 0.05 / m), for
    - ``old``: the report's default before issue 33, the percentile bootstrap
      (``test="randomization", ci="bootstrap"``);
-   - ``new``: the report's default now, the interval that inverts the randomisation
-     test (``test="randomization"``, ``ci="randomization"``);
-   - ``t``: the t interval (``test="t"``).
+   - ``rand``: the interval that inverts the randomisation test
+     (``test="randomization"``, whose default ``ci`` is now ``"randomization"``);
+   - ``new(t)``: the report's default now, the t interval of the t-test (``test="t"``).
 2. Clustered designs: G clusters of questions with a shared cluster effect; the level
    (rejection rate under H0 at alpha 0.05) of the cluster t-test, the cluster
    randomisation test and the cluster bootstrap (shift) test, and the coverage of the
@@ -85,9 +85,12 @@ def long_table(V: np.ndarray, clusters: np.ndarray | None = None) -> pd.DataFram
     return t
 
 
+#: old: report()'s comparisons before issue 33 (randomisation test, percentile bootstrap
+#: intervals); rand: the randomisation test with the interval inverting it; new (t):
+#: report()'s default now, the t-test with its t interval.
 METHODS = {"old": dict(test="randomization", ci="bootstrap"),
-           "new": dict(test="randomization"),
-           "t": dict(test="t")}
+           "rand": dict(test="randomization"),
+           "new(t)": dict(test="t")}
 
 
 def simultaneous(scenario: str, n: int, m: int, reps: int, seed: int, B: int) -> dict[str, float]:

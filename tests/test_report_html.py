@@ -164,7 +164,7 @@ def test_sections_in_order(page, written):
     # the question comes first, with systems, golden set, questions, measures, method and seed
     head = text[text.index("<header>"):text.index("</header>")]
     for word in ("tfidf", "hybrid_rrf", "bm25", "cranfield/qrels.txt", "225 questions", "nDCG@10",
-                 "bootstrap", "200 resamples", "randomisation test", "Holm", "<dt>Seed</dt><dd>3</dd>"):
+                 "bootstrap", "200 resamples", "t-test", "Holm", "<dt>Seed</dt><dd>3</dd>"):
         assert word in head, word
     assert text.index("</header>") < text.index("class='ef-warnings'") < text.index("id='summary'")
     assert "How to read this" in text and "unjudged" in text.split("id='how-to-read'")[1]

@@ -127,3 +127,37 @@ def test_holm_adjusted_interval_clear_of_zero_implies_significance_and_the_note_
     assert "invert the randomisation test" in note and "Holm also finds significant" in note
     boot = stats.compare(t, baseline="s0", test="randomization", ci="bootstrap", n_resamples=99)
     assert "two procedures" in procedure_note(boot)
+
+
+# ------------------------------------------------------------------ few clusters
+def test_summarize_auto_takes_the_cluster_t_below_30_clusters():
+    from evalframe import FewClustersWarning
+
+    few = table(60, [0.0], seed=4, clusters=10)
+    many = table(120, [0.0], seed=4, clusters=40)
+    s = stats.summarize(few, cluster="topic")
+    assert s["method"].tolist() == ["t"]
+    # the cluster t: a one-sample t on the cluster means when clusters are equal in size
+    means = few.groupby("topic")["value"].mean()
+    lo, hi = st.t.interval(0.95, len(means) - 1, loc=means.mean(), scale=st.sem(means))
+    assert (s["ci_low"].iloc[0], s["ci_high"].iloc[0]) == pytest.approx((lo, hi), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stats.summarize(many, cluster="topic", n_resamples=99)["method"].tolist() == ["bootstrap"]
+    with pytest.warns(FewClustersWarning, match="10 clusters"):
+        stats.summarize(few, cluster="topic", method="bootstrap", n_resamples=99)
+
+
+def test_compare_warns_for_a_cluster_bootstrap_with_few_clusters():
+    from evalframe import FewClustersWarning
+
+    t = table(60, [0.0, 0.05], seed=5, clusters=10)
+    for kw in (dict(test="bootstrap"), dict(test="t", ci="bca")):
+        with pytest.warns(FewClustersWarning, match="10 clusters"):
+            stats.compare(t, cluster="topic", n_resamples=99, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stats.compare(t, cluster="topic", test="t")
+        stats.compare(t, cluster="topic", test="randomization", n_resamples=99)
+        stats.compare(table(90, [0.0, 0.05], seed=5, clusters=30), cluster="topic",
+                      test="bootstrap", n_resamples=99)

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evalframe.errors import EvalframeInputError, InputProblem
+from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProblem
+from evalframe.errors import warn as warn_user
 
 from .resampling import (
+    FEW_CLUSTERS,
     bca_ci,
     bootstrap_means,
     cluster_se,
@@ -43,6 +45,7 @@ class GroupStats:
     mean: np.ndarray
     se: np.ndarray
     df_t: np.ndarray    #: degrees of freedom of ``t`` (n - 1, or clusters - 1)
+    n_clusters: np.ndarray | None = None  #: clusters G per group (with ``cluster``)
 
 
 def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -157,15 +160,23 @@ def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFram
         se = np.array([cluster_se(values_all[p], pd.factorize(codes_all[p])[0], mean[i])
                        for i, p in enumerate(positions)])
         df_t = G - 1
+        return GroupStats(n=n, mean=mean, se=se, df_t=df_t, n_clusters=G)
     return GroupStats(n=n, mean=mean, se=se, df_t=df_t)
 
 
-def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None) -> np.ndarray:
-    """The interval of each group: ``auto`` resolved, 0/1 methods checked."""
+def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None,
+                     g: GroupStats) -> np.ndarray:
+    """The interval of each group: ``auto`` resolved, 0/1 methods checked, a cluster
+    bootstrap with few clusters warned about."""
     if method == "auto":
         if cluster:
-            return np.full(len(res), "bootstrap", dtype=object)
+            return np.asarray(np.where(g.n_clusters < FEW_CLUSTERS, "t", "bootstrap"), dtype=object)
         return np.asarray(np.where(res["binary"], "wilson", "t"), dtype=object)
+    if cluster and method in RESAMPLED_INTERVALS and (g.n_clusters < FEW_CLUSTERS).any():
+        warn_user(f"summarize(method={method!r}, cluster={cluster!r}): "
+                  f"{int(g.n_clusters.min())} clusters (fewer than {FEW_CLUSTERS}) in some groups; "
+                  "a cluster bootstrap interval under-covers with few clusters: use method='t' "
+                  "(cluster-robust, G - 1 df) or 'auto'", FewClustersWarning)
     if method in ("wilson", "clopper-pearson"):
         if cluster:
             raise ValueError(f"summarize: method={method!r} does not support cluster=; "
@@ -254,7 +265,11 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
         Segment columns; one row per (system, segment..., measure).
     method : {"auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"}
         Interval. ``"auto"`` is ``"wilson"`` for a binary (0/1-valued) group and
-        ``"t"`` for the others; with ``cluster`` it is ``"bootstrap"``. Whether a group
+        ``"t"`` for the others; with ``cluster`` it is ``"t"`` (cluster-robust) for a
+        group of fewer than 30 clusters (``resampling.FEW_CLUSTERS``) and
+        ``"bootstrap"`` (whole clusters) for the others; ``"bootstrap"`` or ``"bca"``
+        asked for with fewer than 30 clusters warns (``FewClustersWarning``): it
+        under-covers there. Whether a group
         (system, segment..., measure) is binary depends on its own values only, so a
         system's interval does not change when other systems are added to the table.
         ``"wilson"`` and ``"clopper-pearson"`` need binary values.
@@ -329,7 +344,7 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     keys = ["system", *by, "measure"]
     df, positions, res = _group_table(df, keys, known, cluster)
     g = _group_stats(df, positions, res, cluster)
-    methods = _resolve_methods(res, method, cluster)
+    methods = _resolve_methods(res, method, cluster, g)
     opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     lo = np.full(len(res), np.nan)
     hi = np.full(len(res), np.nan)

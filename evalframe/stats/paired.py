@@ -17,13 +17,14 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestionsWarning
+from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProblem, UnpairedQuestionsWarning
 from evalframe.errors import warn as warn_user
 
 from .corrections import adjust_pvalues, tukey_pvalues
 from .effects import cohens_dz, wins_ties_losses
 from .resampling import (
     EXACT_MAX_N,
+    FEW_CLUSTERS,
     bca_ci,
     bootstrap_means,
     cluster_se,
@@ -621,6 +622,21 @@ def _warn_dropped(data: PairedData) -> None:
             f"{data.systems[data.b[w]]}); see column n_dropped", UnpairedQuestionsWarning)
 
 
+def _warn_few_clusters(data: PairedData, opts: CompareOptions) -> None:
+    """A cluster bootstrap (test or interval) with fewer than FEW_CLUSTERS clusters."""
+    if data.codes is None or not data.k:
+        return
+    boot = [w for w, on in (("test='bootstrap'", opts.test == "bootstrap"),
+                            (f"ci={opts.ci!r}", opts.ci in ("bootstrap", "bca"))) if on]
+    few = data.n_clusters[data.usable()] if data.usable().any() else np.array([], dtype=np.int64)
+    if boot and few.size and few.min() < FEW_CLUSTERS:
+        warn_user(f"compare({', '.join(boot)}, cluster={opts.cluster!r}): {int(few.min())} clusters "
+                  f"(fewer than {FEW_CLUSTERS}); the cluster bootstrap rejects too often and its "
+                  "interval under-covers with few clusters: use test='t' (cluster-robust, G - 1 df) "
+                  "or test='randomization' (exact sign flips of the clusters up to 20)",
+                  FewClustersWarning)
+
+
 def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
                         res: TestOutcome, ci: tuple[np.ndarray, np.ndarray],
                         padj: np.ndarray, used: np.ndarray) -> pd.DataFrame:
@@ -866,6 +882,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     systems, pairs = _systems_and_pairs(df, baseline)
     data = paired_data(df, systems, pairs, [*by, "measure"], cluster, known=known)
     _warn_dropped(data)
+    _warn_few_clusters(data, opts)
     spec = PAIRED_TESTS[opts.test]
     res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)
     interval = diff_interval(data, opts, spec, res)

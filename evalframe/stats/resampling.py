@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
-    "CHUNK_ELEMENTS", "EXACT_MAX_N", "chunk_rows", "column_batches", "cluster_sums",
+    "CHUNK_ELEMENTS", "EXACT_MAX_N", "FEW_CLUSTERS", "chunk_rows", "column_batches", "cluster_sums",
     "cluster_se", "bootstrap_means", "jackknife_means", "percentile_ci", "bca_ci",
     "sign_flip_chunks", "sign_flip_pvalues", "sign_flip_interval",
     "same_question_sets",
@@ -23,6 +23,11 @@ __all__ = [
 CHUNK_ELEMENTS = 4_000_000
 #: randomisation tests enumerate all 2**n sign flips up to this many questions.
 EXACT_MAX_N = 20
+#: fewer clusters than this: ``summarize(method="auto")`` takes the cluster t, and a cluster
+#: bootstrap warns (FewClustersWarning). Measured by ``benchmarks/sim_coverage.py clusters``:
+#: at 10 clusters the cluster bootstrap's shift test rejects about twice alpha and its
+#: interval under-covers, at 30 it is close to the cluster t (the docs' statistics page).
+FEW_CLUSTERS = 30
 
 
 def chunk_rows(width: int) -> int:
