@@ -608,7 +608,8 @@ def test_every_table_names_its_method(cran):
     v = r.comparisons_view()
     assert {"interval", "test"} <= set(v.columns)
     assert (v["interval"] == r.comparisons["ci_method"].astype(str).to_numpy()).all()
-    assert set(r.planning["method"]) == {"normal approximation"}
+    # issue 33: the label says what planning_curve computes (t / noncentral t, z for 0/1)
+    assert set(r.planning["method"]) == {"t(n-1) half-width (z for 0/1 measures), noncentral-t power"}
     assert set(r.comparisons["test"]) == {"t"} and set(r.comparisons["ci_method"]) == {"t"}  # the default
     assert len(r.stages) and set(r.stages["method"]) == {"bootstrap"}
 

@@ -22,7 +22,8 @@ from . import html as H
 
 
 _TEST_WORDS = {"t": "paired t-test", "randomization": "paired randomisation test",
-               "bootstrap": "paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
+               "bootstrap": "paired bootstrap test",
+               "bootstrap-t": "paired studentized bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
                "sign": "sign test"}
 _CORRECTION_WORDS = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
                      "bh": "Benjamini-Hochberg-corrected", "none": "uncorrected",
@@ -257,11 +258,11 @@ def plot_specs(rep: ReportView) -> list[PlotSpec]:
                               lambda ax: rep.plot_differences(a, b, first, ax=ax)))
     specs += [PlotSpec("sample_size", (7, 4.5),
                        f"Half-width of a {conf} interval of each measure against the number of questions "
-                       "(normal approximation from this golden set's spread); dashed: this golden set.",
+                       "(t quantiles, z for 0/1 measures, from this golden set's spread); dashed: this golden set.",
                        lambda ax: rep.plot_sample_size(ax=ax)),
               PlotSpec("power", (7, 4.5),
                        f"Chance that the paired t-test detects a true difference Δ in {first} against "
-                       "the number of questions; dotted: 80% power.",
+                       "the number of questions (noncentral t); dotted: 80% power.",
                        lambda ax: rep.plot_power(ax=ax))]
     seg = rep.by_segment
     if not seg.empty:
@@ -491,7 +492,7 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
             H.Column(f"{conf} interval", numeric=True),
             H.Column("adjusted interval", numeric=True,
                      title="the interval adjusted for the same family of comparisons as p (see the caption)"),
-            H.Column("p adjusted", numeric=True), H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences"),
+            H.Column("p adjusted", numeric=True), H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences, with its interval (noncentral t)"),
             H.Column("wins / ties / losses", numeric=True, title="questions where system_b is higher / equal / lower")]
     rows, classes, prev = [], [], None
     adj_lo, adj_hi, adj_how = (list(x) for x in _adjusted_columns(c))
@@ -506,7 +507,7 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
         rows.append([H.escape(r.measure), H.escape(r.system_a), H.escape(r.system_b), str(int(r.n)), diff,
                      "" if pd.isna(r.ci_low) else f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]",
                      adjusted, f"<span class='ef-sig'>{p}</span>" if sig else p, "yes" if sig else "no",
-                     "" if pd.isna(r.effect_size) else f"{r.effect_size:+.2f}",
+                     _effect_cell(r),
                      f"{int(r.wins)} / {int(r.ties)} / {int(r.losses)}"])
         classes.append("ef-group" if prev is not None and r.measure != prev else "")
         prev = r.measure
@@ -520,6 +521,14 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
     if more:
         cap = f"The first {len(c)} of {len(c) + more} comparisons (all of them: <code>.comparisons</code>). " + cap
     return H.table(cols, rows, row_header=False, row_classes=classes, caption=cap, name="comparisons")
+
+
+def _effect_cell(r) -> str:
+    """d_z and, when the table has it (tables written before issue 33 do not), its interval."""
+    if pd.isna(r.effect_size):
+        return ""
+    lo, hi = getattr(r, "effect_size_low", np.nan), getattr(r, "effect_size_high", np.nan)
+    return f"{r.effect_size:+.2f}" + ("" if pd.isna(lo) else f" [{lo:+.2f}, {hi:+.2f}]")
 
 
 def _changes_html(rep: ReportView, n: int = 3, digits: int = 3) -> str:

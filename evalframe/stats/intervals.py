@@ -46,6 +46,7 @@ class GroupStats:
     se: np.ndarray
     df_t: np.ndarray    #: degrees of freedom of ``t`` (n - 1, or clusters - 1)
     n_clusters: np.ndarray | None = None  #: clusters G per group (with ``cluster``)
+    binary: np.ndarray | None = None      #: groups whose values are all 0 or 1
 
 
 def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -57,11 +58,15 @@ def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray
 
 
 def normal_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """``mean +- z se`` (the Wald interval for binary measures)."""
+    """``mean +- z se``; for a binary group the Wald interval clipped to [0, 1] (as
+    statsmodels' ``proportion_confint(method="normal")``)."""
     from scipy import stats as st
 
     z = st.norm.ppf(1 - (1 - confidence) / 2)
-    return g.mean - z * g.se, g.mean + z * g.se
+    lo, hi = g.mean - z * g.se, g.mean + z * g.se
+    if g.binary is None:
+        return lo, hi
+    return np.where(g.binary, np.maximum(lo, 0.0), lo), np.where(g.binary, np.minimum(hi, 1.0), hi)
 
 
 def wilson_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -160,8 +165,9 @@ def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFram
         se = np.array([cluster_se(values_all[p], pd.factorize(codes_all[p])[0], mean[i])
                        for i, p in enumerate(positions)])
         df_t = G - 1
-        return GroupStats(n=n, mean=mean, se=se, df_t=df_t, n_clusters=G)
-    return GroupStats(n=n, mean=mean, se=se, df_t=df_t)
+        return GroupStats(n=n, mean=mean, se=se, df_t=df_t, n_clusters=G,
+                          binary=res["binary"].to_numpy(dtype=bool))
+    return GroupStats(n=n, mean=mean, se=se, df_t=df_t, binary=res["binary"].to_numpy(dtype=bool))
 
 
 def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None,
@@ -309,7 +315,9 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
       with ``p = mean`` (the spec's formula); with ``cluster``,
       ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean)^2 / n^2`` (S_g = cluster sums).
     - ``t``: ``mean +- t_{1 - alpha/2, df} se`` with df = n - 1 (G - 1 with clusters);
-      ``normal``: ``mean +- z se`` (the Wald interval for binary measures).
+      ``normal``: ``mean +- z se`` (for binary measures the Wald interval, clipped to
+      [0, 1] as statsmodels' ``proportion_confint(method="normal")``: 1 of 2 gives
+      [0, 1], not [-0.193, 1.193]; Wilson, the ``auto`` choice, needs no clipping).
     - ``bootstrap``: percentiles alpha/2, 1 - alpha/2 of the means of ``n_resamples``
       resamples of the questions (the spec's "Ninja notes" interval); ``bca``: bias
       corrected and accelerated percentiles, as ``scipy.stats.bootstrap(method='BCa')``,

@@ -21,12 +21,13 @@ from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProbl
 from evalframe.errors import warn as warn_user
 
 from .corrections import adjust_pvalues, tukey_pvalues
-from .effects import cohens_dz, wins_ties_losses
+from .effects import cohens_dz, dz_interval, wins_ties_losses
 from .resampling import (
     EXACT_MAX_N,
     FEW_CLUSTERS,
     bca_ci,
     bootstrap_means,
+    bootstrap_t_statistics,
     cluster_se,
     cluster_sums,
     column_batches,
@@ -61,7 +62,7 @@ from .validation import (
 )
 
 __all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS",
-           "adjusted_interval", "CI_ADJUSTMENTS"]
+           "adjusted_interval", "CI_ADJUSTMENTS", "ROUND_OFF"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,12 @@ class CompareOptions:
     cluster: str | None
     alternative: str = "two-sided"
     wilcoxon_method: str = "normal"
+
+
+#: a spread (sd of d, or the cluster se) at most this times mean(|d|) is float round-off
+#: of equal differences (0.19999999999999998, 0.2, ...) and counts as 0, as the
+#: randomisation test's guard counts ties at 1e-10 of sum(|d|)
+ROUND_OFF = 1e-10
 
 
 @dataclass
@@ -108,7 +115,13 @@ class PairedData:
         self.n = np.array([len(r) for r in self.rows], dtype=np.int64)
         self.ds = [xb - xa for xa, xb in zip(self.xa, self.xb)]
         self.diff = np.array([d.mean() if d.size else np.nan for d in self.ds])
-        self.sd = np.array([d.std(ddof=1) if d.size > 1 else np.nan for d in self.ds])
+        sd = np.array([d.std(ddof=1) if d.size > 1 else np.nan for d in self.ds])
+        self.sd = np.where(sd <= ROUND_OFF * self.scale, 0.0, sd)
+
+    @cached_property
+    def scale(self) -> np.ndarray:
+        """mean(|d|) per entry: the scale of the round-off guard."""
+        return np.array([np.abs(d).mean() if d.size else np.nan for d in self.ds])
 
     @property
     def k(self) -> int:
@@ -129,6 +142,7 @@ class PairedData:
                 return self.sd / np.sqrt(nf), nf - 1
         se = np.array([cluster_se(d, c, m) if d.size else np.nan
                        for d, c, m in zip(self.ds, self.codes, self.diff)])
+        se = np.where(se <= ROUND_OFF * self.scale, 0.0, se)
         return se, self.n_clusters.astype(np.float64) - 1
 
     def usable(self) -> np.ndarray:
@@ -289,6 +303,72 @@ def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     return res
 
 
+def studentized_draws(data: PairedData, idx: np.ndarray, opts: CompareOptions) -> np.ndarray:
+    """Sakai's (2006) bootstrap distribution of a question set: t* of resamples of the
+    centred differences ``w = d - mean(d)`` (H0 made true), drawn once per (entries,
+    n_resamples, seed) and shared by the test and its interval."""
+    key = ("t*", tuple(int(i) for i in idx), opts.n_resamples, opts.seed)
+    if key not in data.boots:
+        D = data.stacked(idx)
+        data.boots[key] = bootstrap_t_statistics(D - D.mean(axis=0), n_resamples=opts.n_resamples,
+                                                 seed=opts.seed)
+    return data.boots[key]
+
+
+def bootstrap_t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """Sakai's (2006) paired bootstrap test: ``t = mean(d) / (sd(d) / sqrt(n))`` against
+    the t* of B resamples of ``w = d - mean(d)``; ``p = (#{|t*| >= |t|} + 1) / (B + 1)``
+    (``t* >= t`` for "greater", ``t* <= t`` for "less")."""
+    res = TestOutcome.empty(data.k)
+    se, _ = data.se_df
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = np.where(se > 0, data.diff / se, np.sign(data.diff) * np.inf)
+    tstat = np.where((se == 0) & (data.diff == 0), 0.0, tstat)
+    B = opts.n_resamples
+    for idx in data.question_sets:
+        T = studentized_draws(data, idx, opts)
+        t = tstat[idx]
+        if opts.alternative == "greater":
+            b = (T >= t).sum(axis=0)
+        elif opts.alternative == "less":
+            b = (T <= t).sum(axis=0)
+        else:
+            b = (np.abs(T) >= np.abs(t)).sum(axis=0)
+        res.p_value[idx] = (b + 1) / (B + 1)
+        res.statistic[idx] = t
+        res.n_resamples[idx] = B
+    return res
+
+
+def bootstrap_t_ci(data: PairedData, opts: CompareOptions) -> tuple[np.ndarray, np.ndarray]:
+    """The interval that inverts :func:`bootstrap_t_test`: the shift delta is kept while
+    ``(#{|t*| >= |mean(d) - delta| / se} + 1) / (B + 1) >= 1 - confidence``, i.e.
+    ``mean(d) +- c se`` with c the r-th largest |t*|, ``r = ceil(alpha (B + 1) - 1)``
+    (the symmetric bootstrap-t interval); one-sided, the r-th largest t* ("greater") or
+    smallest ("less"). Infinite when B is too small for alpha."""
+    lo = np.full(data.k, np.nan)
+    hi = np.full(data.k, np.nan)
+    se, _ = data.se_df
+    B = opts.n_resamples
+    r = math.ceil((1 - opts.confidence) * (B + 1) - 1 - 1e-9)
+    for idx in data.question_sets:
+        T = studentized_draws(data, idx, opts)
+        m, s = data.diff[idx], se[idx]
+        if r <= 0:
+            lo[idx], hi[idx] = -np.inf, np.inf
+            continue
+        if opts.alternative == "two-sided":
+            c = -np.sort(-np.nan_to_num(np.abs(T), nan=-np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = m - c * s, m + c * s
+        elif opts.alternative == "greater":
+            c = -np.sort(-np.nan_to_num(T, nan=-np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = m - c * s, np.inf
+        else:
+            c = np.sort(np.nan_to_num(T, nan=np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = -np.inf, m - c * s
+    return lo, hi
+
+
 def bootstrap_shift_pvalues(boot: np.ndarray, observed: np.ndarray, D: np.ndarray,
                             n_resamples: int, alternative: str = "two-sided") -> np.ndarray:
     """Shift-method bootstrap p-values ``(b + 1) / (B + 1)``, b = #{|m* - m| >= |m|}
@@ -308,6 +388,7 @@ PAIRED_TESTS: dict[str, PairedTest] = {
     "t": PairedTest("t", clustered=True, run=t_test),
     "randomization": PairedTest("randomization", clustered=True, run=randomization_test),
     "bootstrap": PairedTest("bootstrap", clustered=True, from_bootstrap=bootstrap_shift_pvalues),
+    "bootstrap-t": PairedTest("bootstrap-t", clustered=False, run=bootstrap_t_test),
     "wilcoxon": PairedTest("t", clustered=False, run=wilcoxon_test),
     "sign": PairedTest("t", clustered=False, run=sign_test),
 }
@@ -378,10 +459,10 @@ def diff_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
     bound of the two-sided interval at level ``2 confidence - 1``, the other end -inf
     ("greater") or inf ("less"). The randomisation interval inverts the one-sided test
     itself (see ``randomization_ci``)."""
-    if opts.ci == "randomization":
+    if opts.ci in ("randomization", "bootstrap-t"):
         if test.from_bootstrap is not None:  # the bootstrap test's p-values still need their pass
             bootstrap_pass(data, dataclasses.replace(opts, ci="none"), test, res)
-        return randomization_ci(data, opts)
+        return randomization_ci(data, opts) if opts.ci == "randomization" else bootstrap_t_ci(data, opts)
     if opts.alternative == "two-sided":
         return two_sided_interval(data, opts, test, res)
     lo, hi = two_sided_interval(
@@ -508,6 +589,9 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
             raise ValueError(
                 f"compare: correction={correction!r} assumes independent questions and does "
                 "not support cluster=; use 'holm', 'bonferroni', 'bh' or 'none'")
+        if ci == "bootstrap-t":
+            raise ValueError("compare: ci='bootstrap-t' assumes independent questions and does "
+                             "not support cluster=; use 't', 'randomization', 'bootstrap' or 'bca'")
     return CompareOptions(test=test, ci=ci or PAIRED_TESTS[test].default_ci,
                           correction=correction, confidence=confidence,
                           n_resamples=n_resamples, seed=seed, exact=exact,
@@ -665,6 +749,11 @@ def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
     out["alternative"] = opts.alternative
     out["correction"] = used.astype(str) if k else pd.Series([], dtype=str)
     out["effect_size"] = cohens_dz(data.diff, data.sd)
+    # its interval: the noncentral t of iid questions (NaN with clusters of several questions)
+    dz = out["effect_size"].to_numpy()
+    if opts.cluster is not None:
+        dz = np.where(data.n_clusters == data.n, dz, np.nan)
+    out["effect_size_low"], out["effect_size_high"] = dz_interval(dz, data.n, opts.confidence)
     out["wins"], out["ties"], out["losses"] = wins, ties, losses
     out["confidence"] = float(opts.confidence)
     resampling = res.n_resamples > 0
@@ -690,7 +779,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     baseline : str, optional
         Compare this system (always ``system_a``) with every other system. Without it,
         every pair, ``system_a`` before ``system_b`` in order of first appearance.
-    test : {"t", "randomization", "bootstrap", "wilcoxon", "sign"}
+    test : {"t", "randomization", "bootstrap", "bootstrap-t", "wilcoxon", "sign"}
         Paired test (see Notes for each null hypothesis).
     correction : {"holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"}, optional
         Multiple-comparison adjustment over the family of comparisons of one measure
@@ -734,8 +823,10 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         question, is then the independent unit: the bootstrap (interval and test)
         resamples whole clusters, the randomisation test flips the signs of whole
         clusters, and ``t`` (test and interval) uses the cluster-robust standard error
-        with G - 1 degrees of freedom (see Notes). ``wilcoxon``, ``sign``, ``tukey``
-        and ``randomized-tukey`` assume independent questions and raise ValueError.
+        with G - 1 degrees of freedom (see Notes). ``bootstrap-t``, ``wilcoxon``,
+        ``sign``, ``tukey`` and ``randomized-tukey`` assume independent questions and
+        raise ValueError. With fewer than 30 clusters the cluster bootstrap (test or
+        interval) warns (``FewClustersWarning``): use ``t`` or ``randomization``.
     adjusted_ci : bool
         Also give the interval adjusted for the family as the p-values are
         (columns ``ci_low_adjusted, ci_high_adjusted, ci_adjustment`` after
@@ -773,6 +864,9 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         alternative         str, "two-sided", "greater" or "less"
         correction          str, as applied
         effect_size         float, Cohen's d_z = mean(d) / sd(d)
+        effect_size_low,    float, its two-sided ``confidence`` interval, inverting the
+        effect_size_high    noncentral t (``effects.dz_interval``); NaN with clusters
+                            of several questions
         wins, ties, losses  int, questions where b > a, tie, b < a
         confidence          float
         n_resamples         Int64, resamples used (2**n when exact); <NA> if none
@@ -797,6 +891,12 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       percentile interval of mean(d*), and the test uses the shift method,
       ``p = (#{|mean(d*) - mean(d)| >= |mean(d)|} + 1) / (B + 1)``. It is liberal
       (rejects too often) at small n, since the bootstrap distribution is too narrow.
+    - ``bootstrap-t``: Sakai's (SIGIR 2006) paired bootstrap test, studentized: statistic
+      ``t = mean(d) / (sd(d) / sqrt(n))``; B resamples of ``w = d - mean(d)`` (H0 made
+      true) give ``t*``; ``p = (#{|t*| >= |t|} + 1) / (B + 1)`` (Sakai: ``#/B``). Its
+      interval (``ci="bootstrap-t"``, the default) inverts it: ``mean(d) +- c se``
+      with c the ``ceil(alpha (B + 1) - 1)``-th largest |t*| (the symmetric bootstrap-t
+      interval). Questions only (no ``cluster``).
     - ``wilcoxon``: H0: d symmetric about 0 (median 0); zero differences dropped; normal
       approximation with tie and continuity correction, as R's ``wilcox.test``.
     - ``sign``: H0: P(b > a) = P(b < a); binomial test on wins vs losses (ties dropped).

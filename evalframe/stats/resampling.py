@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "CHUNK_ELEMENTS", "EXACT_MAX_N", "FEW_CLUSTERS", "chunk_rows", "column_batches", "cluster_sums",
-    "cluster_se", "bootstrap_means", "jackknife_means", "percentile_ci", "bca_ci",
+    "cluster_se", "bootstrap_count_chunks", "bootstrap_means", "bootstrap_t_statistics", "jackknife_means", "percentile_ci", "bca_ci",
     "sign_flip_chunks", "sign_flip_pvalues", "sign_flip_interval",
     "same_question_sets",
 ]
@@ -64,6 +64,20 @@ def cluster_se(x: np.ndarray, clusters: np.ndarray, mean: float) -> float:
     return math.sqrt(G / (G - 1) * ((s_g - n_g * mean) ** 2).sum()) / x.size
 
 
+def bootstrap_count_chunks(units: int, *, n_resamples: int, seed: int):
+    """Bootstrap resamples of ``units`` units as counts (times each unit is drawn),
+    chunk by chunk: ``(start, counts)`` with counts of shape (chunk, units), drawn from
+    ``numpy.random.default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    step = chunk_rows(units)
+    for start in range(0, n_resamples, step):
+        c = min(step, n_resamples - start)
+        idx = rng.integers(0, units, size=(c, units))
+        idx += np.arange(c)[:, None] * units
+        counts = np.bincount(idx.ravel(), minlength=c * units).reshape(c, units).astype(np.float64)
+        yield start, counts
+
+
 def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
                     clusters: np.ndarray | None = None) -> np.ndarray:
     """Bootstrap distribution of column means, shape (n_resamples, k).
@@ -75,21 +89,32 @@ def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
     n, k = X.shape
     if clusters is None:
         S, sizes = X, None
-        units = n
     else:
         S, sizes = cluster_sums(X, clusters)
-        units = S.shape[0]
-    rng = np.random.default_rng(seed)
     out = np.empty((n_resamples, k))
-    step = chunk_rows(units)
-    for start in range(0, n_resamples, step):
-        c = min(step, n_resamples - start)
-        idx = rng.integers(0, units, size=(c, units))
-        idx += np.arange(c)[:, None] * units
-        counts = np.bincount(idx.ravel(), minlength=c * units).reshape(c, units).astype(np.float64)
+    for start, counts in bootstrap_count_chunks(S.shape[0], n_resamples=n_resamples, seed=seed):
         sums = counts @ S
         denom = float(n) if sizes is None else (counts @ sizes)[:, None]
-        out[start:start + c] = sums / denom
+        out[start:start + counts.shape[0]] = sums / denom
+    return out
+
+
+def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
+    """Studentized bootstrap: ``t* = mean(x*) / (sd(x*) / sqrt(n))`` of each resample of
+    each column of X (n questions x k), shape (n_resamples, k); the same resamples as
+    :func:`bootstrap_means` with the same seed. A resample without spread has t* = +-inf
+    (NaN when its mean is 0 too); a variance within round-off of 0 counts as 0."""
+    n, k = X.shape
+    X2 = X * X
+    out = np.empty((n_resamples, k))
+    for start, counts in bootstrap_count_chunks(n, n_resamples=n_resamples, seed=seed):
+        s1 = counts @ X
+        s2 = counts @ X2
+        mean = s1 / n
+        var = (s2 - n * mean * mean) / (n - 1)
+        var = np.where(var <= 1e-12 * s2 / max(n - 1, 1), 0.0, var)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[start:start + counts.shape[0]] = mean / np.sqrt(var / n)
     return out
 
 
