@@ -22,7 +22,7 @@ Scenarios: ``P@10``, P@10-like values (Binomial(10, p) / 10 with logit p = quest
 ease + system effect + noise: discrete, bounded, many ties) and ``RR@10``, reciprocal
 rank of the first relevant document at a geometric rank (cut at 10; skewed, many 0s).
 
-Run one part at a time (each about 5-8 minutes on one core; ``--quick`` a tenth)::
+Run one part at a time (each about 3-11 minutes on one core; ``--quick`` a tenth)::
 
     PYTHONPATH=. nice -n 10 python benchmarks/sim_coverage.py P@10
     PYTHONPATH=. nice -n 10 python benchmarks/sim_coverage.py RR@10

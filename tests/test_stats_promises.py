@@ -300,3 +300,19 @@ def test_dz_interval_inverts_the_noncentral_t():
         assert (r.effect_size_low > 0 or r.effect_size_high < 0) == (r.p_value < 0.1)
     clustered = stats.compare(table(30, [0.0, 0.05], seed=9, clusters=10), cluster="topic")
     assert clustered[["effect_size_low", "effect_size_high"]].isna().all().all()
+
+
+@pytest.mark.parametrize("test, one", [("t", True), ("randomization", True), ("bootstrap-t", True),
+                                       ("bootstrap", False), ("wilcoxon", False)])
+def test_the_note_says_whether_interval_and_p_are_one_procedure(test, one):
+    from evalframe.report.render import procedure_note
+
+    t = table(30, [0.0, 0.03, 0.06], seed=1)
+    c = stats.compare(t, baseline="s0", test=test, adjusted_ci=True, n_resamples=199,
+                      correction="bonferroni")
+    note = procedure_note(c)
+    assert ("one procedure" in note) == one and ("two procedures" in note) == (not one)
+    if one:  # and the promise holds
+        np.testing.assert_array_equal((c["ci_low_adjusted"] > 0) | (c["ci_high_adjusted"] < 0),
+                                      c["p_adjusted"] < 0.05)
+        np.testing.assert_array_equal((c["ci_low"] > 0) | (c["ci_high"] < 0), c["p_value"] < 0.05)

@@ -163,13 +163,14 @@ def procedure_note(c: pd.DataFrame) -> str:
     methods = set(map(str, pd.unique(c["ci_method"])))
     tests = set(map(str, pd.unique(c["test"])))
     corrections = set(map(str, pd.unique(c["correction"])))
-    same = {"randomization": "randomisation test", "t": "t-test"}
+    same = {"randomization": ("randomisation test", "sign flips"), "t": ("t-test", "t distribution"),
+            "bootstrap-t": ("studentized bootstrap test", "resamples")}
     if len(methods) == 1 and methods == tests and next(iter(methods)) in same:
-        name = same[next(iter(methods))]
+        name, shared = same[next(iter(methods))]
         one = (f"Intervals and p come from one procedure: the intervals invert the {name} that "
-               "gives p (the same " + ("sign flips" if name.startswith("rand") else "t distribution")
-               + "), so the unadjusted interval excludes 0 exactly when p_value is below 1 - "
-               "confidence, and the Bonferroni-adjusted one exactly when Bonferroni's p_adjusted is.")
+               f"gives p (the same {shared}), so the unadjusted interval excludes 0 exactly when "
+               "p_value is below 1 - confidence, and the Bonferroni-adjusted one exactly when "
+               "Bonferroni's p_adjusted is.")
     else:
         one = (f"The intervals ({', '.join(sorted(methods))}) and p ({', '.join(sorted(tests))}) "
                "come from two procedures and can disagree near the threshold: p_adjusted decides.")
@@ -684,7 +685,8 @@ def _howto_html(rep: ReportView) -> str:
          "equal; it says these questions cannot tell them apart."),
         ("The effect size and wins / ties / losses",
          "d_z is the mean difference divided by the spread of the per-question differences (around 0.2 "
-         "small, 0.5 medium, 0.8 large); wins / ties / losses count the questions where system_b scores "
+         "small, 0.5 medium, 0.8 large), its interval beside it (the noncentral t: how precisely these "
+         "questions pin it down); wins / ties / losses count the questions where system_b scores "
          "higher, the same or lower: a small mean gain can hide many losses."),
         ("The unjudged share (Judged@k)",
          "Documents that nobody judged count as not relevant. Judged@k is the share of the top k that "

@@ -895,7 +895,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       ``t = mean(d) / (sd(d) / sqrt(n))``; B resamples of ``w = d - mean(d)`` (H0 made
       true) give ``t*``; ``p = (#{|t*| >= |t|} + 1) / (B + 1)`` (Sakai: ``#/B``). Its
       interval (``ci="bootstrap-t"``, the default) inverts it: ``mean(d) +- c se``
-      with c the ``ceil(alpha (B + 1) - 1)``-th largest |t*| (the symmetric bootstrap-t
+      with c the ``ceil(alpha (B + 1) - 1)``-th largest ``|t*|`` (the symmetric bootstrap-t
       interval). Questions only (no ``cluster``).
     - ``wilcoxon``: H0: d symmetric about 0 (median 0); zero differences dropped; normal
       approximation with tie and continuity correction, as R's ``wilcox.test``.
