@@ -346,3 +346,28 @@ class MemoryBudgetWarning(EvalframeWarning):
 
 
 __all__ += ["MemoryBudgetWarning"]
+
+
+class FewClustersWarning(EvalframeWarning):
+    """A cluster bootstrap was asked for with fewer clusters than
+    ``stats.resampling.FEW_CLUSTERS`` (30): its test rejects too often and its interval
+    covers too rarely there (``benchmarks/sim_coverage.py clusters``); the cluster t
+    (``method="t"``, ``test="t"``) or the cluster randomisation test keep their level.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> from evalframe import stats
+    >>> t = pd.DataFrame({"system": "a", "query_id": [str(i) for i in range(20)],
+    ...                   "measure": "AP", "value": [i / 20 for i in range(20)],
+    ...                   "topic": [str(i % 5) for i in range(20)]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     s = stats.summarize(t, cluster="topic", method="bootstrap", n_resamples=100)
+    >>> caught[0].category.__name__
+    'FewClustersWarning'
+    """
+
+
+__all__ += ["FewClustersWarning"]

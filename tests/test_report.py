@@ -108,7 +108,7 @@ def test_segment_flags_on_a_planted_zero_segment(cran):
 
 
 def test_comparisons_are_the_paired_table(rep, per_q):
-    want = stats.compare(per_q, baseline="bm25", test="randomization", n_resamples=B, seed=3)
+    want = stats.compare(per_q, baseline="bm25", test="t")  # report()'s default test
     got = rep.comparisons
     assert set(want.columns) <= set(got.columns) and "significant" in got.columns
     key = ["measure", "system_a", "system_b"]
@@ -316,7 +316,7 @@ def test_parquet_round_trip_with_metadata(rep, tmp_path):
     meta = json.loads(pq.read_schema(tmp_path / "summary.parquet").metadata[b"evalframe"])
     assert meta["evalframe_version"] == ef.__version__
     assert meta["seed"] == 3 and meta["n_resamples"] == B and meta["measures"] == MEASURES
-    assert meta["conventions"]["ties"] == "doc_id_desc" and meta["test"] == "randomization"
+    assert meta["conventions"]["ties"] == "doc_id_desc" and meta["test"] == "t"
     back = Report.read_parquet(tmp_path)
     for name in ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages", "curves",
                  "planning"):
@@ -348,7 +348,7 @@ def test_latex(rep):
     tex = rep.to_latex()
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
     assert "hybrid\\_rrf" in tex and "\\textbf{" in tex
-    assert "randomisation test" in tex and "Holm" in tex and "$^{\\dagger}$" in tex
+    assert "t-test" in tex and "Holm" in tex and "$^{\\dagger}$" in tex
     best = rep.summary.query("measure == 'R@5'").sort_values("mean").iloc[-1]
     assert f"\\textbf{{{best['mean']:.3f}}}" in tex
     assert tex.count("\\\\") == 1 + 5
@@ -608,8 +608,9 @@ def test_every_table_names_its_method(cran):
     v = r.comparisons_view()
     assert {"interval", "test"} <= set(v.columns)
     assert (v["interval"] == r.comparisons["ci_method"].astype(str).to_numpy()).all()
-    assert set(r.planning["method"]) == {"normal approximation"}
-    assert "randomization" in v.to_string()
+    # issue 33: the label says what planning_curve computes (t / noncentral t, z for 0/1)
+    assert set(r.planning["method"]) == {"t(n-1) half-width (z for 0/1 measures), noncentral-t power"}
+    assert set(r.comparisons["test"]) == {"t"} and set(r.comparisons["ci_method"]) == {"t"}  # the default
     assert len(r.stages) and set(r.stages["method"]) == {"bootstrap"}
 
 

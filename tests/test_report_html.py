@@ -164,7 +164,7 @@ def test_sections_in_order(page, written):
     # the question comes first, with systems, golden set, questions, measures, method and seed
     head = text[text.index("<header>"):text.index("</header>")]
     for word in ("tfidf", "hybrid_rrf", "bm25", "cranfield/qrels.txt", "225 questions", "nDCG@10",
-                 "bootstrap", "200 resamples", "randomisation test", "Holm", "<dt>Seed</dt><dd>3</dd>"):
+                 "bootstrap", "200 resamples", "t-test", "Holm", "<dt>Seed</dt><dd>3</dd>"):
         assert word in head, word
     assert text.index("</header>") < text.index("class='ef-warnings'") < text.index("id='summary'")
     assert "How to read this" in text and "unjudged" in text.split("id='how-to-read'")[1]
@@ -216,7 +216,8 @@ def test_comparison_rows_equal_the_comparisons_table(page, rep):
         assert row == [r.measure, r.system_a, r.system_b, str(r.n), f"{r.diff:+.3f}",
                        f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]", f"[{r.ci_low_adjusted:+.3f}, {r.ci_high_adjusted:+.3f}]",
                        p, "yes" if r.p_adjusted < 0.05 else "no",
-                       f"{r.effect_size:+.2f}", f"{r.wins} / {r.ties} / {r.losses}"]
+                       f"{r.effect_size:+.2f} [{r.effect_size_low:+.2f}, {r.effect_size_high:+.2f}]",
+                       f"{r.wins} / {r.ties} / {r.losses}"]
 
 
 def test_stage_segment_change_and_diagnostic_rows(page, rep):

@@ -446,6 +446,7 @@ def test_inputs_not_modified():
     pd.testing.assert_frame_equal(t, before)
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.errors.FewClustersWarning")  # few clusters on purpose
 def test_cluster_bootstrap_and_cluster_se():
     rng = np.random.default_rng(17)
     G, m = 12, 8
@@ -537,6 +538,7 @@ def _clustered_table(w: dict[str, np.ndarray], labels, measure: str = "AP", qids
     return t
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.errors.FewClustersWarning")  # few clusters on purpose
 def test_compare_one_question_per_cluster_equals_unclustered():
     # Not Monte Carlo error: the same seeded draws of the same units, so everything is
     # equal up to float round-off (t: the CR1 formula reduces to sd / sqrt(n); BCa: the
@@ -559,6 +561,7 @@ def test_compare_one_question_per_cluster_equals_unclustered():
                 assert (a.p_value == b.p_value).all() and (a.n_resamples == b.n_resamples).all()
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.errors.FewClustersWarning")  # few clusters on purpose
 def test_compare_cluster_oracles_equal_cluster_sizes():
     # with equal cluster sizes, clustered compare() == the analysis of the cluster means
     rng = np.random.default_rng(23)
@@ -645,6 +648,7 @@ def test_compare_cluster_coverage_with_correlated_questions():
     assert (pc < 0.05).mean() <= 0.08 < 0.3 < (pn < 0.05).mean()
 
 
+@pytest.mark.filterwarnings("ignore::evalframe.errors.FewClustersWarning")  # few clusters on purpose
 def test_compare_cluster_seeded_and_segments():
     w = _systems(n_sys=3, n=60, seed=3)
     t = _clustered_table(w, [f"c{i // 4}" for i in range(60)])

@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--interval", choices=["bootstrap", "bca", "t", "auto"], default="bootstrap")
-    p.add_argument("--test", choices=["randomization", "t", "bootstrap", "wilcoxon", "sign"],
-                   default="randomization")
+    p.add_argument("--test", choices=["randomization", "t", "bootstrap", "bootstrap-t", "wilcoxon", "sign"],
+                   default="t")
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
     add_conventions(p)
     add_memory_budget(p)

@@ -12,7 +12,7 @@ from .tables import COMPARISON_COLUMNS, order_by
 
 
 def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str],
-                     baseline: str | None = None, test: str = "randomization",
+                     baseline: str | None = None, test: str = "t",
                      correction: str | None = None, n_resamples: int = 10_000, seed: int = 0,
                      confidence: float = 0.95) -> pd.DataFrame:
     """Every system against ``baseline`` (or every pair) by :func:`stats.compare`.
@@ -29,8 +29,11 @@ def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], meas
         given; with fewer than two systems an empty table with the same columns.
         ``ci_low, ci_high`` is each comparison's own (unadjusted) interval;
         ``ci_low_adjusted, ci_high_adjusted`` the interval adjusted for the same family
-        as ``p_adjusted`` (``ci_adjustment``: Bonferroni-simultaneous for Holm), so the
-        adjusted interval and ``p_adjusted`` tell the same story.
+        as ``p_adjusted`` (``ci_adjustment``: Bonferroni-simultaneous for Holm). Both
+        intervals invert the test (``ci_method`` "t" for the t-test, "randomization"
+        for the randomisation test): an adjusted interval clear of 0 means
+        ``significant``; Holm can also find significant a difference whose adjusted
+        interval touches or crosses 0.
     """
     if len(systems) < 2:
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))

@@ -58,7 +58,7 @@ class Report:
         ci_high`` (t intervals).
     planning : DataFrame
         :func:`stats.planning_curve` of the measures, with the golden set's own n, and
-        ``method`` (``"normal approximation"``).
+        ``method`` (``"t(n-1) half-width (z for 0/1 measures), noncentral-t power"``).
     changes : DataFrame
         Top regressions and improvements (:func:`top_changes`) of the baseline (or the first
         system) against each other system, per measure: ``system_a, system_b, measure,

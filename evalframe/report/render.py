@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "summary_wide", "comparisons_view",
+__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
@@ -22,7 +22,8 @@ from . import html as H
 
 
 _TEST_WORDS = {"t": "paired t-test", "randomization": "paired randomisation test",
-               "bootstrap": "paired bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
+               "bootstrap": "paired bootstrap test",
+               "bootstrap-t": "paired studentized bootstrap test", "wilcoxon": "Wilcoxon signed-rank test",
                "sign": "sign test"}
 _CORRECTION_WORDS = {"holm": "Holm-corrected", "bonferroni": "Bonferroni-corrected",
                      "bh": "Benjamini-Hochberg-corrected", "none": "uncorrected",
@@ -139,20 +140,47 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def interval_note(rep: ReportView) -> str:
-    """What the two intervals of ``diff [CI]`` are (empty without comparisons)."""
+    """What the two intervals of ``diff [CI]`` are, which procedure gives them and which
+    gives p, and what the adjusted interval promises (empty without comparisons)."""
     c = rep.comparisons
     if c.empty:
         return ""
     how = str(_adjusted_columns(c)[2].iloc[0])
     conf = f"{float(c['confidence'].iloc[0]):.0%}"
-    words = {"bonferroni": "Bonferroni-simultaneous over each measure's comparisons, as the "
-                           "Holm/Bonferroni p_adjusted",
+    words = {"bonferroni": "Bonferroni-simultaneous over each measure's comparisons (all of them "
+                           f"cover their true differences together with probability >= {conf})",
              "fcr": "false-coverage-rate adjusted (Benjamini-Yekutieli), as the BH p_adjusted"}
     if how not in words:
-        return f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted)."
+        return (f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted). "
+                + procedure_note(c))
     return (f"diff [CI]: the {conf} interval of each comparison alone (unadjusted), then the "
-            f"{how}-adj. interval, {words[how]}: it excludes 0 when the difference is significant "
-            "after adjustment.")
+            f"{how}-adj. interval, {words[how]}. " + procedure_note(c))
+
+
+def procedure_note(c: pd.DataFrame) -> str:
+    """Whether the intervals and p come from one procedure, and what an adjusted interval
+    clear of 0 says about ``p_adjusted`` under the correction applied."""
+    methods = set(map(str, pd.unique(c["ci_method"])))
+    tests = set(map(str, pd.unique(c["test"])))
+    corrections = set(map(str, pd.unique(c["correction"])))
+    same = {"randomization": ("randomisation test", "sign flips"), "t": ("t-test", "t distribution"),
+            "bootstrap-t": ("studentized bootstrap test", "resamples")}
+    if len(methods) == 1 and methods == tests and next(iter(methods)) in same:
+        name, shared = same[next(iter(methods))]
+        one = (f"Intervals and p come from one procedure: the intervals invert the {name} that "
+               f"gives p (the same {shared}), so the unadjusted interval excludes 0 exactly when "
+               "p_value is below 1 - confidence, and the Bonferroni-adjusted one exactly when "
+               "Bonferroni's p_adjusted is.")
+    else:
+        one = (f"The intervals ({', '.join(sorted(methods))}) and p ({', '.join(sorted(tests))}) "
+               "come from two procedures and can disagree near the threshold: p_adjusted decides.")
+    if "holm" in corrections:
+        one += (" With Holm's step-down, an adjusted interval clear of 0 means the difference "
+                "is significant, but Holm also finds significant some differences whose "
+                "adjusted interval touches or crosses 0: p_adjusted decides.")
+    if corrections & {"tukey", "randomized-tukey"}:
+        one += " Tukey's p_adjusted comes from the studentized range, not from these intervals."
+    return one
 
 
 def _adjusted_columns(c: pd.DataFrame):
@@ -231,11 +259,11 @@ def plot_specs(rep: ReportView) -> list[PlotSpec]:
                               lambda ax: rep.plot_differences(a, b, first, ax=ax)))
     specs += [PlotSpec("sample_size", (7, 4.5),
                        f"Half-width of a {conf} interval of each measure against the number of questions "
-                       "(normal approximation from this golden set's spread); dashed: this golden set.",
+                       "(t quantiles, z for 0/1 measures, from this golden set's spread); dashed: this golden set.",
                        lambda ax: rep.plot_sample_size(ax=ax)),
               PlotSpec("power", (7, 4.5),
                        f"Chance that the paired t-test detects a true difference Δ in {first} against "
-                       "the number of questions; dotted: 80% power.",
+                       "the number of questions (noncentral t); dotted: 80% power.",
                        lambda ax: rep.plot_power(ax=ax))]
     seg = rep.by_segment
     if not seg.empty:
@@ -465,7 +493,7 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
             H.Column(f"{conf} interval", numeric=True),
             H.Column("adjusted interval", numeric=True,
                      title="the interval adjusted for the same family of comparisons as p (see the caption)"),
-            H.Column("p adjusted", numeric=True), H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences"),
+            H.Column("p adjusted", numeric=True), H.Column("significant"), H.Column("effect size d_z", numeric=True, title="mean difference / sd of differences, with its interval (noncentral t)"),
             H.Column("wins / ties / losses", numeric=True, title="questions where system_b is higher / equal / lower")]
     rows, classes, prev = [], [], None
     adj_lo, adj_hi, adj_how = (list(x) for x in _adjusted_columns(c))
@@ -480,7 +508,7 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
         rows.append([H.escape(r.measure), H.escape(r.system_a), H.escape(r.system_b), str(int(r.n)), diff,
                      "" if pd.isna(r.ci_low) else f"[{r.ci_low:+.{digits}f}, {r.ci_high:+.{digits}f}]",
                      adjusted, f"<span class='ef-sig'>{p}</span>" if sig else p, "yes" if sig else "no",
-                     "" if pd.isna(r.effect_size) else f"{r.effect_size:+.2f}",
+                     _effect_cell(r),
                      f"{int(r.wins)} / {int(r.ties)} / {int(r.losses)}"])
         classes.append("ef-group" if prev is not None and r.measure != prev else "")
         prev = r.measure
@@ -488,12 +516,20 @@ def _comparisons_html(rep: ReportView, digits: int = 3, limit: int | None = None
            f"interval of it ({H.escape(', '.join(map(str, pd.unique(c['ci_method']))))}), unadjusted; "
            f"adjusted interval: {H.escape(', '.join(map(str, pd.unique(pd.Series(adj_how, dtype=object)))))}-adjusted "
            "for the same family of comparisons as p adjusted (read the two together: an unadjusted interval "
-           "clear of 0 next to a non-significant adjusted p is not a finding); "
+           f"clear of 0 next to a non-significant adjusted p is not a finding). {H.escape(procedure_note(c))} "
            f"p adjusted: {H.escape(test_description(rep))}; wins / ties / losses count the questions "
            "where system_b is higher / equal / lower.")
     if more:
         cap = f"The first {len(c)} of {len(c) + more} comparisons (all of them: <code>.comparisons</code>). " + cap
     return H.table(cols, rows, row_header=False, row_classes=classes, caption=cap, name="comparisons")
+
+
+def _effect_cell(r) -> str:
+    """d_z and, when the table has it (tables written before issue 33 do not), its interval."""
+    if pd.isna(r.effect_size):
+        return ""
+    lo, hi = getattr(r, "effect_size_low", np.nan), getattr(r, "effect_size_high", np.nan)
+    return f"{r.effect_size:+.2f}" + ("" if pd.isna(lo) else f" [{lo:+.2f}, {hi:+.2f}]")
 
 
 def _changes_html(rep: ReportView, n: int = 3, digits: int = 3) -> str:
@@ -649,7 +685,8 @@ def _howto_html(rep: ReportView) -> str:
          "equal; it says these questions cannot tell them apart."),
         ("The effect size and wins / ties / losses",
          "d_z is the mean difference divided by the spread of the per-question differences (around 0.2 "
-         "small, 0.5 medium, 0.8 large); wins / ties / losses count the questions where system_b scores "
+         "small, 0.5 medium, 0.8 large), its interval beside it (the noncentral t: how precisely these "
+         "questions pin it down); wins / ties / losses count the questions where system_b scores "
          "higher, the same or lower: a small mean gain can hide many losses."),
         ("The unjudged share (Judged@k)",
          "Documents that nobody judged count as not relevant. Judged@k is the share of the top k that "

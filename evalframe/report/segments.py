@@ -253,8 +253,9 @@ def segment_table(per_question: pd.DataFrame, segment_columns: Sequence[str], su
     p-value adjusted by Benjamini-Hochberg (:func:`stats.adjust_pvalues`) across every segment
     value of every segment column of the same (system, measure), so the flag accounts for the
     number of segments tested; ``below_overall_bh`` is ``p_below_bh < 1 - confidence``.
-    A segment without spread has p = 0 when its mean is below, else 1; a segment of one
-    question has p = NaN (never flagged below).
+    A segment without spread (every value equal, up to float round-off) has the one-sided
+    sign test's p = 0.5^n when its mean is below (all n values below the overall mean),
+    else 1; a segment of one question has p = NaN (never flagged below).
     """
     cols = list(BY_SEGMENT_COLUMNS)
     if not segment_columns:
@@ -301,7 +302,10 @@ def below_overall_tests(per_question: pd.DataFrame, segment_columns: Sequence[st
     key = ["system", "segment", "segment_value", "measure"]
     m = table[key + ["overall_mean"]].merge(a, on=key, how="left")
     n = m["count"].to_numpy(dtype=float)
-    se = m["std"].to_numpy(dtype=float) / np.sqrt(n)
+    sd = m["std"].to_numpy(dtype=float)
+    # values equal up to round-off (sd ~ 1e-17 of 0.2) have no spread: the guard of compare()
+    sd = np.where(sd <= 1e-10 * np.abs(m["mean"].to_numpy(dtype=float)), 0.0, sd)
+    se = sd / np.sqrt(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         tstat = (m["mean"].to_numpy(dtype=float) - m["overall_mean"].to_numpy(dtype=float)) / se
         # no spread (every value the same): the t statistic is undefined; a one-sided sign

@@ -19,7 +19,7 @@ TABLES = ("summary", "per_question", "by_segment", "comparisons", "diagnostics",
 COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "cluster", "n_clusters",
                       "mean_a", "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",
                       "ci_low_adjusted", "ci_high_adjusted", "ci_adjustment", "statistic", "p_value", "p_adjusted", "test", "alternative", "correction", "effect_size",
-                      "wins", "ties", "losses", "confidence", "n_resamples", "seed", "significant")
+                      "effect_size_low", "effect_size_high", "wins", "ties", "losses", "confidence", "n_resamples", "seed", "significant")
 BY_SEGMENT_COLUMNS = ("system", "segment", "segment_value", "measure", "n", "mean", "se", "ci_low",
                       "ci_high", "method", "overall_mean", "gap", "too_small", "below_overall", "flag",
                       "p_below", "p_below_bh", "below_overall_bh")

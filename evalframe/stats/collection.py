@@ -125,6 +125,17 @@ def _rbo_ext(s: np.ndarray, t: np.ndarray, p: float) -> float:
     return float(overlap[-1] / k * p ** k + (1 - p) / p * np.sum(overlap / depth * p ** depth))
 
 
+#: asl_curve's test names -> compare's: "bootstrap" is Sakai's (2006) studentized bootstrap
+ASL_TESTS = {"randomization": "randomization", "t": "t", "wilcoxon": "wilcoxon", "sign": "sign",
+             "bootstrap": "bootstrap-t", "bootstrap-t": "bootstrap-t", "bootstrap-shift": "bootstrap"}
+
+
+def _compare_test(test: str, func: str) -> str:
+    if test not in ASL_TESTS:
+        raise ValueError(f"{func}: test must be one of {list(ASL_TESTS)}, got {test!r}")
+    return ASL_TESTS[test]
+
+
 def asl_curve(per_question: pd.DataFrame, *, test: str = "randomization", n_resamples: int = 10_000,
               seed: int = 0, by: str | None = None) -> pd.DataFrame:
     """Achieved significance level of every system pair, sorted (Sakai's ASL curve).
@@ -134,8 +145,14 @@ def asl_curve(per_question: pd.DataFrame, *, test: str = "randomization", n_resa
     per_question : DataFrame
         ``system, query_id, measure, value`` with >= 2 systems.
     test : str
-        Any paired test of :func:`compare` (``"randomization"``, ``"t"``, ``"bootstrap"``,
-        ``"wilcoxon"``, ``"sign"``); p-values are not adjusted (Sakai's definition).
+        ``"randomization"``, ``"t"``, ``"wilcoxon"``, ``"sign"`` (the paired tests of
+        :func:`compare`), ``"bootstrap"``: Sakai's (2006) paired bootstrap test, the
+        studentized one (``t = mean(d) / (sd(d) / sqrt(n))`` against the t* of B
+        resamples of ``w = d - mean(d)``; :func:`compare`'s ``"bootstrap-t"``, also
+        accepted), or ``"bootstrap-shift"``, the shift-method bootstrap of
+        :func:`compare`'s ``"bootstrap"`` (what ``"bootstrap"`` meant here before
+        issue 33). p-values are not adjusted (Sakai's definition); the resampled ones
+        are ``(b + 1) / (B + 1)``, where Sakai writes ``b / B``.
     n_resamples, seed : int
         For the resampling tests.
     by : str, optional
@@ -156,8 +173,8 @@ def asl_curve(per_question: pd.DataFrame, *, test: str = "randomization", n_resa
     >>> len(stats.asl_curve(per_q, test="t"))  # 5 systems: 10 pairs
     10
     """
-    pairs = compare(per_question, test=test, correction="none", ci="none", n_resamples=n_resamples,
-                    seed=seed, by=by)
+    pairs = compare(per_question, test=_compare_test(test, "asl_curve"), correction="none", ci="none",
+                    n_resamples=n_resamples, seed=seed, by=by)
     keys = ["measure"] + ([by] if by else [])
     pairs = pairs.sort_values(keys + ["p_value", "system_a", "system_b"], kind="stable")
     pairs = pairs.assign(pair_rank=pairs.groupby(keys, sort=False).cumcount() + 1)
@@ -192,6 +209,7 @@ def discriminative_power(per_question: pd.DataFrame, *, test: str = "randomizati
     [['AP', 10], ['P@5', 10]]
     """
     check_confidence(alpha, "alpha", func="discriminative_power")
+    _compare_test(test, "discriminative_power")
     curve = asl_curve(per_question, test=test, n_resamples=n_resamples, seed=seed, by=by)
     keys = ["measure"] + ([by] if by else [])
     out = curve.assign(sig=curve["p_value"] < alpha).groupby(keys, sort=False).agg(

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evalframe.errors import EvalframeInputError, InputProblem
+from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProblem
+from evalframe.errors import warn as warn_user
 
 from .resampling import (
+    FEW_CLUSTERS,
     bca_ci,
     bootstrap_means,
     cluster_se,
@@ -43,6 +45,8 @@ class GroupStats:
     mean: np.ndarray
     se: np.ndarray
     df_t: np.ndarray    #: degrees of freedom of ``t`` (n - 1, or clusters - 1)
+    n_clusters: np.ndarray | None = None  #: clusters G per group (with ``cluster``)
+    binary: np.ndarray | None = None      #: groups whose values are all 0 or 1
 
 
 def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -54,11 +58,15 @@ def t_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray
 
 
 def normal_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """``mean +- z se`` (the Wald interval for binary measures)."""
+    """``mean +- z se``; for a binary group the Wald interval clipped to [0, 1] (as
+    statsmodels' ``proportion_confint(method="normal")``)."""
     from scipy import stats as st
 
     z = st.norm.ppf(1 - (1 - confidence) / 2)
-    return g.mean - z * g.se, g.mean + z * g.se
+    lo, hi = g.mean - z * g.se, g.mean + z * g.se
+    if g.binary is None:
+        return lo, hi
+    return np.where(g.binary, np.maximum(lo, 0.0), lo), np.where(g.binary, np.minimum(hi, 1.0), hi)
 
 
 def wilson_interval(g: GroupStats, confidence: float) -> tuple[np.ndarray, np.ndarray]:
@@ -157,15 +165,24 @@ def _group_stats(df: pd.DataFrame, positions: list[np.ndarray], res: pd.DataFram
         se = np.array([cluster_se(values_all[p], pd.factorize(codes_all[p])[0], mean[i])
                        for i, p in enumerate(positions)])
         df_t = G - 1
-    return GroupStats(n=n, mean=mean, se=se, df_t=df_t)
+        return GroupStats(n=n, mean=mean, se=se, df_t=df_t, n_clusters=G,
+                          binary=res["binary"].to_numpy(dtype=bool))
+    return GroupStats(n=n, mean=mean, se=se, df_t=df_t, binary=res["binary"].to_numpy(dtype=bool))
 
 
-def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None) -> np.ndarray:
-    """The interval of each group: ``auto`` resolved, 0/1 methods checked."""
+def _resolve_methods(res: pd.DataFrame, method: str, cluster: str | None,
+                     g: GroupStats) -> np.ndarray:
+    """The interval of each group: ``auto`` resolved, 0/1 methods checked, a cluster
+    bootstrap with few clusters warned about."""
     if method == "auto":
         if cluster:
-            return np.full(len(res), "bootstrap", dtype=object)
+            return np.asarray(np.where(g.n_clusters < FEW_CLUSTERS, "t", "bootstrap"), dtype=object)
         return np.asarray(np.where(res["binary"], "wilson", "t"), dtype=object)
+    if cluster and method in RESAMPLED_INTERVALS and (g.n_clusters < FEW_CLUSTERS).any():
+        warn_user(f"summarize(method={method!r}, cluster={cluster!r}): "
+                  f"{int(g.n_clusters.min())} clusters (fewer than {FEW_CLUSTERS}) in some groups; "
+                  "a cluster bootstrap interval under-covers with few clusters: use method='t' "
+                  "(cluster-robust, G - 1 df) or 'auto'", FewClustersWarning)
     if method in ("wilson", "clopper-pearson"):
         if cluster:
             raise ValueError(f"summarize: method={method!r} does not support cluster=; "
@@ -254,7 +271,11 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
         Segment columns; one row per (system, segment..., measure).
     method : {"auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"}
         Interval. ``"auto"`` is ``"wilson"`` for a binary (0/1-valued) group and
-        ``"t"`` for the others; with ``cluster`` it is ``"bootstrap"``. Whether a group
+        ``"t"`` for the others; with ``cluster`` it is ``"t"`` (cluster-robust) for a
+        group of fewer than 30 clusters (``resampling.FEW_CLUSTERS``) and
+        ``"bootstrap"`` (whole clusters) for the others; ``"bootstrap"`` or ``"bca"``
+        asked for with fewer than 30 clusters warns (``FewClustersWarning``): it
+        under-covers there. Whether a group
         (system, segment..., measure) is binary depends on its own values only, so a
         system's interval does not change when other systems are added to the table.
         ``"wilson"`` and ``"clopper-pearson"`` need binary values.
@@ -294,7 +315,9 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
       with ``p = mean`` (the spec's formula); with ``cluster``,
       ``se^2 = G / (G - 1) * sum_g (S_g - n_g mean)^2 / n^2`` (S_g = cluster sums).
     - ``t``: ``mean +- t_{1 - alpha/2, df} se`` with df = n - 1 (G - 1 with clusters);
-      ``normal``: ``mean +- z se`` (the Wald interval for binary measures).
+      ``normal``: ``mean +- z se`` (for binary measures the Wald interval, clipped to
+      [0, 1] as statsmodels' ``proportion_confint(method="normal")``: 1 of 2 gives
+      [0, 1], not [-0.193, 1.193]; Wilson, the ``auto`` choice, needs no clipping).
     - ``bootstrap``: percentiles alpha/2, 1 - alpha/2 of the means of ``n_resamples``
       resamples of the questions (the spec's "Ninja notes" interval); ``bca``: bias
       corrected and accelerated percentiles, as ``scipy.stats.bootstrap(method='BCa')``,
@@ -329,7 +352,7 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     keys = ["system", *by, "measure"]
     df, positions, res = _group_table(df, keys, known, cluster)
     g = _group_stats(df, positions, res, cluster)
-    methods = _resolve_methods(res, method, cluster)
+    methods = _resolve_methods(res, method, cluster, g)
     opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
     lo = np.full(len(res), np.nan)
     hi = np.full(len(res), np.nan)

@@ -17,21 +17,24 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestionsWarning
+from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProblem, UnpairedQuestionsWarning
 from evalframe.errors import warn as warn_user
 
 from .corrections import adjust_pvalues, tukey_pvalues
-from .effects import cohens_dz, wins_ties_losses
+from .effects import cohens_dz, dz_interval, wins_ties_losses
 from .resampling import (
     EXACT_MAX_N,
+    FEW_CLUSTERS,
     bca_ci,
     bootstrap_means,
+    bootstrap_t_statistics,
     cluster_se,
     cluster_sums,
     column_batches,
     jackknife_means,
     percentile_ci,
     same_question_sets,
+    sign_flip_interval,
     sign_flip_pvalues,
 )
 from .validation import (
@@ -59,7 +62,7 @@ from .validation import (
 )
 
 __all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS",
-           "adjusted_interval", "CI_ADJUSTMENTS"]
+           "adjusted_interval", "CI_ADJUSTMENTS", "ROUND_OFF"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,12 @@ class CompareOptions:
     cluster: str | None
     alternative: str = "two-sided"
     wilcoxon_method: str = "normal"
+
+
+#: a spread (sd of d, or the cluster se) at most this times mean(|d|) is float round-off
+#: of equal differences (0.19999999999999998, 0.2, ...) and counts as 0, as the
+#: randomisation test's guard counts ties at 1e-10 of sum(|d|)
+ROUND_OFF = 1e-10
 
 
 @dataclass
@@ -106,7 +115,13 @@ class PairedData:
         self.n = np.array([len(r) for r in self.rows], dtype=np.int64)
         self.ds = [xb - xa for xa, xb in zip(self.xa, self.xb)]
         self.diff = np.array([d.mean() if d.size else np.nan for d in self.ds])
-        self.sd = np.array([d.std(ddof=1) if d.size > 1 else np.nan for d in self.ds])
+        sd = np.array([d.std(ddof=1) if d.size > 1 else np.nan for d in self.ds])
+        self.sd = np.where(sd <= ROUND_OFF * self.scale, 0.0, sd)
+
+    @cached_property
+    def scale(self) -> np.ndarray:
+        """mean(|d|) per entry: the scale of the round-off guard."""
+        return np.array([np.abs(d).mean() if d.size else np.nan for d in self.ds])
 
     @property
     def k(self) -> int:
@@ -127,6 +142,7 @@ class PairedData:
                 return self.sd / np.sqrt(nf), nf - 1
         se = np.array([cluster_se(d, c, m) if d.size else np.nan
                        for d, c, m in zip(self.ds, self.codes, self.diff)])
+        se = np.where(se <= ROUND_OFF * self.scale, 0.0, se)
         return se, self.n_clusters.astype(np.float64) - 1
 
     def usable(self) -> np.ndarray:
@@ -255,24 +271,102 @@ def sign_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     return res
 
 
+def flip_units(data: PairedData, idx: np.ndarray, opts: CompareOptions,
+               ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The exchangeable units of a question set: sums of the differences per question (or
+    per cluster), the questions in each, and whether all 2**units sign flips are used."""
+    D = data.stacked(idx)
+    cl = None if data.codes is None else data.codes[idx[0]]  # same questions: same clusters
+    if cl is None:
+        U, sizes = D, np.ones(D.shape[0])
+    else:
+        U, sizes = cluster_sums(D, cl)
+    nu = U.shape[0]
+    use_exact = nu <= EXACT_MAX_N if opts.exact is None else bool(opts.exact)
+    if use_exact and nu > 30:
+        unit = "clusters" if cl is not None else "questions"
+        raise ValueError(f"compare: exact=True needs 2**n sign flips; n = {nu} {unit} "
+                         "is too many (max 30)")
+    return U, sizes, use_exact
+
+
 def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
     """Sign flips of the questions (or of whole clusters), all 2**n when exact."""
     res = TestOutcome.empty(data.k)
     for idx in data.question_sets:
         D = data.stacked(idx)
-        cl = None if data.codes is None else data.codes[idx[0]]  # same questions: same clusters
-        U = D if cl is None else cluster_sums(D, cl)[0]  # the exchangeable units
-        nu = U.shape[0]
-        use_exact = nu <= EXACT_MAX_N if opts.exact is None else bool(opts.exact)
-        if use_exact and nu > 30:
-            unit = "clusters" if cl is not None else "questions"
-            raise ValueError(f"compare: exact=True needs 2**n sign flips; n = {nu} {unit} "
-                             "is too many (max 30)")
+        U, _, use_exact = flip_units(data, idx, opts)
         res.p_value[idx], res.n_resamples[idx] = sign_flip_pvalues(
             U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact,
             alternative=opts.alternative)
         res.statistic[idx] = D.mean(axis=0)
     return res
+
+
+def studentized_draws(data: PairedData, idx: np.ndarray, opts: CompareOptions) -> np.ndarray:
+    """Sakai's (2006) bootstrap distribution of a question set: t* of resamples of the
+    centred differences ``w = d - mean(d)`` (H0 made true), drawn once per (entries,
+    n_resamples, seed) and shared by the test and its interval."""
+    key = ("t*", tuple(int(i) for i in idx), opts.n_resamples, opts.seed)
+    if key not in data.boots:
+        D = data.stacked(idx)
+        data.boots[key] = bootstrap_t_statistics(D - D.mean(axis=0), n_resamples=opts.n_resamples,
+                                                 seed=opts.seed)
+    return data.boots[key]
+
+
+def bootstrap_t_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
+    """Sakai's (2006) paired bootstrap test: ``t = mean(d) / (sd(d) / sqrt(n))`` against
+    the t* of B resamples of ``w = d - mean(d)``; ``p = (#{|t*| >= |t|} + 1) / (B + 1)``
+    (``t* >= t`` for "greater", ``t* <= t`` for "less")."""
+    res = TestOutcome.empty(data.k)
+    se, _ = data.se_df
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = np.where(se > 0, data.diff / se, np.sign(data.diff) * np.inf)
+    tstat = np.where((se == 0) & (data.diff == 0), 0.0, tstat)
+    B = opts.n_resamples
+    for idx in data.question_sets:
+        T = studentized_draws(data, idx, opts)
+        t = tstat[idx]
+        if opts.alternative == "greater":
+            b = (T >= t).sum(axis=0)
+        elif opts.alternative == "less":
+            b = (T <= t).sum(axis=0)
+        else:
+            b = (np.abs(T) >= np.abs(t)).sum(axis=0)
+        res.p_value[idx] = (b + 1) / (B + 1)
+        res.statistic[idx] = t
+        res.n_resamples[idx] = B
+    return res
+
+
+def bootstrap_t_ci(data: PairedData, opts: CompareOptions) -> tuple[np.ndarray, np.ndarray]:
+    """The interval that inverts :func:`bootstrap_t_test`: the shift delta is kept while
+    ``(#{|t*| >= |mean(d) - delta| / se} + 1) / (B + 1) >= 1 - confidence``, i.e.
+    ``mean(d) +- c se`` with c the r-th largest |t*|, ``r = ceil(alpha (B + 1) - 1)``
+    (the symmetric bootstrap-t interval); one-sided, the r-th largest t* ("greater") or
+    smallest ("less"). Infinite when B is too small for alpha."""
+    lo = np.full(data.k, np.nan)
+    hi = np.full(data.k, np.nan)
+    se, _ = data.se_df
+    B = opts.n_resamples
+    r = math.ceil((1 - opts.confidence) * (B + 1) - 1 - 1e-9)
+    for idx in data.question_sets:
+        T = studentized_draws(data, idx, opts)
+        m, s = data.diff[idx], se[idx]
+        if r <= 0:
+            lo[idx], hi[idx] = -np.inf, np.inf
+            continue
+        if opts.alternative == "two-sided":
+            c = -np.sort(-np.nan_to_num(np.abs(T), nan=-np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = m - c * s, m + c * s
+        elif opts.alternative == "greater":
+            c = -np.sort(-np.nan_to_num(T, nan=-np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = m - c * s, np.inf
+        else:
+            c = np.sort(np.nan_to_num(T, nan=np.inf), axis=0)[r - 1]
+            lo[idx], hi[idx] = -np.inf, m - c * s
+    return lo, hi
 
 
 def bootstrap_shift_pvalues(boot: np.ndarray, observed: np.ndarray, D: np.ndarray,
@@ -292,8 +386,9 @@ def bootstrap_shift_pvalues(boot: np.ndarray, observed: np.ndarray, D: np.ndarra
 
 PAIRED_TESTS: dict[str, PairedTest] = {
     "t": PairedTest("t", clustered=True, run=t_test),
-    "randomization": PairedTest("bootstrap", clustered=True, run=randomization_test),
+    "randomization": PairedTest("randomization", clustered=True, run=randomization_test),
     "bootstrap": PairedTest("bootstrap", clustered=True, from_bootstrap=bootstrap_shift_pvalues),
+    "bootstrap-t": PairedTest("bootstrap-t", clustered=False, run=bootstrap_t_test),
     "wilcoxon": PairedTest("t", clustered=False, run=wilcoxon_test),
     "sign": PairedTest("t", clustered=False, run=sign_test),
 }
@@ -312,6 +407,21 @@ def t_ci(data: PairedData, confidence: float) -> tuple[np.ndarray, np.ndarray]:
         tq = st.t.ppf(1 - (1 - confidence) / 2, df_t)
     lo[ok] = (data.diff - tq * se)[ok]
     hi[ok] = (data.diff + tq * se)[ok]
+    return lo, hi
+
+
+def randomization_ci(data: PairedData, opts: CompareOptions,
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The interval that inverts the randomisation test (``opts.alternative``, level
+    ``opts.confidence``): the same sign flips as the test, so it excludes 0 exactly
+    when the test's p is below ``1 - confidence`` (see ``resampling.sign_flip_interval``)."""
+    lo = np.full(data.k, np.nan)
+    hi = np.full(data.k, np.nan)
+    for idx in data.question_sets:
+        U, sizes, use_exact = flip_units(data, idx, opts)
+        lo[idx], hi[idx] = sign_flip_interval(
+            U, sizes, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact,
+            confidence=opts.confidence, alternative=opts.alternative)
     return lo, hi
 
 
@@ -347,7 +457,12 @@ def diff_interval(data: PairedData, opts: CompareOptions, test: PairedTest,
 
     One-sided (as scipy's ``ttest_rel(...).confidence_interval`` and ``bootstrap``): the
     bound of the two-sided interval at level ``2 confidence - 1``, the other end -inf
-    ("greater") or inf ("less")."""
+    ("greater") or inf ("less"). The randomisation interval inverts the one-sided test
+    itself (see ``randomization_ci``)."""
+    if opts.ci in ("randomization", "bootstrap-t"):
+        if test.from_bootstrap is not None:  # the bootstrap test's p-values still need their pass
+            bootstrap_pass(data, dataclasses.replace(opts, ci="none"), test, res)
+        return randomization_ci(data, opts) if opts.ci == "randomization" else bootstrap_t_ci(data, opts)
     if opts.alternative == "two-sided":
         return two_sided_interval(data, opts, test, res)
     lo, hi = two_sided_interval(
@@ -410,10 +525,13 @@ def adjusted_interval(data: PairedData, opts: CompareOptions, test: PairedTest, 
     their true differences with probability >= confidence); BH gets the
     false-coverage-rate intervals of Benjamini & Yekutieli (2005), at level
     ``1 - R (1 - confidence) / m`` with R the comparisons BH rejects (1 when none);
-    ``"none"`` keeps the unadjusted interval.  With the t interval and Bonferroni's
-    correction the adjusted interval excludes 0 exactly when ``p_adjusted < 1 -
-    confidence``; with Holm a Bonferroni interval that excludes 0 implies
-    significance (Holm rejects at least what Bonferroni does).
+    ``"none"`` keeps the unadjusted interval.  With an interval that inverts the test
+    (``t`` with the t-test, ``randomization`` with the randomisation test) the
+    Bonferroni interval excludes 0 exactly when Bonferroni's adjusted p is below
+    ``1 - confidence``.  Holm rejects at least what Bonferroni does, so a Holm
+    family's interval clear of 0 implies significance, but not the converse: a
+    Holm-significant difference can have an adjusted interval that touches or
+    crosses 0.
 
     Returns
     -------
@@ -471,6 +589,9 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
             raise ValueError(
                 f"compare: correction={correction!r} assumes independent questions and does "
                 "not support cluster=; use 'holm', 'bonferroni', 'bh' or 'none'")
+        if ci == "bootstrap-t":
+            raise ValueError("compare: ci='bootstrap-t' assumes independent questions and does "
+                             "not support cluster=; use 't', 'randomization', 'bootstrap' or 'bca'")
     return CompareOptions(test=test, ci=ci or PAIRED_TESTS[test].default_ci,
                           correction=correction, confidence=confidence,
                           n_resamples=n_resamples, seed=seed, exact=exact,
@@ -585,6 +706,21 @@ def _warn_dropped(data: PairedData) -> None:
             f"{data.systems[data.b[w]]}); see column n_dropped", UnpairedQuestionsWarning)
 
 
+def _warn_few_clusters(data: PairedData, opts: CompareOptions) -> None:
+    """A cluster bootstrap (test or interval) with fewer than FEW_CLUSTERS clusters."""
+    if data.codes is None or not data.k:
+        return
+    boot = [w for w, on in (("test='bootstrap'", opts.test == "bootstrap"),
+                            (f"ci={opts.ci!r}", opts.ci in ("bootstrap", "bca"))) if on]
+    few = data.n_clusters[data.usable()] if data.usable().any() else np.array([], dtype=np.int64)
+    if boot and few.size and few.min() < FEW_CLUSTERS:
+        warn_user(f"compare({', '.join(boot)}, cluster={opts.cluster!r}): {int(few.min())} clusters "
+                  f"(fewer than {FEW_CLUSTERS}); the cluster bootstrap rejects too often and its "
+                  "interval under-covers with few clusters: use test='t' (cluster-robust, G - 1 df) "
+                  "or test='randomization' (exact sign flips of the clusters up to 20)",
+                  FewClustersWarning)
+
+
 def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
                         res: TestOutcome, ci: tuple[np.ndarray, np.ndarray],
                         padj: np.ndarray, used: np.ndarray) -> pd.DataFrame:
@@ -613,6 +749,11 @@ def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
     out["alternative"] = opts.alternative
     out["correction"] = used.astype(str) if k else pd.Series([], dtype=str)
     out["effect_size"] = cohens_dz(data.diff, data.sd)
+    # its interval: the noncentral t of iid questions (NaN with clusters of several questions)
+    dz = out["effect_size"].to_numpy()
+    if opts.cluster is not None:
+        dz = np.where(data.n_clusters == data.n, dz, np.nan)
+    out["effect_size_low"], out["effect_size_high"] = dz_interval(dz, data.n, opts.confidence)
     out["wins"], out["ties"], out["losses"] = wins, ties, losses
     out["confidence"] = float(opts.confidence)
     resampling = res.n_resamples > 0
@@ -638,22 +779,26 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     baseline : str, optional
         Compare this system (always ``system_a``) with every other system. Without it,
         every pair, ``system_a`` before ``system_b`` in order of first appearance.
-    test : {"t", "randomization", "bootstrap", "wilcoxon", "sign"}
+    test : {"t", "randomization", "bootstrap", "bootstrap-t", "wilcoxon", "sign"}
         Paired test (see Notes for each null hypothesis).
     correction : {"holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"}, optional
         Multiple-comparison adjustment over the family of comparisons of one measure
         (and segment). Default: ``"holm"`` when the family has several comparisons,
         ``"none"`` for a single one.
-    ci : {"t", "bootstrap", "bca", "none"}, optional
-        Interval of ``diff``. Default: ``"bootstrap"`` (percentile) for the
-        randomisation and bootstrap tests, ``"t"`` otherwise.
+    ci : {"t", "randomization", "bootstrap", "bca", "none"}, optional
+        Interval of ``diff``. Default: ``"randomization"`` (the interval that inverts
+        the randomisation test, with its sign flips) for the randomisation test,
+        ``"bootstrap"`` (percentile) for the bootstrap test, ``"t"`` otherwise. The
+        default of the t and randomisation tests is the inversion of the test itself, so
+        the interval excludes 0 exactly when ``p_value < 1 - confidence``.
     by : str or list of str, optional
         Segment columns; comparisons are made within each segment.
     n_resamples, seed : int
         Resamples and seed of the randomisation test, the bootstrap and the randomised
         Tukey HSD.
     confidence : float
-        Confidence level of the interval (and of Tukey's simultaneous intervals).
+        Confidence level of the interval (and of the adjusted intervals' family; Tukey
+        corrections adjust the p-values only: their adjusted interval is Bonferroni's).
     exact : bool, optional
         Randomisation test: enumerate all 2**n sign flips (default when n <= 20; with
         ``cluster``, all 2**G flips of the G clusters, default when G <= 20).
@@ -678,15 +823,20 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         question, is then the independent unit: the bootstrap (interval and test)
         resamples whole clusters, the randomisation test flips the signs of whole
         clusters, and ``t`` (test and interval) uses the cluster-robust standard error
-        with G - 1 degrees of freedom (see Notes). ``wilcoxon``, ``sign``, ``tukey``
-        and ``randomized-tukey`` assume independent questions and raise ValueError.
+        with G - 1 degrees of freedom (see Notes). ``bootstrap-t``, ``wilcoxon``,
+        ``sign``, ``tukey`` and ``randomized-tukey`` assume independent questions and
+        raise ValueError. With fewer than 30 clusters the cluster bootstrap (test or
+        interval) warns (``FewClustersWarning``): use ``t`` or ``randomization``.
     adjusted_ci : bool
         Also give the interval adjusted for the family as the p-values are
         (columns ``ci_low_adjusted, ci_high_adjusted, ci_adjustment`` after
         ``ci_method``): Bonferroni-simultaneous for Holm, Bonferroni and Tukey,
         Benjamini-Yekutieli's false-coverage-rate interval for BH, the unadjusted
         one for ``"none"`` (see ``adjusted_interval``).  ``ci_low, ci_high``
-        stay the unadjusted (per-comparison) interval.
+        stay the unadjusted (per-comparison) interval. Use the ``"t"`` or
+        ``"randomization"`` interval for it at small n: the percentile bootstrap at
+        level ``1 - 0.05 / m`` under-covers (0.86 for all five at n = 15;
+        ``benchmarks/sim_coverage.py``).
 
     Returns
     -------
@@ -714,6 +864,9 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         alternative         str, "two-sided", "greater" or "less"
         correction          str, as applied
         effect_size         float, Cohen's d_z = mean(d) / sd(d)
+        effect_size_low,    float, its two-sided ``confidence`` interval, inverting the
+        effect_size_high    noncentral t (``effects.dz_interval``); NaN with clusters
+                            of several questions
         wins, ties, losses  int, questions where b > a, tie, b < a
         confidence          float
         n_resamples         Int64, resamples used (2**n when exact); <NA> if none
@@ -729,10 +882,21 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     - ``randomization``: H0: the two systems are exchangeable on each question (the
       distribution of each d_i is symmetric about 0). Statistic mean(d); sign flips,
       all 2**n when exact, else B seeded random ones with ``p = (b + 1) / (B + 1)``.
+      Its interval (``ci="randomization"``) is every shift delta the same test does
+      not reject for ``d - delta`` (same sign flips, ``p >= 1 - confidence``): a sign
+      vector keeping questions K and flipping F is at least as extreme exactly when
+      delta lies between the means of d over K and over F, so the ends are order
+      statistics of those means (``resampling.sign_flip_interval``).
     - ``bootstrap``: resample the n questions with replacement; the interval is the
       percentile interval of mean(d*), and the test uses the shift method,
       ``p = (#{|mean(d*) - mean(d)| >= |mean(d)|} + 1) / (B + 1)``. It is liberal
       (rejects too often) at small n, since the bootstrap distribution is too narrow.
+    - ``bootstrap-t``: Sakai's (SIGIR 2006) paired bootstrap test, studentized: statistic
+      ``t = mean(d) / (sd(d) / sqrt(n))``; B resamples of ``w = d - mean(d)`` (H0 made
+      true) give ``t*``; ``p = (#{|t*| >= |t|} + 1) / (B + 1)`` (Sakai: ``#/B``). Its
+      interval (``ci="bootstrap-t"``, the default) inverts it: ``mean(d) +- c se``
+      with c the ``ceil(alpha (B + 1) - 1)``-th largest ``|t*|`` (the symmetric bootstrap-t
+      interval). Questions only (no ``cluster``).
     - ``wilcoxon``: H0: d symmetric about 0 (median 0); zero differences dropped; normal
       approximation with tie and continuity correction, as R's ``wilcox.test``.
     - ``sign``: H0: P(b > a) = P(b < a); binomial test on wins vs losses (ties dropped).
@@ -818,6 +982,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     systems, pairs = _systems_and_pairs(df, baseline)
     data = paired_data(df, systems, pairs, [*by, "measure"], cluster, known=known)
     _warn_dropped(data)
+    _warn_few_clusters(data, opts)
     spec = PAIRED_TESTS[opts.test]
     res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)
     interval = diff_interval(data, opts, spec, res)

@@ -26,17 +26,17 @@ __all__ = [
 ]
 
 SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
-TestName = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign"]
+TestName = Literal["t", "randomization", "bootstrap", "bootstrap-t", "wilcoxon", "sign"]
 Correction = Literal["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"]
-CiMethod = Literal["t", "bootstrap", "bca", "none"]
+CiMethod = Literal["t", "randomization", "bootstrap", "bootstrap-t", "bca", "none"]
 PValueAdjustment = Literal["holm", "bonferroni", "bh", "none"]
 Alternative = Literal["two-sided", "greater", "less"]
 WilcoxonMethod = Literal["exact", "normal"]
 
 SUMMARY_METHODS = ("auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson")
-TESTS = ("t", "randomization", "bootstrap", "wilcoxon", "sign")
+TESTS = ("t", "randomization", "bootstrap", "bootstrap-t", "wilcoxon", "sign")
 CORRECTIONS = ("holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey")
-CI_METHODS = ("t", "bootstrap", "bca", "none")
+CI_METHODS = ("t", "randomization", "bootstrap", "bootstrap-t", "bca", "none")
 ADJUSTMENTS = ("holm", "bonferroni", "bh", "none")
 ALTERNATIVES = ("two-sided", "greater", "less")
 WILCOXON_METHODS = ("exact", "normal")
