@@ -61,7 +61,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import Chunkings, Duplicates
+from .engine import Chunkings, Duplicates, doc_summary, every_system_unjudged, refuse_foreign_run
 from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
                                question_fingerprints)
 from .errors import EvalframeInputError, InputProblem
@@ -475,6 +475,11 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
     if mapping is None:
         judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
         records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden, judged))
+    if mapping is None and chunkings is None and every_system_unjudged(records, systems):  # as in memory: one pass
+        docs = golden["doc_id"].compute() if is_dask_frame(golden) else golden["doc_id"]
+        value_set = id_set(ids_to_str(docs).unique())
+        refuse_foreign_run(dask.compute(*[dask.delayed(doc_summary)(p, value_set) for p in run["doc_id"].to_delayed()]),
+                           docs)
     if warn:
         warn_diagnostics(records, rel)
     meta = summaries[0].table  # the table's columns, no row

@@ -72,7 +72,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import Chunkings, Duplicates, carried_chunkings
+from .engine import (Chunkings, Duplicates, carried_chunkings, doc_summary, every_system_unjudged,
+                     refuse_foreign_run)
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
@@ -1003,6 +1004,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     c = bucketed if golden is None else golden_conflicts
     asm.whole += conflicts_record(c)  # as engine.with_conflicts records it, once
     table, diag, records = asm.result()
+    if (golden is not None and conv["rollup"] is None and chunkings is None
+            and every_system_unjudged(records, systems)):  # as in memory: one more pass over doc_id
+        value_set = id_set(ids_to_str(golden.frame["doc_id"]).unique())
+        refuse_foreign_run((doc_summary(t.column("doc_id").to_pandas(), value_set) for t in reader.batches(1 << 20)),
+                           golden.frame["doc_id"])
     if warn:
         warn_diagnostics(records, rel)
     return table, diag

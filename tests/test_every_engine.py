@@ -86,3 +86,34 @@ def test_every_engine_gives_the_in_memory_answer(engine, case, tmp_path, request
     pd.testing.assert_frame_equal(got[1], want[1])
     assert w_got == w_want
     assert len(want[1])  # the cases carry diagnostics to compare
+
+
+def _foreign():
+    """A run whose 150 documents are none of the golden set's 40 (another id scheme)."""
+    rng = np.random.default_rng(5)
+    run = pd.DataFrame({"system": np.repeat(["a", "b"], 300), "query_id": np.tile(np.repeat([f"q{i}" for i in range(30)], 10), 2),
+                        "doc_id": [f"other-{i}" for i in rng.integers(0, 150, 600)], "score": rng.random(600)})
+    run = run.drop_duplicates(["system", "query_id", "doc_id"]).reset_index(drop=True)
+    qrels = pd.DataFrame({"query_id": [f"q{i % 30}" for i in range(40)], "doc_id": [f"d{i}" for i in range(40)],
+                          "relevance": 1})
+    return run, qrels
+
+
+@pytest.mark.parametrize("engine", ["streaming-grouped", "streaming-shuffled", "dask", "spark"])
+def test_a_run_sharing_no_document_with_the_golden_set_is_the_same_input_error(engine, tmp_path, request):
+    run, qrels = _foreign()
+    with pytest.raises(ef.EvalframeInputError) as want:
+        ef.evaluate(run, qrels, ["R@5"])
+    with pytest.raises(ef.EvalframeInputError) as got, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if engine.startswith("streaming"):
+            _streamed(run, qrels, ["R@5"], {}, tmp_path / "run", engine.split("-")[1])
+        elif engine == "dask":
+            import dask.dataframe as dd
+            request.getfixturevalue("cluster")
+            ef.evaluate(dd.from_pandas(run, npartitions=3), qrels, ["R@5"])
+        else:
+            ef.evaluate(request.getfixturevalue("spark").createDataFrame(run), qrels, ["R@5"])
+    if engine != "streaming-shuffled":  # the examples are the run's first documents: a shuffled copy has others
+        assert str(got.value) == str(want.value)
+    assert "no retrieved document of any system is a document of the golden set" in str(got.value)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
            "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
-           "refuse_foreign_ids", "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
+           "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
+           "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
            "Duplicates"]
 
 import os
@@ -659,7 +660,46 @@ def refuse_foreign_ids(J: Judged) -> None:
     share no document: the two tables speak of different documents."""
     if "foreign_ids" not in J.cache:
         return
-    run_ex, golden_ex = J.cache["foreign_ids"]
+    _foreign(*J.cache["foreign_ids"])
+
+
+def every_system_unjudged(records, systems: list) -> bool:
+    """Whether merged records say that no system retrieves a judged document (every one has a
+    ``system_without_judged_documents`` record): when an engine that evaluated in parts looks
+    for :func:`refuse_foreign_run`'s error (the in-memory engine checks it on the whole run)."""
+    flagged = {r.system for r in records if r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS
+               and r.action != HAS_JUDGED}
+    return bool(systems) and all(s_ in flagged for s_ in systems)
+
+
+def doc_summary(doc_ids: pd.Series, golden_docs) -> tuple[bool, list]:
+    """What :func:`refuse_foreign_run` needs of one piece of a run: whether any of its
+    document ids (cleaned as ``ids_to_str`` cleans them) is one of
+    ``golden_docs`` (an :func:`~evalframe.ranking.id_set`), and its first
+    ``FOREIGN_MIN_RUN_DOCS`` distinct ids in order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    ids = pa.array(ids_to_str(doc_ids.reset_index(drop=True)).to_numpy(dtype=object), pa.large_string())
+    hit = bool(len(ids)) and pc.any(pc.is_in(ids, value_set=golden_docs)).as_py()
+    return bool(hit), pc.unique(ids)[:FOREIGN_MIN_RUN_DOCS].to_pylist()
+
+
+def refuse_foreign_run(summaries, golden_doc_ids: pd.Series) -> None:
+    """The input error of :func:`refuse_foreign_ids` for an engine that evaluated a run in
+    parts: ``summaries`` are :func:`doc_summary` of the run's pieces, in the run's order;
+    the same thresholds (``FOREIGN_MIN_RUN_DOCS``, ``FOREIGN_MIN_GOLDEN_DOCS``) and
+    the same examples as in memory."""
+    golden = pd.unique(ids_to_str(pd.Series(golden_doc_ids).reset_index(drop=True)).to_numpy(dtype=object))
+    summaries = list(summaries)
+    if len(golden) < FOREIGN_MIN_GOLDEN_DOCS or any(hit for hit, _ in summaries):
+        return
+    docs = pd.unique(np.array([d for _, first in summaries for d in first], dtype=object))
+    if len(docs) < FOREIGN_MIN_RUN_DOCS:
+        return  # each piece gave all its distinct ids or a hundred: fewer here are all of them
+    _foreign(list(docs[:3]), list(golden[:3]))
+
+
+def _foreign(run_ex: list, golden_ex: list) -> None:
     raise EvalframeInputError("run", [InputProblem(
         f"no retrieved document of any system is a document of the golden set (run documents e.g. {run_ex}, "
         f"golden-set documents e.g. {golden_ex})",

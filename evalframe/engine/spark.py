@@ -22,7 +22,7 @@ from ..measures.custom import shipped
 from ..ranking import (Missing, Ties, clear_judged_elsewhere, diagnostics_table, id_set, systems_judged,
                        warn_diagnostics)
 from ..schema import Conflicts, ids_to_str
-from . import Chunkings, Duplicates
+from . import Chunkings, Duplicates, doc_summary, every_system_unjudged, refuse_foreign_run
 from .partition import GoldenIndex, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
@@ -204,9 +204,27 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
         judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
         records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(run, flagged, golden, judged,
                                                                                     spark))
+    if rollup is None and chunkings is None and every_system_unjudged(records, systems):  # as in memory
+        plan = _broadcast(spark, id_set(ids_to_str(golden["doc_id"]).unique()))
+        found = run.select("doc_id", _ROW).mapInArrow(_doc_summaries(plan), "hit boolean, first array<string>, "
+                                                                         "at long").collect()
+        refuse_foreign_run([(r["hit"], list(r["first"])) for r in sorted(found, key=lambda r: r["at"])],
+                           golden["doc_id"])
     if warn:
         warn_diagnostics(records, rel)
     return table, diagnostics_table(records)
+
+
+def _doc_summaries(plan):
+    def task(batches):
+        import pyarrow.compute as pc
+        value_set = _plan(plan)
+        for b in batches:
+            if b.num_rows:
+                hit, first = doc_summary(b.column(0).to_pandas(), value_set)
+                yield pa.record_batch({"hit": [hit], "first": pa.array([first], pa.list_(pa.string())),
+                                       "at": [pc.min(b.column(1)).as_py()]})
+    return task
 
 
 def _spark_schema(schema, F):
