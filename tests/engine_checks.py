@@ -3,11 +3,16 @@ the same inputs (tables sorted when an engine's rows come in partition order, th
 warnings), with the warning cases built the same way."""
 from __future__ import annotations
 
+import os
 import warnings
 
+import numpy as np
 import pandas as pd
+import pytest
 
 import evalframe as ef
+from evalframe import streaming
+from evalframe.evaluate import evaluate_with_diagnostics
 
 
 def sorted_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -35,3 +40,16 @@ def with_warnings(ds):
     extra = runs[runs.system.eq(systems[0]) & runs.query_id.isin(qs[:2])].assign(
         query_id=lambda d: "runonly-" + d.query_id)
     return pd.concat([runs[~drop & ~few], extra], ignore_index=True)
+
+
+def streamed(rows: pd.DataFrame, qrels, measures, directory, *, files: int = 3, parts: int = 3, **kw):
+    """``evaluate_with_diagnostics`` of ``rows`` written as ``files`` Parquet files to
+    ``directory`` and streamed in partitions of about ``len(rows) / parts`` rows (the
+    planner's floor for real budgets is far above these runs: patched)."""
+    os.makedirs(directory, exist_ok=True)
+    for i, at in enumerate(np.array_split(np.arange(len(rows)), files)):
+        rows.iloc[at].to_parquet(os.path.join(directory, f"part-{i}.parquet"), index=False)
+    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(rows) // parts
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(4, len(rows) // parts))
+        return evaluate_with_diagnostics(str(directory), qrels, measures, memory_budget=budget, **kw)

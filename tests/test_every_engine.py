@@ -6,7 +6,6 @@ engine's rows come in partition order), the same diagnostics and the same warnin
 (Each engine's own tests go further: a Dask worker killed mid-run, budgets, spills...)"""
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -14,9 +13,9 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from evalframe import datasets, streaming
+from evalframe import datasets
 from evalframe.evaluate import evaluate_with_diagnostics
-from engine_checks import caught, sorted_table, with_warnings
+from engine_checks import caught, sorted_table, streamed, with_warnings
 
 MEASURES = ["R@5", "nDCG@10", "AP", "RR", "bpref", "Judged@10"]
 SPAN_MEASURES = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=200)"]
@@ -49,13 +48,7 @@ def cluster():
 def _streamed(run, qrels, measures, kw, tmp_path, layout):
     rows = run.sort_values("query_id", kind="stable") if layout == "grouped" else run.sample(
         frac=1, random_state=3)
-    os.makedirs(tmp_path, exist_ok=True)
-    for i, at in enumerate(np.array_split(np.arange(len(rows)), 4)):
-        rows.iloc[at].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + streaming.BYTES_PER_ROW * len(run) // 2
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(8, len(run) // 5))  # about 5 parts
-        got = caught(lambda: evaluate_with_diagnostics(str(tmp_path), qrels, measures, memory_budget=budget, **kw))
+    got = caught(lambda: streamed(rows, qrels, measures, tmp_path, files=4, parts=5, **kw))
     return got, rows.reset_index(drop=True)
 
 

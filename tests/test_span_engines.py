@@ -4,7 +4,6 @@ per-question values and the same diagnostics (issue 27 on every engine, over iss
 partition contract)."""
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
@@ -12,8 +11,8 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from evalframe import streaming
 from evalframe.evaluate import evaluate_with_diagnostics
+from engine_checks import sorted_table, streamed as stream_parts
 from test_spans import random_case
 
 dd = pytest.importorskip("dask.dataframe")
@@ -30,18 +29,9 @@ def in_memory(run, qrels, chunks, measures=MEASURES, **kw):
 
 
 def streamed(run, qrels, chunks, tmp_path, *, parts: int = 3, measures=MEASURES, **kw):
-    """Streamed from Parquet files in partitions of about ``len(run) / parts`` rows (the
-    planner's floor for real budgets is far above these runs: patched)."""
-    rows = run
-    os.makedirs(tmp_path / "run", exist_ok=True)
-    for i, at in enumerate(np.array_split(np.arange(len(rows)), 3)):
-        rows.iloc[at].to_parquet(tmp_path / "run" / f"part-{i}.parquet", index=False)
-    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(run) // parts
-    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
-        mp.setattr(streaming, "plan_batch_rows", lambda *a, **k: max(4, len(run) // parts))
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate_with_diagnostics(str(tmp_path / "run"), qrels, measures, chunks=chunks,
-                                         memory_budget=budget, **kw)
+        return stream_parts(run, qrels, measures, tmp_path / "run", parts=parts, chunks=chunks, **kw)
 
 
 def on_dask(run, qrels, chunks, partitions: int = 3, measures=MEASURES, **kw):
@@ -52,12 +42,8 @@ def on_dask(run, qrels, chunks, partitions: int = 3, measures=MEASURES, **kw):
         return table.compute(), diag
 
 
-def by_key(table):
-    return table.sort_values(["system", "query_id", "measure"]).reset_index(drop=True)
-
-
 def same(got, want, *, ordered: bool):
-    a, b = (got[0], want[0]) if ordered else (by_key(got[0]), by_key(want[0]))
+    a, b = (got[0], want[0]) if ordered else (sorted_table(got[0]), sorted_table(want[0]))
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(got[1], want[1])
 

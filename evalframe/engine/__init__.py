@@ -216,10 +216,8 @@ def resolve_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERL
     of_system = None if not isinstance(chunks, Mapping) else {
         s_: keys.index(key) for key, names in groups.items() for s_ in names}
     resolved = Chunkings([tables[key] for key in keys], of_system, spans, min_overlap)
-    if spans is not None and systems is not None:  # else checked for the run's systems (for_systems)
-        for table in resolved.tables:
-            check_chunk_documents(table, spans)
-    return resolved, spans
+    # the run's systems known: checked now; else by the engine once it knows them (for_systems)
+    return (resolved.for_systems(systems) if systems is not None else resolved), spans
 
 
 def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP, rel: int = 1,
@@ -274,10 +272,7 @@ def carried_chunkings(carried: pd.DataFrame, spans: pd.DataFrame | None,
               for _, part in by_system]
     resolved = Chunkings(tables, None if "system" not in carried else {s_: i for i, (s_, _) in enumerate(by_system)},
                          spans, check_min_overlap(min_overlap, "evaluate"))
-    if spans is not None:
-        for table in tables:
-            check_chunk_documents(table, spans)
-    return resolved
+    return resolved.for_systems([s_ for s_, _ in by_system])
 
 
 def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems: list | None, rel: int,

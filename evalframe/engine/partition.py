@@ -216,11 +216,15 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
                 conflicts=conflicts, rollup=rollup, systems=within)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
-    not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
-    silent = [s for s in systems if not_in_run.get(s, 0) == J.n_queries]
-    return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), silent, resolved,
+    return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
                       J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
                       unit=UNIT if rollup is not None else None)
+
+
+def _silent(J, systems: list) -> list:
+    """The systems of ``systems`` that answer none of ``J``'s golden-set questions."""
+    not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
+    return [s for s in systems if not_in_run.get(s, 0) == J.n_queries]
 
 
 def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure],
@@ -242,8 +246,7 @@ def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms:
         values.append(compute(J, ms))
         if sizes_compared(systems, ms):
             tokens.update(token_counts(J))
-        not_in_run = {r.system: r.count for r in J.records if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN}
-        silent.update(s for s in names if not_in_run.get(s, 0) == J.n_queries)
+        silent.update(_silent(J, names))
     table = pd.concat(groups, ignore_index=True) if len(groups) > 1 else groups[0]
     values = np.concatenate(values) if len(values) > 1 else values[0]
     if len(groups) > 1 and "system" in table:  # systems in the run's order, as the in-memory engine orders them

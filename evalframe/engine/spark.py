@@ -184,7 +184,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
                                                                    (_SUMMARY, pa.binary())]
     schema = pa.schema(names)
     plan = _broadcast(spark, (held, golden_bucket, systems, ms, opts, schema))
-    keyed = run.mapInArrow(_with_bucket(n), _spark_schema(run.schema, F))
+    keyed = run.mapInArrow(_with_bucket(n), _spark_schema(run.schema))
     ddl = ", ".join(f"{name} {'double' if t == pa.float64() else 'binary' if t == pa.binary() else 'string'}"
                     for name, t in names)
     result = keyed.groupBy(_BUCKET).applyInArrow(_evaluate_bucket(plan), ddl).persist()
@@ -227,7 +227,7 @@ def _doc_summaries(plan):
     return task
 
 
-def _spark_schema(schema, F):
+def _spark_schema(schema):
     from pyspark.sql.types import LongType, StructField, StructType
     return StructType(list(schema.fields) + [StructField(_BUCKET, LongType(), False)])
 
