@@ -311,7 +311,7 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             f"{int(dup.sum())} rows repeat a (system, question, measure) and would be counted twice",
             "pass evaluate()'s table once (drop duplicated rows, e.g. after a merge with segments)",
             per_question.loc[dup].head(5).to_string())])
-    values = per_question["value"].to_numpy(dtype=np.float64)
+    values = _numeric_values(per_question)
     _refuse_non_finite(per_question, values)
     n_groups = len(first)
     out = per_question[keys].iloc[first].reset_index(drop=True)  # groups in order of first appearance
@@ -366,6 +366,21 @@ def _repeated(group: np.ndarray, query: np.ndarray, n_groups: int) -> np.ndarray
     if n_groups * n_q <= 4 * len(key) + 1_000_000:
         return np.bincount(key, minlength=n_groups * n_q)[key] > 1
     return pd.Series(key).duplicated(keep=False).to_numpy()
+
+
+def _numeric_values(per_question: pd.DataFrame) -> np.ndarray:
+    """The ``value`` column as float64 (numbers written as text are read); a value that is
+    not a number is an input error listing the rows."""
+    v = per_question["value"]
+    if pd.api.types.is_numeric_dtype(v.dtype) and v.dtype.kind != "c":  # booleans count as 0 and 1
+        return v.to_numpy(dtype=np.float64, na_value=np.nan)
+    num = pd.to_numeric(v, errors="coerce") if v.dtype.kind != "c" else pd.Series(np.nan, index=v.index)
+    bad = (num.isna() & v.notna()).to_numpy() | (v.dtype.kind == "c")
+    if bad.any():
+        raise EvalframeInputError("per-question table", [InputProblem(
+            f"{int(bad.sum())} rows have a value that is not a number (e.g. {v[bad].iloc[0]!r})",
+            "pass evaluate()'s table, whose values are numbers", per_question.loc[bad].head(5).to_string())])
+    return num.to_numpy(dtype=np.float64, na_value=np.nan)
 
 
 def _refuse_non_finite(per_question: pd.DataFrame, values: np.ndarray) -> None:

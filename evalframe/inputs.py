@@ -166,6 +166,16 @@ def _is_list_column(s: pd.Series) -> bool:
     return i is not None and isinstance(s.loc[i], (list, tuple, np.ndarray))
 
 
+def _not_lists(s: pd.Series) -> np.ndarray | None:
+    """Rows of a list column (an object column whose first value is a list) that are
+    neither a list nor missing, or None when there is none (looked for only once Arrow
+    has refused the column)."""
+    if s.dtype != object:
+        return None
+    bad = ~s.map(lambda v: isinstance(v, (list, tuple, np.ndarray)), na_action="ignore").fillna(True).to_numpy(dtype=bool)
+    return bad if bad.any() else None
+
+
 def _list_array(s: pd.Series):
     import pyarrow as pa
     arr = pa.array(s) if isinstance(s.dtype, pd.ArrowDtype) else pa.array(s.to_numpy(dtype=object),
@@ -184,7 +194,19 @@ def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
     if len(docs) != 1 or not _is_list_column(df[docs[0]]):
         return df
     import pyarrow.compute as pc
-    arr = _list_array(df[docs[0]])
+    import pyarrow as pa
+    try:
+        arr = _list_array(df[docs[0]])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        mixed = _not_lists(df[docs[0]])
+        if mixed is None:
+            raise
+        problems.append(InputProblem(
+            f"the {docs[0]!r} column mixes lists of documents with {int(mixed.sum())} rows that are not lists "
+            f"(e.g. {df.loc[mixed, docs[0]].iloc[0]!r})",
+            "give every row a list (['d3'] for one document), or one document per row without lists",
+            df.loc[mixed].head(5).to_string(max_colwidth=40)))
+        return df
     lengths = _lengths(arr)
     parents = pc.list_parent_indices(arr).to_numpy()
     starts = np.cumsum(lengths) - lengths

@@ -84,8 +84,37 @@ def local_path(source: str | os.PathLike, what: str) -> Path:
     return Path(text)
 
 
-def _decompress(data: bytes) -> bytes:
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+def _decompress(data: bytes, what: str, path: str) -> bytes:
+    """The file's bytes, gunzipped when they start with gzip's magic bytes; a damaged
+    or doubly compressed file is an input error naming it."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    import zlib
+    try:
+        out = gzip.decompress(data)
+    except (EOFError, OSError, zlib.error) as e:
+        raise EvalframeInputError(what, [InputProblem(
+            f"{path}: not a readable gzip file ({e})",
+            "the file is damaged or was cut short: check it with 'gzip -t', or copy it again")]) from None
+    if out[:2] == b"\x1f\x8b":
+        raise EvalframeInputError(what, [InputProblem(
+            f"{path}: the file is gzip-compressed twice", "decompress it once ('gunzip' it, then read the .gz left)")])
+    return out
+
+
+def _os_problem(path: Path, what: str, e: OSError) -> EvalframeInputError:
+    """An input error naming the path for a file that cannot be opened (not a missing one)."""
+    if isinstance(e, IsADirectoryError):
+        return EvalframeInputError(what, [InputProblem(
+            f"{str(path)!r} is a directory with no Parquet file in it, not a file",
+            "pass the file inside it; a directory is read as a Parquet dataset (its .parquet files)")])
+    return EvalframeInputError(what, [InputProblem(f"{str(path)!r} cannot be read: {e.strerror or e}",
+                                                   "check the path (a broken or looping link?) and its permissions")])
+
+
+def _parquet_directory(path: Path) -> bool:
+    """Whether ``path`` is a directory holding Parquet files (a dataset pandas reads whole)."""
+    return path.is_dir() and any(f.suffix.lower() in (".parquet", ".pq") for f in path.rglob("*") if f.is_file())
 
 
 #: Format extensions dropped from a run file's name to name its system (after ``.gz``).
@@ -113,15 +142,17 @@ def system_name(path: str | os.PathLike) -> str:
     return stem or name
 
 
-def _read_bytes(path: Path, filesystem: FileSystem | None = None) -> bytes:
+def _read_bytes(path: Path, what: str, filesystem: FileSystem | None = None) -> bytes:
     if filesystem is not None:
         with _open_remote(filesystem, str(path)) as fh:
-            return _decompress(fh.read())
+            return _decompress(fh.read(), what, str(path))
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {str(path)!r}") from None
-    return _decompress(data)
+    except OSError as e:
+        raise _os_problem(path, what, e) from None
+    return _decompress(data, what, str(path))
 
 
 def _open_remote(filesystem: FileSystem, path: str):
@@ -410,19 +441,19 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
     A TREC run's columns named in ``drop`` are left out (never converted)."""
     name = _strip_ext(path)
     what = "golden set (qrels)" if kind == "qrels" else "run"
-    if data is None and name.endswith((".parquet", ".pq")):
+    if data is None and (name.endswith((".parquet", ".pq")) or (filesystem is None and _parquet_directory(path))):
         import pyarrow.fs as pafs
         # an explicit filesystem: pandas never resolves the path string itself
         return pd.read_parquet(str(path), filesystem=filesystem if filesystem is not None else pafs.LocalFileSystem())
     if data is None:
-        data = _read_bytes(path, filesystem)
+        data = _read_bytes(path, what, filesystem)
     else:
-        data = _decompress(data)
+        data = _decompress(data, what, str(path))
     if data[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
         return pd.read_parquet(_io.BytesIO(data))
     try:
         if name.endswith((".jsonl", ".ndjson")):
-            return pd.read_json(_io.StringIO(data.decode(encoding)), lines=True, dtype=False)
+            return _read_jsonl(data.decode(encoding), what, str(path))
         if name.endswith(".json"):
             import json
             return _from_mapping(json.loads(data.decode(encoding)), kind)
@@ -465,6 +496,33 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
         "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
 
 
+def _read_jsonl(text: str, what: str, path: str) -> pd.DataFrame:
+    """JSON lines into a table: pandas' reader, or, where it fails (a damaged line, an
+    integer beyond 64 bits), Python's, which names the first bad line; integers of any
+    size are kept exactly (ids become their decimal text)."""
+    try:
+        return pd.read_json(_io.StringIO(text), lines=True, dtype=False)
+    except ValueError:
+        pass
+    import json
+    records = []
+    for i, line in enumerate(text.splitlines(), 1):  # only when pandas' reader failed
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise EvalframeInputError(what, [InputProblem(
+                f"{path}: line {i} is not valid JSON ({e.msg}, column {e.colno}): {line[:120]!r}",
+                "each line of a JSON lines file is one complete object; the file may have been cut short")]) from None
+        if not isinstance(record, dict):
+            raise EvalframeInputError(what, [InputProblem(
+                f"{path}: line {i} is a JSON {type(record).__name__}, not an object: {line[:120]!r}",
+                'each line is one object: {"query_id": ..., "doc_id": ..., ...}')])
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
 def is_diversity_qrels(df: pd.DataFrame) -> bool:
     """Whether a 4-column TREC qrels table is a diversity one (TREC Web's
     ``query_id subtopic doc_id relevance``): its second column takes several
@@ -485,10 +543,36 @@ def _from_mapping(obj: Mapping, kind: str) -> pd.DataFrame:
         n = len(docs)
         q.append(np.full(n, str(qid), dtype=object))
         d.append(np.fromiter((str(k) for k in docs.keys()), dtype=object, count=n))
-        v.append(np.fromiter(docs.values(), dtype=float, count=n))
+        try:
+            v.append(np.fromiter(docs.values(), dtype=float, count=n))
+        except (TypeError, ValueError):
+            doc, bad = next((k, x) for k, x in docs.items() if not _real_number(x))
+            raise EvalframeInputError("golden set (qrels)" if kind == "qrels" else "run", [InputProblem(
+                f"the {value} of ({qid!r}, {doc!r}) is {bad!r}, not a number",
+                f"give every document a numeric {value}")]) from None
     if not q:
         return pd.DataFrame({"query_id": [], "doc_id": [], value: []})
     return pd.DataFrame({"query_id": np.concatenate(q), "doc_id": np.concatenate(d), value: np.concatenate(v)})
+
+
+def _real_number(x) -> bool:
+    """Whether ``x`` converts to a float as numpy would take it."""
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _rows_not_tables(source, what: str) -> EvalframeInputError | None:
+    """The error for a list of rows (tuples or lists) passed where tables or paths go."""
+    first = next(iter(source), None) if isinstance(source, (list, tuple)) else None
+    if not isinstance(first, (tuple, list)):
+        return None
+    return EvalframeInputError(what, [InputProblem(
+        f"a list of {type(first).__name__}s ({first!r}, ...) is a list of rows, not of {what}s or files",
+        "make a table of it: pd.DataFrame(rows, columns=['query_id', 'doc_id', 'score']) "
+        "(or 'relevance' for a golden set)")])
 
 
 def _is_nested_run_mapping(obj: Mapping) -> bool:
@@ -516,6 +600,9 @@ def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None
         return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding, drop=drop)
     if isinstance(source, Mapping):
         return _from_mapping(source, kind)
+    rows = _rows_not_tables(source, what)
+    if rows is not None:
+        raise rows
     if hasattr(source, "read"):  # an opened file object: the caller chose where it reads from
         data = source.read()
         if isinstance(data, str):
@@ -679,6 +766,9 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
                           filesystem=filesystem, encoding=encoding) for k, v in source.items()]
         return pd.concat(parts, ignore_index=True)
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike)):
+        rows = _rows_not_tables(source, "run")
+        if rows is not None:
+            raise rows
         if system is not None:
             raise ValueError("system= names a single run; name each run in a dict {name: run} instead")
         parts = []

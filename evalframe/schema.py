@@ -168,15 +168,72 @@ def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
     return pd.Series(key).duplicated(keep=False).to_numpy()
 
 
+#: Python and numpy values that are not one id (a list run's nested items, a Parquet struct)
+_NESTED = (list, tuple, dict, set, frozenset, np.ndarray)
+
+
+def _nested_ids(s: pd.Series) -> np.ndarray | None:
+    """Rows of an id column holding a list, tuple, dict or struct instead of one id (None: no such row).
+
+    Settled without a per-row scan for every column but an object column of mixed types."""
+    if isinstance(s.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        return s.notna().to_numpy() if pa.types.is_nested(s.dtype.pyarrow_dtype) else None
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) != "mixed":
+        return None
+    bad = s.map(lambda v: isinstance(v, _NESTED), na_action="ignore").fillna(False).to_numpy(dtype=bool)
+    return bad if bad.any() else None
+
+
+#: The number types a score or a label may not be: complex numbers, dates and durations
+_NOT_REAL = "cmM"
+
+
+def _not_real(s: pd.Series) -> np.ndarray | None:
+    """Rows of a score or label column holding a complex number, a date or a duration
+    (pandas would turn them into a number without a word), or None."""
+    if s.dtype.kind in _NOT_REAL:
+        return s.notna().to_numpy()
+    if isinstance(s.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+        t = s.dtype.pyarrow_dtype
+        return s.notna().to_numpy() if pa.types.is_temporal(t) or pa.types.is_nested(t) else None
+    if isinstance(s.dtype, pd.DatetimeTZDtype):
+        return s.notna().to_numpy()
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in ("string", "integer", "floating",
+                                                                         "mixed-integer-float", "boolean", "empty"):
+        return None
+    import datetime
+    kinds = (complex, np.complexfloating, datetime.date, datetime.time, datetime.timedelta, np.datetime64,
+             np.timedelta64, *_NESTED)
+    bad = s.map(lambda v: isinstance(v, kinds), na_action="ignore").fillna(False).to_numpy(dtype=bool)
+    return bad if bad.any() else None
+
+
+def _not_real_problem(df: pd.DataFrame, col: str, bad: np.ndarray, fix: str) -> InputProblem:
+    return InputProblem(f"{int(bad.sum())} rows have a {col} that is not a real number "
+                        f"(a complex number, a date or a duration: {df.loc[bad, col].iloc[0]!r})", fix,
+                        _examples(df, bad))
+
+
 def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id"),
                status: dict | None = None) -> None:
-    """Report missing or blank ids (``status``: :func:`_arrow_id_status` per column, if known)."""
+    """Report missing, blank or nested ids (``status``: :func:`_arrow_id_status` per column, if known)."""
     for col in cols:
         if col not in df:
             continue
         if (status[col] if status and col in status else _arrow_id_status(df[col])) is not None:
             continue
         if df[col].dtype.kind in "iu":  # numpy integers: never missing, never blank
+            continue
+        nested = _nested_ids(df[col])
+        if nested is not None:
+            problems.append(InputProblem(
+                f"{int(nested.sum())} rows have a {col} that is not a single id "
+                f"(a list, tuple, dict or struct: {df.loc[nested, col].iloc[0]!r})",
+                f"give one {col} (text or integer) per row; a list run lists plain ids "
+                f"(['d1', 'd2'], not [['d1'], ['d2']]); a struct's id field can be taken with "
+                f"df[{col!r}].str[FIELD] or pyarrow.compute.struct_field", _examples(df, nested)))
             continue
         bad = df[col].isna() | (df[col].astype(str).str.strip() == "")
         if bad.any():
@@ -282,6 +339,11 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     status = {c: _arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
     _check_ids(df, problems, ("query_id", "doc_id"), status)
     rel = df["relevance"]
+    unreal = _not_real(rel)
+    if unreal is not None:
+        problems.append(_not_real_problem(df, "relevance", unreal, "give every row an integer label (0 = judged "
+                                          "not relevant)"))
+        raise EvalframeInputError("golden set (qrels)", problems)
     exact = _integer_labels(rel)
     if exact is None:
         rel = pd.to_numeric(rel, errors="coerce")
@@ -604,6 +666,11 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
     status = {c: _arrow_id_status(df[c]) for c in id_cols}
     _check_ids(df, problems, id_cols, status)
     score = df["score"]
+    unreal = _not_real(score)
+    if unreal is not None:
+        problems.append(_not_real_problem(df, "score", unreal, "give every retrieved document a finite real "
+                                          "number as its score (a date: its timestamp, e.g. .astype('int64'))"))
+        raise EvalframeInputError("run", problems)
     if not pd.api.types.is_numeric_dtype(score.dtype) or pd.api.types.is_bool_dtype(score.dtype):
         score = pd.to_numeric(score, errors="coerce")
     sc = score.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -223,7 +223,12 @@ def open_run_dataset(source, what: str = "run") -> pads.Dataset:
         return source
     text = os.fsdecode(os.fspath(source))
     if os.path.isdir(text) or os.path.isfile(text):
-        return pads.dataset(text, format="parquet")
+        dataset = pads.dataset(text, format="parquet")
+        if not dataset.files:
+            raise EvalframeInputError(what, [InputProblem(
+                f"{text!r} is a directory with no file in it",
+                "pass a run file, or a directory of Parquet files (a dataset)")])
+        return dataset
     files = sorted(_glob.glob(text, recursive=True))
     if not files:
         raise EvalframeInputError(what, [InputProblem(f"no file matches {text!r}",

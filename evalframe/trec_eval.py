@@ -1164,6 +1164,16 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     write("".join(lines))
 
 
+def _starts_with_bom(path: str) -> bool:
+    """Whether the (possibly gzipped) file ``path`` starts with a UTF-8 byte-order mark."""
+    from .io import open_binary
+    try:
+        with open_binary(path) as f:
+            return f.read(3) == b"\xef\xbb\xbf"
+    except (OSError, EOFError):
+        return False  # the reader reports it
+
+
 #: glibc's mallopt parameters (malloc.h) and their defaults
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 _GLIBC_DEFAULT_THRESHOLD = 128 * 1024
@@ -1247,6 +1257,11 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isfile(path) or not os.access(path, os.R_OK):
             err.write(f"trec_eval: cannot read file '{path}'\ntrec_eval: Quit in file '{path}'\n")
             return 2
+    for path in (qrels_path,) + (() if run_path == "-" else (run_path,)):
+        if _starts_with_bom(path):
+            err.write(f"trec_eval: warning: {path} starts with a UTF-8 byte-order mark: as trec_eval does, it is "
+                      f"kept in the file's first id (which then matches no id of the other file); evalframe "
+                      f"evaluate and report remove it. To match them, remove it from the file\n")
     import warnings
 
     import pyarrow as pa

@@ -159,3 +159,17 @@ def test_aggregate_refuses_a_repeated_system_question_measure(n):
         ef.aggregate(bad, by="seg")
     other_measure = pd.concat([t, t.iloc[[n // 2]].assign(measure="RR")], ignore_index=True)
     assert len(ef.aggregate(other_measure, by="seg")) == n + 1
+
+
+def test_aggregate_refuses_values_that_are_not_numbers_and_reads_numbers_as_text():
+    import pandas as pd
+
+    import evalframe as ef
+    table = pd.DataFrame({"system": ["a", "a"], "query_id": ["q1", "q2"], "measure": ["P@1", "P@1"],
+                          "value": ["x", "0.5"]})
+    with pytest.raises(ef.EvalframeInputError, match="not a number"):
+        ef.aggregate(table)
+    with pytest.raises(ef.EvalframeInputError, match="not a number"):
+        ef.aggregate(table.assign(value=[1 + 1j, 0.5]))
+    assert ef.aggregate(table.assign(value=["1", "0.5"]))["mean"].tolist() == [0.75]
+    assert ef.aggregate(table.assign(value=[True, False]))["mean"].tolist() == [0.5]  # hits as 0/1

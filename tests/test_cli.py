@@ -362,3 +362,36 @@ def test_report_segment_columns_and_aliases(tmp_path, capsys):
     assert set(by_segment["segment"]) == {"segment"} and set(by_segment["segment_value"]) == {"lookup"}
     assert main(argv) == 0
     assert set(pd.DataFrame(json.loads(capsys.readouterr().out)["by_segment"])["segment"]) == {"segment", "asked_by"}
+
+
+# ---------------------------------------------------------------- rough edges of the inputs (issue 32)
+
+def test_standard_input_as_the_run_or_the_golden_set():
+    run = (DATA / "sso/run.trec").read_bytes()
+    cmd = [sys.executable, "-m", "evalframe.cli", "evaluate"]
+    proc = subprocess.run(cmd + [QRELS, "-", "-m", "P@5"], input=run, capture_output=True)
+    assert proc.returncode == 0 and b"0.4000" in proc.stdout, proc.stderr
+    proc = subprocess.run(cmd + ["-", RUN, "-m", "P@5"], input=(DATA / "sso/qrels.txt").read_bytes(),
+                          capture_output=True)
+    assert proc.returncode == 0 and b"0.4000" in proc.stdout, proc.stderr
+    proc = subprocess.run(cmd + ["-", "-"], input=run, capture_output=True)
+    assert proc.returncode == 2 and b"more than once" in proc.stderr
+
+
+def test_a_directory_without_files_or_a_looping_link_is_named(tmp_path, capsys):
+    empty = tmp_path / "runs"
+    empty.mkdir()
+    assert main(["evaluate", QRELS, str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert "directory with no file" in err and "missing column" not in err
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert main(["evaluate", QRELS, str(loop)]) == 2
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and "no such file" not in err
+
+
+def test_a_stages_error_keeps_its_example_in_the_command_words(capsys):
+    assert main(["report", CRAN_QRELS, str(DATA / "cranfield/runs.parquet"), "--stages", "bm25:0"]) == 2
+    err = capsys.readouterr().err
+    assert "e.g. --stages first_stage:100 reranked:5" in err, err

@@ -598,3 +598,115 @@ def test_arrow_ids_checked_chunk_by_chunk_as_python_strips_them(second):
             ef.read_run(run)
         return
     assert ef.read_run(run)["doc_id"].tolist() == expected
+
+
+# ---------------------------------------------------------------- rough edges: every bad file is one clear error
+# (issue 32: each of these ended in a raw library message, or was read wrong without a word)
+
+def _input_error(fn, *needles):
+    """The call raises EvalframeInputError whose text holds every needle (case-insensitive)."""
+    with pytest.raises(ef.EvalframeInputError) as exc:
+        fn()
+    text = str(exc.value).lower()
+    for n in needles:
+        assert n.lower() in text, (n, str(exc.value))
+    return str(exc.value)
+
+
+def test_truncated_jsonl_line_is_named_with_file_and_line(tmp_path):
+    p = tmp_path / "run.jsonl"
+    p.write_text('{"query_id": "q1", "doc_id": "d1", "score": 1}\n'
+                 '{"query_id": "q1", "doc_id": "d2", "score": 0.5}\n'
+                 '{"query_id": "q1", "doc_id": "d3", "sco\n')
+    _input_error(lambda: ef.read_run(p), "run.jsonl", "line 3")
+
+
+def test_jsonl_integer_ids_beyond_64_bits_are_read_exactly(tmp_path):
+    p = tmp_path / "run.jsonl"
+    big = 10 ** 22 + 7
+    p.write_text(f'{{"query_id": 1, "doc_id": {big}, "score": 1}}\n{{"query_id": 1, "doc_id": 5, "score": 0.5}}\n')
+    run = ef.read_run(p)
+    assert run["doc_id"].tolist() == [str(big), "5"]
+    assert run["query_id"].tolist() == ["1", "1"]
+
+
+def test_corrupt_and_doubly_gzipped_files_are_named(tmp_path):
+    import gzip
+    line = b"q1 Q0 d1 1 1.0 r\n"
+    cut = tmp_path / "cut.trec.gz"
+    cut.write_bytes(gzip.compress(line * 50)[:30])
+    _input_error(lambda: ef.read_run(cut), "cut.trec.gz", "gzip")
+    with open(cut, "rb") as f:  # an opened file: its name is still given
+        _input_error(lambda: ef.read_run(f), "cut.trec.gz", "gzip")
+    twice = tmp_path / "twice.trec.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(line)))
+    _input_error(lambda: ef.read_run(twice), "twice.trec.gz", "compressed twice")
+
+
+def test_a_directory_or_a_symlink_loop_as_a_file_is_named(tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    _input_error(lambda: ef.read_run(d), str(d), "directory")
+    _input_error(lambda: ef.read_qrels(d), str(d), "directory")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    _input_error(lambda: ef.read_run(loop), str(loop), "symbolic links")
+
+
+def test_dict_run_with_a_text_score_names_the_pair():
+    _input_error(lambda: ef.read_run({"q1": {"d1": 1.0, "d2": "high"}}), "q1", "d2", "'high'")
+    _input_error(lambda: ef.read_qrels({"q1": {"d1": "yes"}}), "q1", "d1", "'yes'")
+
+
+def test_a_list_of_tuples_is_not_taken_for_a_list_of_files():
+    rows = [("q1", "d1", 1.0), ("q1", "d2", 0.5)]
+    msg = _input_error(lambda: ef.read_run(rows), "tuple", "DataFrame")
+    assert "no such file" not in msg
+    _input_error(lambda: ef.evaluate(rows, {"q1": {"d1": 1}}, "P@1"), "tuple")
+
+
+@pytest.mark.parametrize("values", [[["d1"], ["d2"]], [{"id": "d1"}, {"id": "d2"}]])
+def test_list_run_items_that_are_lists_or_structs_are_refused(values):
+    run = pd.DataFrame({"query_id": ["q1"], "doc_id": [values]})
+    _input_error(lambda: ef.read_run(run), "doc_id", "not a single id")
+
+
+def test_a_parquet_struct_or_list_id_column_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    p = tmp_path / "run.parquet"
+    pq.write_table(pa.table({"query_id": ["q1"], "doc_id": pa.array([{"a": "d1"}]), "score": [1.0]}), p)
+    _input_error(lambda: ef.read_run(p), "doc_id", "not a single id")
+    p2 = tmp_path / "run2.parquet"
+    pq.write_table(pa.table({"query_id": ["q1", "q1"], "doc_id": pa.array([[{"a": "d1"}], [{"a": "d2"}]]),
+                             "score": pa.array([[1.0], [0.5]])}), p2)
+    _input_error(lambda: ef.read_run(p2), "doc_id", "not a single id")
+    _input_error(lambda: ef.read_qrels(pd.DataFrame({"query_id": ["q1"], "doc_id": [("d1", "d2")],
+                                                     "relevance": [1]})), "doc_id", "not a single id")
+
+
+def test_a_list_column_mixing_lists_and_single_ids_is_named():
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": [["d1", "d2"], "d3"]})
+    _input_error(lambda: ef.read_run(run), "doc_id", "mixes lists", "q2")
+
+
+@pytest.mark.parametrize("score", [pd.Series([1 + 2j]), pd.Series(pd.to_datetime(["2020-01-01"])),
+                                   pd.Series([np.timedelta64(5, "s")]), pd.Series([1 + 2j], dtype=object)])
+def test_complex_and_date_scores_are_refused(score):
+    run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": score})
+    _input_error(lambda: ef.read_run(run), "score", "number")
+
+
+def test_complex_or_date_labels_are_refused():
+    for rel in (pd.Series([1 + 0j]), pd.Series(pd.to_datetime(["2020-01-01"]))):
+        _input_error(lambda: ef.read_qrels(pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": rel})),
+                     "relevance")
+
+
+def test_a_directory_of_parquet_files_is_read_as_one_table(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": [2.0, 1.0]}).to_parquet(d / "a.parquet")
+    pd.DataFrame({"query_id": ["q2"], "doc_id": ["d3"], "score": [1.0]}).to_parquet(d / "b.parquet")
+    run = ef.read_run(d)
+    assert sorted(zip(run["query_id"], run["doc_id"])) == [("q1", "d1"), ("q1", "d2"), ("q2", "d3")]

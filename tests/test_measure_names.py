@@ -1,4 +1,5 @@
 """Measure names: canonical forms round-trip, trec_eval names keep trec_eval's meaning."""
+import pandas as pd
 import pytest
 
 import evalframe as ef
@@ -49,3 +50,27 @@ def test_measures_are_immutable_values():
         m.k = 5
     assert {m, parse_measure("nDCG@10")} == {m}
     assert ef.parse_measures(None) == [parse_measure(x) for x in ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")]
+
+
+# ---------------------------------------------------------------- parsing quirks (issue 32)
+
+@pytest.mark.parametrize("name", ["P@1_0", "P@٥", "P@５", "P_٥", "recall_1_0", "ndcg_cut_١٠", "P(rel=1_0)@5",
+                                  "AP(rel=٢)"])
+def test_cutoffs_and_numbers_are_ascii_digits_only(name):
+    # Python's int() takes '1_0' as 10 and Arabic-Indic or full-width digits as numbers
+    with pytest.raises(ValueError):
+        ef.parse_measure(name)
+
+
+@pytest.mark.parametrize("name", ["P(rel=2,rel=3)@5", "nDCG(gain='linear', gain='exp')@10", "P(rel=2, rel = 2)@5"])
+def test_a_parameter_given_twice_is_refused(name):
+    with pytest.raises(ValueError, match="more than once"):
+        ef.parse_measure(name)
+
+
+def test_measures_that_are_not_names_are_one_clear_error():
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})
+    run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "score": [1.0]})
+    for bad in (123, 1.5, object()):
+        with pytest.raises(TypeError, match="measures must be"):
+            ef.evaluate(run, qrels, bad)

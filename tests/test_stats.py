@@ -920,3 +920,12 @@ def test_one_question_has_no_standard_error_whatever_its_value(value):
     for method in ("t", "normal"):
         got = summarize(per_q, method=method).iloc[0]
         assert got["n"] == 1 and np.isnan(got["se"]), (method, got)
+
+
+@pytest.mark.parametrize("p", [[1.5, -0.2, 0.03], [0.2, 1.0000001], [-1e-9]])
+def test_adjust_pvalues_refuses_values_outside_0_1(p):
+    # was: [1, -0.6, 0.06] returned for [1.5, -0.2, 0.03] (issue 32)
+    for method in ("holm", "bonferroni", "bh", "none"):
+        with pytest.raises(ValueError, match=r"\[0, 1\]"):
+            adjust_pvalues(p, method)
+    assert np.isnan(adjust_pvalues([np.nan, 0.5], "holm")[0])  # NaN stays allowed

@@ -687,3 +687,20 @@ def test_a_blank_line_of_a_qrels_file_is_skipped(tmp_path, capsysbinary):
     with_blank = _bytes_out(["-q"] + _files(tmp_path, b"1 0 d1 1\n\n2 0 d1 0\n1 0 d2 1\n", run), capsysbinary)
     without = _bytes_out(["-q"] + _files(tmp_path, b"1 0 d1 1\n2 0 d1 0\n1 0 d2 1\n", run), capsysbinary)
     assert with_blank[0] == 0 and with_blank == without and b"num_rel_ret" in without[1]
+
+
+@pytest.mark.parametrize("where", ["qrels", "run"])
+def test_a_byte_order_mark_is_kept_as_trec_eval_keeps_it_and_warned_of(where, tmp_path, capsys):
+    bom = b"\xef\xbb\xbf"
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_bytes((bom if where == "qrels" else b"") + b"1 0 d1 1\n1 0 d2 1\n")
+    run.write_bytes((bom if where == "run" else b"") + b"1 Q0 d1 1 2.0 r\n1 Q0 d3 2 1.0 r\n")
+    assert main(["-m", "map", str(qrels), str(run)]) == 0
+    out = capsys.readouterr()
+    assert "map                   \tall\t0.0000" in out.out  # trec_eval 10: the first id is "\ufeff1"
+    assert "byte-order mark" in out.err and str(qrels if where == "qrels" else run) in out.err
+    assert float(ef.evaluate(str(run), str(qrels), "AP")["value"].iloc[0]) == 0.5  # evaluate strips it
+    run.write_bytes(b"1 Q0 d1 1 2.0 r\n")
+    qrels.write_bytes(b"1 0 d1 1\n")
+    assert main(["-m", "map", str(qrels), str(run)]) == 0
+    assert "byte-order" not in capsys.readouterr().err

@@ -228,8 +228,23 @@ def split_run_arg(arg: str) -> tuple[str | None, str]:
     return name, path
 
 
+#: The path that names standard input (read whole, as one file)
+STDIN = "-"
+
+
+def stdin_once(qrels: str, runs: Sequence[str]) -> None:
+    """Refuse standard input (``-``) named more than once among the golden set and the runs."""
+    if [qrels, *(split_run_arg(a)[1] for a in runs)].count(STDIN) > 1:
+        raise CommandError("'-' (standard input) is given more than once: only the golden set or one run "
+                           "can be read from it")
+
+
 def _check_readable(path: str, what: str) -> None:
+    if path == STDIN:
+        return
     if not os.path.exists(path):
+        if os.path.lexists(path):
+            raise CommandError(f"{path}: a symbolic link that leads nowhere (broken, or a loop) ({what})")
         raise CommandError(f"{path}: no such file ({what})")
     if os.path.isdir(path):
         raise CommandError(f"{path}: is a directory, not a file ({what})")
@@ -262,7 +277,7 @@ def read_input(path: str, read: Callable, what: str, **kwargs):
     """
     _check_readable(path, what)
     try:
-        return read(path, **kwargs)
+        return read(sys.stdin.buffer if path == STDIN else path, **kwargs)
     except CommandError:
         raise
     except BaseException as exc:
@@ -326,7 +341,7 @@ def _named(part: "pd.DataFrame", arg: str, name: str | None, path: str) -> "pd.D
                            f"give the path alone to keep their names")
     if name is not None or "system" not in part:
         part = part.drop(columns="system", errors="ignore")
-        label = name or system_name(path)
+        label = name or ("stdin" if path == STDIN else system_name(path))
         part.insert(0, "system", pd.Series([label] * len(part), index=part.index, dtype=str))
     return part
 
@@ -390,11 +405,14 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     datasets = [is_dataset_source(p) for _, p in named]
     rows = 0
     for (name, path), is_ds in zip(named, datasets):
+        if path == STDIN:  # read whole, as the golden set is
+            continue
         if is_ds:
             rows += open_run_dataset(path).count_rows()
         elif os.path.exists(path) and not os.path.isdir(path):
             rows += text_run_rows(path)
-    if not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * WHOLE_BYTES_PER_ROW <= budget:
+    if any(p == STDIN for _, p in named) or (
+            not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * WHOLE_BYTES_PER_ROW <= budget):
         yield read_runs(args, duplicates=duplicates, progress=progress, columns=columns, ties=ties,
                         encoding=encoding)
         return
@@ -548,7 +566,7 @@ _FLAGS = ("rel", "ties", "missing", "depth", "duplicates", "conflicts", "columns
           "stages", "segments", "measures", "confidence", "n_resamples", "seed", "interval", "test",
           "correction", "method", "curve")
 _KEYWORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|(\{[^}]*\})|([\w.+-]+)|(?=[\s,;)]|$))")
-_PAIR = re.compile(r"'([^']*)': '([^']*)'")
+_PAIR = re.compile(r"'([^']*)': (?:'([^']*)'|([\w.+=-]+))")
 _MUST = re.compile(r"(?:\b[A-Za-z_]\w*: )?\b(" + "|".join(_FLAGS) + r") must be\b")
 
 
@@ -562,11 +580,16 @@ def command_words(text: str) -> str:
     'pass --missing drop to leave them out, or --duplicates max'
     >>> command_words("report: n_resamples must be an int >= 1, got 0")
     '--n-resamples must be an int >= 1, got 0'
+    >>> command_words("e.g. stages={'first_stage': 100, 'reranked': 5}")
+    'e.g. --stages first_stage:100 reranked:5'
     """
     def flag(m: re.Match) -> str:
         name = "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-")
-        if m[4] is not None:  # a dict: the --columns syntax
-            return f"{name} " + ",".join(f"{k}={v}" for k, v in _PAIR.findall(m[4]))
+        if m[4] is not None:  # a dict: the --columns syntax (--stages: SYSTEM:K ...)
+            pairs = [(k, a or b) for k, a, b in _PAIR.findall(m[4])]
+            if name == "--stages":
+                return f"{name} " + " ".join(f"{k}:{v}" for k, v in pairs)
+            return f"{name} " + ",".join(f"{k}={v}" for k, v in pairs)
         value = next((g for g in (m[2], m[3], m[5]) if g is not None), None)
         return name if value is None else f"{name} {value}"
     text = _MUST.sub(lambda m: "--" + _FLAG_OF.get(m[1], m[1]).replace("_", "-") + " must be", text)

@@ -11,7 +11,7 @@ import sys
 
 from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_file, conventions,
                      memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
-                     run_source)
+                     run_source, stdin_once)
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from ..evaluate import aggregate, evaluate
     from ..io import read_qrels
 
+    stdin_once(args.qrels, args.runs)
     measures = parse_measure_args(args.measures)
     out = check_out_file(args.out) if args.out else None
     budget = memory_budget_arg(args)

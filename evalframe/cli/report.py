@@ -15,7 +15,7 @@ import sys
 
 from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
                      memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
-                     run_source)
+                     run_source, stdin_once)
 
 __all__ = ["Progress", "build_parser", "main", "run"]
 
@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from ..io import read_qrels
     from ..report import read_segments, report, text_tables
 
+    stdin_once(args.qrels, args.runs)
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None

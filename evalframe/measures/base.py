@@ -269,7 +269,7 @@ class Registry:
             lower[a.lower()] = family.name
         for pattern, convert in family.trec_names:
             conv = convert if callable(convert) else (lambda _m, s=convert: s)
-            trec.append((re.compile(pattern), conv))
+            trec.append((re.compile(pattern, re.ASCII), conv))  # \d: the digits 0-9 only
             owners.append(family.name)
         self._families[family.name] = family
         self._lower, self._trec, self._trec_owner = lower, trec, owners

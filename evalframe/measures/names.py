@@ -72,10 +72,9 @@ def parse_measure(name: "str | Measure") -> Measure:
                          "(and trec_eval names such as P_5, map, ndcg_cut_10)")
     k = None
     if k_raw is not None:
-        try:
-            k = int(k_raw)
-        except ValueError:
-            raise ValueError(f"{name!r}: cutoff must be an int >= 1, got {k_raw!r}") from None
+        if not _DIGITS.fullmatch(k_raw):  # int() would take '1_0', '٥' or '５'
+            raise ValueError(f"{name!r}: cutoff must be an int >= 1 written in the digits 0-9, got {k_raw!r}")
+        k = int(k_raw)
     params = []
     if params_raw and params_raw.strip():
         for part in _split_params(params_raw):
@@ -86,8 +85,17 @@ def parse_measure(name: "str | Measure") -> Measure:
                 v = ast.literal_eval(val)
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 v = val  # bare word, e.g. gain=linear
-            params.append(_ir_measures_param(fam, key, v))
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and "_" in val:
+                v = val  # '1_0' is not a number here: the parameter's check refuses the text
+            key, v = _ir_measures_param(fam, key, v)
+            if any(key == k_ for k_, _ in params):
+                raise ValueError(f"{name!r}: parameter {key!r} is given more than once")
+            params.append((key, v))
     return Measure(fam, k, tuple(params))
+
+
+#: a cutoff as written: ASCII digits only
+_DIGITS = re.compile(r"[-+]?[0-9]+")  # a sign too: the family then says k must be >= 1
 
 
 def _ir_measures_param(fam: str, key: str, value):
@@ -140,6 +148,9 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -
         measures = DEFAULT_MEASURES
     if isinstance(measures, (str, Measure)):
         measures = [measures]
+    elif not isinstance(measures, Iterable):
+        raise TypeError(f"measures must be a measure name, a Measure or a list of them, got {measures!r} "
+                        f"({type(measures).__name__}); e.g. ['nDCG@10', 'R@5']")
     out: list[Measure] = []
     for m in measures:
         pm = parse_measure(m)

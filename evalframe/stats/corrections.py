@@ -45,6 +45,10 @@ def adjust_pvalues(p: Sequence[float] | np.ndarray,
     """
     check_choice("adjust_pvalues", "method", method, ADJUSTMENTS)
     p = np.asarray(p, dtype=np.float64)
+    outside = (p < 0) | (p > 1)
+    if outside.any():
+        raise ValueError(f"adjust_pvalues: p-values must lie in [0, 1] (NaN is kept as NaN), got "
+                         f"{p[outside][:5].tolist()}")
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     q = p[ok]
