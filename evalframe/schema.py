@@ -734,12 +734,21 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
             copies = copies[np.argsort(-sc[copies], kind="stable")]
         keep = np.ones(len(out), dtype=bool)
         keep[copies[out.iloc[copies].duplicated(keys, keep="first").to_numpy()]] = False
+        repeats = out[~keep].reset_index(drop=True)
         out = out[keep].reset_index(drop=True)
-        coded = None
+        if "rank" in out:
+            repeats["rank"] = _integral(repeats["rank"])
+            out["rank"] = _integral(out["rank"])
+        return replace(encode_run(out), repeats=repeats)
     if "rank" in out:
-        out["rank"] = out["rank"].astype(np.int64) if (out["rank"] == np.round(out["rank"])).all() else out["rank"]
+        out["rank"] = _integral(out["rank"])
     # ``coded.frame`` is ``out`` itself: returning it keeps the fingerprints computed above
-    return encode_run(out) if coded is None else coded
+    return coded
+
+
+def _integral(rank: pd.Series) -> pd.Series:
+    """A rank column as int64 when every rank is a whole number."""
+    return rank.astype(np.int64) if (rank == np.round(rank)).all() else rank
 
 
 # ---------------------------------------------------------------- ids as codes
@@ -1091,12 +1100,16 @@ class CheckedRun:
     query : Codes
     doc : pyarrow ChunkedArray
         The ``doc_id`` column as Arrow strings (never hashed as a whole).
+    repeats : DataFrame or None
+        The rows ``duplicates='max'`` or ``'first'`` removed (a document listed again for
+        its question), in ``frame``'s columns; None when none was.
     """
 
     frame: pd.DataFrame
     system: Codes | None
     query: Codes
     doc: "pa.ChunkedArray"
+    repeats: pd.DataFrame | None = None
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:
@@ -1106,7 +1119,8 @@ class CheckedRun:
     def without_system(self) -> "CheckedRun":
         """The same run without its ``system`` column (one system), codes and
         fingerprints kept."""
-        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc)
+        repeats = None if self.repeats is None else self.repeats.drop(columns="system", errors="ignore")
+        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc, repeats)
         if "doc_fingerprint" in self.__dict__:  # computed already: not twice
             out.__dict__["doc_fingerprint"] = self.__dict__["doc_fingerprint"]
         return out

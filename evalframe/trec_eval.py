@@ -485,8 +485,8 @@ def _checked_run(source, where: str):
         tags = pa.array(raw["system"])  # the column's own buffers
         last = tags[len(tags) - 1].as_py()
         if last.strip() and pc.all(pc.equal(tags, pa.scalar(last, tags.type))).as_py():
-            return check_run(raw.drop(columns="system")), last
-    return _one_run(check_run(raw), where)
+            return check_run(raw.drop(columns="system"), duplicates="max"), last
+    return _one_run(check_run(raw, duplicates="max"), where)
 
 
 def _one_run(run, where: str):
@@ -771,11 +771,46 @@ def _scored(opts, measures: list, rel_len: int | None, run, qrels, *, block: boo
     questions are another block's, or placeholders)."""
     from .measures import compute
     from .ranking import judge
+    if getattr(run, "repeats", None) is not None:
+        _refuse_repeats_evaluated(run, qrels, opts["depth"])
     missing = "zero" if opts["c"] and not block else "drop"
     J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
     return _arrow_ids(J.groups["query_id"]), values, (_relstrings(V, rel_len) if rel_len is not None else None)
+
+
+def _refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
+    """trec_eval 10's duplicate check (form_res_rels.c): a golden-set question's lines
+    sorted by score (docno descending on ties), the first ``depth`` (-M) kept, and a
+    docno listed twice among them stops the program.  Repeats anywhere else (below
+    the cutoff, or in a question the golden set lacks) are never looked at; the run
+    keeps each document's best-ranked line, which is the line trec_eval ranks."""
+    import pandas as pd
+    repeats = run.repeats
+    asked = pd.unique(repeats["query_id"].to_numpy(dtype=object))
+    asked = asked[pd.Series(asked).isin(qrels.frame["query_id"]).to_numpy()]
+    if not len(asked):
+        return
+    cols = ["query_id", "doc_id", "score"]
+    frame = run.frame[cols]
+    rows = pd.concat([frame[frame["query_id"].isin(asked)], repeats[cols][repeats["query_id"].isin(asked)]],
+                     ignore_index=True)
+    # trec_eval's order: score descending, then docno descending (strcmp: bytes, as read)
+    rows = rows.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    if depth is not None:
+        rows = rows[rows.groupby("query_id", sort=False).cumcount().to_numpy() < depth]
+    twice = rows.duplicated(["query_id", "doc_id"]).to_numpy()
+    if twice.any():
+        from .errors import EvalframeInputError, InputProblem
+        first = rows[twice].iloc[0]
+        raise EvalframeInputError("run", [InputProblem(
+            f"document {first['doc_id']!r} is listed more than once for question {first['query_id']!r} within "
+            f"the ranking evaluated ({int(twice.sum())} such repeats; trec_eval 10 stops on them: "
+            f"\"duplicate docs {first['doc_id']}\")",
+            "remove the repeated lines (evalframe evaluate --duplicates max keeps each document's highest "
+            "score); a repeat below the -M cutoff, or in a question the golden set lacks, is ignored as "
+            "trec_eval ignores it")])
 
 
 def _arrow_ids(query_id):
@@ -1110,6 +1145,8 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
         qrels, run, runid = _read(qrels_path, run_path)
         placeholders = ()
         if opts["c"]:
+            if run.repeats is not None:  # before the placeholders make the run a plain table
+                _refuse_repeats_evaluated(run, qrels, opts["depth"])
             run, placeholders = _with_placeholders(run.frame, qrels.frame)
         ids, values, rel_str = _scored(opts, measures, rel_len, run, qrels)
     order = pc.sort_indices(ids).to_numpy()  # trec_eval: strcmp order of question ids (byte-wise)

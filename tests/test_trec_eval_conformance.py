@@ -704,3 +704,32 @@ def test_a_byte_order_mark_is_kept_as_trec_eval_keeps_it_and_warned_of(where, tm
     qrels.write_bytes(b"1 0 d1 1\n")
     assert main(["-m", "map", str(qrels), str(run)]) == 0
     assert "byte-order" not in capsys.readouterr().err
+
+
+def test_duplicate_documents_as_trec_eval_10_reads_them(tmp_path, capsys):
+    # trec_eval 10 (form_res_rels.c) sorts a question's lines by score (docno descending on ties), keeps
+    # the first -M, and stops on a docno listed twice among those; questions absent from the golden set
+    # are never looked at.  Expected values: the same ranking without the repeated line, a loop below.
+    qrels, run = tmp_path / "q.txt", tmp_path / "r.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n1 0 d4 1\n")
+    lines = ["1 Q0 d1 1 3.0 r", "1 Q0 d2 2 2.0 r", "1 Q0 d1 3 1.0 r", "1 Q0 d4 4 0.5 r",
+             "2 Q0 x 1 1.0 r", "2 Q0 x 2 0.5 r"]  # question 2: not in the golden set
+    run.write_text("\n".join(lines) + "\n")
+    # -M 2: the second d1 is ranked third, below the cutoff: ignored (ranking d1 d2)
+    assert main(["-M", "2", "-m", "map", "-m", "num_ret", str(qrels), str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "num_ret               \tall\t2" in out and "map                   \tall\t0.5000" in out
+    # -M 3 takes both copies of d1: trec_eval stops
+    assert main(["-M", "3", "-m", "map", str(qrels), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "d1" in err and "duplicates='max'" not in err and "duplicate docs" in err
+    # no -M: every line counts: the same stop; with -c too
+    assert main(["-c", "-m", "map", str(qrels), str(run)]) == 2
+    capsys.readouterr()
+    # a repeat only in a question the golden set lacks: never looked at (question 1 alone is scored)
+    run.write_text("\n".join([lines[0], lines[1], lines[3], lines[4], lines[5]]) + "\n")
+    for flags in ([], ["-c"]):
+        assert main(flags + ["-m", "map", "-m", "num_q", str(qrels), str(run)]) == 0
+        out = capsys.readouterr().out
+        assert "num_q                 \tall\t1" in out
+        assert "map                   \tall\t0.8333" in out  # d1 (rel) at 1, d4 (rel) at 3: (1 + 2/3) / 2
