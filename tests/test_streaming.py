@@ -20,6 +20,8 @@ from evalframe.evaluate import evaluate_with_diagnostics
 from make_snapshot import MEASURES
 from strategies import cases
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+
 #: Not partition-exact yet (see test_partitions.GLOBAL_RUNNING_SUM).
 GLOBAL_RUNNING_SUM = ["nDCGrel", "RnDCG", "nDCG(gain='linear',gains=((1, 3.0), (2, 9.0)))"]
 PARTITION_EXACT = [m for m in MEASURES if m not in GLOBAL_RUNNING_SUM]
