@@ -21,7 +21,7 @@ import pandas as pd
 from .. import stats
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine import is_span_input
+from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
 from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
@@ -250,6 +250,34 @@ def span_defaults(run, chunks) -> list[str]:
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
+def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup
+                 ) -> tuple[pd.DataFrame, list[dict]]:
+    """The summary with ``mean_low`` and ``mean_high`` (NaN for measures without a true
+    upper bound) and an ``unjudged_bounds`` diagnostics row per system and measure."""
+    ms = [m for m in opts.measures if m.family in BOUND_FAMILIES and not set(dict(m.params)) - {"rel"}]
+    out = summary.assign(mean_low=np.nan, mean_high=np.nan)
+    if not ms:
+        return out, [diagnostic_row("unjudged_bounds", detail=(
+            f"no measure of P, R, Success or RR was asked for: none of {opts.names[:4]} has a true upper bound "
+            "when unjudged documents count as relevant"))]
+    table = evaluate_partition(run, golden, ms, warn=False, columns=cols, rollup=rollup, unjudged="bounds",
+                               **opts.conventions)[0]
+    if "system" not in table.columns:
+        table.insert(0, "system", "system")
+    means = aggregate(table)[["system", "measure", "value_low", "value_high"]]
+    at = pd.MultiIndex.from_frame(means[["system", "measure"]].astype(str)).get_indexer(
+        pd.MultiIndex.from_frame(out[["system", "measure"]].astype(str)))
+    hit = at >= 0
+    out.loc[hit, "mean_low"] = means["value_low"].to_numpy()[at[hit]]
+    out.loc[hit, "mean_high"] = means["value_high"].to_numpy()[at[hit]]
+    rows = [diagnostic_row("unjudged_bounds", system=str(r.system), measure=str(r.measure),
+                           value=float(r.mean_high), detail=(
+                               f"{r.measure} {r.mean_low:.3f}, between {r.mean_low:.3f} and {r.mean_high:.3f} "
+                               "if every unjudged retrieved document (in the cutoff) were relevant"))
+            for r in out[hit].itertuples(index=False)]
+    return out, rows
+
+
 def report(run, qrels, *, measures=None, segments=None, baseline: str | None = None,
            stages: "Sequence[str] | Mapping[str, int] | None" = None, confidence: float = 0.95,
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
@@ -257,7 +285,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
            memory_budget: "int | str | None" = None, rollup=None, chunks=None,
-           min_overlap: float = MIN_OVERLAP, tokens=None, **conventions) -> Report:
+           min_overlap: float = MIN_OVERLAP, tokens=None, unjudged: "str | None" = None,
+           **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -332,6 +361,16 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
         Token counts by retrieved id for the budget measures (see :func:`evalframe.evaluate`).
+    unjudged : {None, "nonrelevant", "bounds"}
+        None (default): unjudged retrieved documents count as not relevant, and an
+        :class:`~evalframe.errors.UnjudgedDocumentsWarning` says so when more than 10% of
+        a top k is unjudged.  ``"nonrelevant"`` declares it (a golden set complete by
+        construction): no warning, the ``judged_at_k`` diagnostics rows stay.
+        ``"bounds"``: no warning either; the summary gains ``mean_low`` and ``mean_high``
+        (the mean if every unjudged document in the cutoff were relevant: see
+        :func:`evalframe.evaluate`'s ``unjudged``) for the measures of P, R, Success and
+        RR (NaN for the others), and the diagnostics an ``unjudged_bounds`` row per
+        system and measure ("R@5 0.620, between 0.620 and 0.710 if ...").
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -362,6 +401,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                    interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
                    progress=progress, **conventions)
     opts = report_options(measures=measures, **options)
+    if unjudged not in (None, "nonrelevant", "bounds"):
+        raise _bad("unjudged", "None, 'nonrelevant' or 'bounds' (the upper bound alone: "
+                   "evaluate(..., unjudged='relevant'))", unjudged)
     if type(run).__module__.startswith(("dask.", "pyspark.")):  # told before evaluating a whole cluster's run
         raise TypeError("report() takes a run held in memory, a file or a Parquet dataset (streamed), not a "
                         f"{type(run).__module__}.{type(run).__name__}: evaluate it there (ef.evaluate, "
@@ -400,6 +442,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
 
     step("resampling: summary intervals")
     summary = summary_table(per_q, resampling=opts.resampling, systems=systems, measures=names)
+    bound_rows: list[dict] = []
+    if unjudged == "bounds":
+        step("bounds for the unjudged")
+        summary, bound_rows = _with_bounds(summary, run, golden, opts, cols, rollup)
     step("resampling: segments")
     by_segment = segment_table(per_q, seg_cols, summary, interval=opts.resampling, systems=systems,
                                measures=names)
@@ -423,7 +469,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         else "documents are the run's own ids (no roll-up)"))]
     diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
-                                    extra_rows=[*seg_diag, *unit_rows])
+                                    extra_rows=[*seg_diag, *unit_rows, *bound_rows], unjudged=unjudged)
     issue_warnings(diagnostics)
 
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,

@@ -73,7 +73,8 @@ def diagnostic_row(check: str, *, system: str | None = None, measure: str | None
 def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
                       summary: pd.DataFrame, *, conventions: Mapping[str, object],
                       measures: Sequence[Measure], n_questions: int, systems: Sequence[str],
-                      confidence: float = 0.95, extra_rows: Sequence[dict] = ()) -> pd.DataFrame:
+                      confidence: float = 0.95, extra_rows: Sequence[dict] = (),
+                      unjudged: str | None = None) -> pd.DataFrame:
     """The report's diagnostics table.
 
     Parameters
@@ -94,6 +95,10 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
     systems : row order.
     confidence : level of the intervals the text and the half-width values refer to.
     extra_rows : rows from other sections (segments), placed before the measures.
+    unjudged : None, ``"nonrelevant"`` or ``"bounds"``
+        How the caller declared the unjudged documents (:func:`evalframe.report`'s
+        ``unjudged=``): when declared, the ``judged_at_k`` rows stay but at level
+        ``"info"`` (no :class:`~evalframe.errors.UnjudgedDocumentsWarning`).
 
     Returns
     -------
@@ -117,23 +122,26 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
                                    action=r.action, examples=r.examples))
         if i < first:  # before the questions counted
             rows.insert(i, rows.pop())
-    unjudged = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
+    unjudged_share = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
                 for r in judged.itertuples(index=False) if str(r.measure).startswith("Unjudged@")}
     for r in judged.itertuples(index=False):
         if not str(r.measure).startswith("Judged@"):
             continue
         k = int(str(r.measure).split("@")[1])
-        filled = float(r.mean) + unjudged.get((str(r.system), str(k)), 1 - float(r.mean))
+        filled = float(r.mean) + unjudged_share.get((str(r.system), str(k)), 1 - float(r.mean))
         share = float(r.mean) / filled if filled > 0 else 1.0  # of the positions the run filled
         unj = 1 - share
-        bad = share < MIN_JUDGED
+        bad = share < MIN_JUDGED and unjudged is None
         shallow = "" if filled >= 1 - 1e-12 else f" ({filled:.0%} of the top-{k} positions filled)"
+        declared = {"nonrelevant": " (count as not relevant: unjudged='nonrelevant' declared)",
+                    "bounds": " (count as not relevant in the means; unjudged='bounds': see unjudged_bounds)"}
         rows.append(diagnostic_row(
             "judged_at_k", system=str(r.system), measure=str(r.measure), count=int(r.n),
             value=share, level="warning" if bad else "info",
             detail=(f"{unj:.0%} of the top-{k} documents retrieved are unjudged{shallow} and count as not "
                     "relevant, so scores are lower bounds; judge the pooled top documents "
-                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}")))
+                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}"
+                    + declared.get(str(unjudged), ""))))
     hw = stats.half_width(p=0.5, n=max(n_questions, 1), confidence=confidence) if n_questions >= 1 else np.nan
     small = n_questions < MIN_QUESTIONS
     rows.append(diagnostic_row(
