@@ -20,7 +20,7 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsFailedWarning, QuestionsScoredZeroWarning,
                      RetrieverOutputWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                      UnjudgedDocumentsWarning, UnpairedQuestionsWarning, IdSchemeWarning, ChunkingsDifferWarning,
-                     MemoryBudgetWarning, FewClustersWarning)
+                     MemoryBudgetWarning, FewClustersWarning, FewHumanLabelsWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
@@ -32,7 +32,7 @@ __all__ = [
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
     "IdSchemeWarning", "ChunkingsDifferWarning", "QuestionsFailedWarning", "RetrieverOutputWarning",
-    "MemoryBudgetWarning", "FewClustersWarning",
+    "MemoryBudgetWarning", "FewClustersWarning", "FewHumanLabelsWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used
