@@ -25,7 +25,7 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
-    "fuse", "pool", "Pool", "agreement",
+    "fuse", "pool", "Pool", "agreement", "judge",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
@@ -42,7 +42,7 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("read_qrels", "read_run", "read_chunks"), "io"),
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
-    "fuse": "fusion", "agreement": "agreement",
+    "fuse": "fusion", "agreement": "agreement", "judge": "judging",
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
 }

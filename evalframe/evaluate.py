@@ -79,9 +79,10 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ``{your column name: canonical name}`` for both tables, e.g.
         ``{"qa_id": "query_id", "chunk": "doc_id"}`` (a name one table lacks is skipped
         there); see :mod:`evalframe.inputs` for the aliases recognised without it.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document) in the golden set: raise, or keep
-        the highest, the lowest or the most frequent label (a tie: the higher); the
+        the highest, the lowest or the most frequent label (a tie: the higher), or
+        (``"human"``, with a ``judge`` column) a person's label over a model's; the
         pairs resolved are counted in :func:`diagnostics`.
     engine : {"auto", "memory", "dask"}
         ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if

@@ -26,12 +26,12 @@ from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from ..io import read_chunks, read_qrels
-from ..schema import check_conflicts
+from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
-from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings
+from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
 from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
@@ -250,6 +250,27 @@ def span_defaults(run, chunks) -> list[str]:
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
+def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup) -> list[dict]:
+    """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
+    system's share of judged top-k documents (k: the deepest of the measures, 10 without
+    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all."""
+    k = max(opts.judged_ks)
+    model = golden[~is_human(golden["judge"])]
+    judged = None
+    if len(model):
+        conv = {**opts.conventions, "conflicts": "error"}  # golden is resolved already
+        m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
+        def totals(g):
+            t = evaluate_partition(run, g, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
+            if "system" not in t.columns:
+                t.insert(0, "system", "system")
+            return t.groupby("system", sort=False)["value"].sum()
+        everything, by_model = totals(golden), totals(model)
+        share = (by_model.reindex(everything.index).fillna(0) / everything.where(everything > 0)).fillna(0.0)
+        judged = pd.DataFrame({"system": share.index.astype(str), "model_share": share.to_numpy()})
+    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
+
+
 def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup
                  ) -> tuple[pd.DataFrame, list[dict]]:
     """The summary with ``mean_low`` and ``mean_high`` (NaN for measures without a true
@@ -463,13 +484,15 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
     judged = aggregate(rows.select(opts.judged_names + opts.unjudged_names))
+    provenance = _provenance_rows(run, golden, opts, cols, rollup) if "judge" in golden.columns else []
     unit_rows = [diagnostic_row("unit", detail=(
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
         else "documents are the run's own ids (no roll-up)"))]
     diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
-                                    extra_rows=[*seg_diag, *unit_rows, *bound_rows], unjudged=unjudged)
+                                    extra_rows=[*seg_diag, *unit_rows, *bound_rows, *provenance],
+                                    unjudged=unjudged)
     issue_warnings(diagnostics)
 
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,

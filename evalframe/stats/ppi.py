@@ -144,11 +144,11 @@ def summarize_ppi(model: pd.DataFrame, human: pd.DataFrame, *, confidence: float
     Warns
     -----
     FewHumanLabelsWarning
-        When a group has fewer than :data:`MIN_HUMAN` (10) human-labelled questions.
+        When a group has fewer than 10 human-labelled questions (``MIN_HUMAN``).
 
     Notes
     -----
-    See :mod:`evalframe.stats.ppi` for the formulas (those of ``ppi_py.ppi_mean_ci``).
+    See the docstring of ``evalframe.stats.ppi`` for the formulas (those of ``ppi_py.ppi_mean_ci``).
 
     Examples
     --------
