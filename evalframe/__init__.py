@@ -25,7 +25,7 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
-    "fuse", "pool", "Pool", "agreement", "judge",
+    "fuse", "pool", "Pool", "agreement", "judge", "judge_agreement", "JudgeAgreement",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
@@ -43,6 +43,7 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
     "fuse": "fusion", "agreement": "agreement", "judge": "judging",
+    **dict.fromkeys(("judge_agreement", "JudgeAgreement"), "model_labels"),
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
 }
