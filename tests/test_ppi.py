@@ -134,3 +134,24 @@ def test_few_human_questions_warn_and_bad_input_is_refused():
         stats.compare_ppi(model, human, baseline="zz")
     with pytest.raises(EvalframeInputError, match="two systems or more"):
         stats.compare_ppi(model[model["system"] == "a"], human[human["system"] == "a"])
+
+
+def test_report_with_human_qrels_adds_the_ppi_summary():
+    import evalframe as ef
+    cran = ef.datasets.load_cranfield()
+    rng = np.random.default_rng(0)
+    model_q = cran.qrels.assign(relevance=np.where(rng.random(len(cran.qrels)) < 0.2, 0, cran.qrels["relevance"]))
+    human_q = cran.qrels[cran.qrels["query_id"].isin(cran.qrels["query_id"].unique()[:60])]
+    runs = cran.runs[cran.runs["system"].isin(["bm25", "hybrid_rrf"])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report(runs, model_q, measures=["R@5", "nDCG@10"], n_resamples=50, human_qrels=human_q)
+        want = stats.summarize_ppi(ef.evaluate(runs, model_q, ["R@5", "nDCG@10"]),
+                                   ef.evaluate(runs, human_q, ["R@5", "nDCG@10"]))
+    got = rep.summary.merge(want, on=["system", "measure"], suffixes=("", "_want"))
+    assert len(got) == 4 and (got["n_human"] == 60).all()
+    np.testing.assert_allclose(got["ppi_mean"], got["mean_want"], atol=1e-12)
+    np.testing.assert_allclose(got["ppi_ci_low"], got["ci_low_want"], atol=1e-12)
+    np.testing.assert_allclose(got["ppi_lambda"], got["lambda"], atol=1e-12)
+    rows = rep.diagnostics[rep.diagnostics["check"] == "ppi"]
+    assert len(rows) == 4 and rows["detail"].str.contains("corrected with 60 human-labelled questions").all()

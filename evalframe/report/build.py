@@ -271,6 +271,35 @@ def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollu
     return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
 
 
+def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
+              ) -> tuple[pd.DataFrame, list[dict]]:
+    """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
+    per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
+    ``ppi`` diagnostics row per system and measure."""
+    conv = opts.conventions
+    human = read_qrels(human_qrels, columns=cols, conflicts=conv["conflicts"])
+    table = evaluate_partition(run, human, list(opts.measures), warn=False, columns=cols, rollup=rollup, **conv)[0]
+    if "system" not in table.columns:
+        table.insert(0, "system", "system")
+    keys = ["system", "query_id", "measure", "value"]
+    ppi = stats.summarize_ppi(per_q[keys], table[keys], confidence=opts.confidence)
+    at = pd.MultiIndex.from_frame(ppi[["system", "measure"]].astype(str)).get_indexer(
+        pd.MultiIndex.from_frame(summary[["system", "measure"]].astype(str)))
+    out = summary.copy()
+    for col, src in (("ppi_mean", "mean"), ("ppi_ci_low", "ci_low"), ("ppi_ci_high", "ci_high"),
+                     ("n_human", "n_human"), ("ppi_lambda", "lambda")):
+        values = ppi[src].to_numpy(dtype=np.float64)
+        out[col] = np.where(at >= 0, values[np.maximum(at, 0)] if len(values) else np.nan, np.nan)
+    out["n_human"] = out["n_human"].astype("Int64")
+    rows = [diagnostic_row("ppi", system=str(r.system), measure=str(r.measure), count=int(r.n_human),
+                           value=float(r.ppi_mean), detail=(
+                               f"{r.measure} {r.mean:.3f} with the model's labels; {r.ppi_mean:.3f} "
+                               f"[{r.ppi_ci_low:.3f}, {r.ppi_ci_high:.3f}] corrected with {int(r.n_human)} "
+                               f"human-labelled questions (PPI++, lambda {r.ppi_lambda:.2f})"))
+            for r in out[at >= 0].itertuples(index=False)]
+    return out, rows
+
+
 def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup
                  ) -> tuple[pd.DataFrame, list[dict]]:
     """The summary with ``mean_low`` and ``mean_high`` (NaN for measures without a true
@@ -307,7 +336,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
            memory_budget: "int | str | None" = None, rollup=None, chunks=None,
            min_overlap: float = MIN_OVERLAP, tokens=None, unjudged: "str | None" = None,
-           **conventions) -> Report:
+           human_qrels=None, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -392,6 +421,13 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         :func:`evalframe.evaluate`'s ``unjudged``) for the measures of P, R, Success and
         RR (NaN for the others), and the diagnostics an ``unjudged_bounds`` row per
         system and measure ("R@5 0.620, between 0.620 and 0.710 if ...").
+    human_qrels : DataFrame, path or dict, optional
+        People's labels on some of the questions, when ``qrels`` holds a model's labels on
+        every question (e.g. from :func:`evalframe.judge`): the summary gains the
+        prediction-powered mean and interval (:func:`evalframe.stats.summarize_ppi`, PPI++)
+        as ``ppi_mean, ppi_ci_low, ppi_ci_high, n_human, ppi_lambda``, and the diagnostics a
+        ``ppi`` row per system and measure; fewer than 10 human questions warn
+        (:class:`~evalframe.errors.FewHumanLabelsWarning`).
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -422,6 +458,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                    interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
                    progress=progress, **conventions)
     opts = report_options(measures=measures, **options)
+    if human_qrels is not None and chunks is not None:
+        raise ValueError("report: human_qrels= takes chunk-level or page-level golden sets, not chunks= "
+                         "(evaluate both golden sets and call stats.summarize_ppi)")
     if unjudged not in (None, "nonrelevant", "bounds"):
         raise _bad("unjudged", "None, 'nonrelevant' or 'bounds' (the upper bound alone: "
                    "evaluate(..., unjudged='relevant'))", unjudged)
@@ -464,6 +503,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("resampling: summary intervals")
     summary = summary_table(per_q, resampling=opts.resampling, systems=systems, measures=names)
     bound_rows: list[dict] = []
+    if human_qrels is not None:
+        step("prediction-powered intervals")
+        summary, ppi_rows = _with_ppi(summary, per_q, run, human_qrels, opts, cols, rollup)
+        bound_rows += ppi_rows
     if unjudged == "bounds":
         step("bounds for the unjudged")
         summary, bound_rows = _with_bounds(summary, run, golden, opts, cols, rollup)
