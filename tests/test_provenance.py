@@ -114,3 +114,15 @@ def test_report_shows_labels_by_judge():
                 n_judged += j is not None
                 n_model += j == "gpt-x:v3"
         assert share[s] == pytest.approx(n_model / n_judged, abs=1e-12)
+
+
+def test_rollup_keeps_the_judge_of_the_chunk_whose_label_the_page_takes():
+    from evalframe.rollup import rollup_map, rollup_qrels
+    from evalframe.schema import check_qrels
+    q = check_qrels(pd.DataFrame({"query_id": ["q", "q", "q", "q"], "doc_id": ["p1#0", "p1#1", "p2#0", "p3"],
+                                  "relevance": [0, 2, 1, 1], "judge": ["human", "gpt-x", "human", None],
+                                  "confidence": [1.0, 0.6, 0.9, np.nan]}))
+    pages = rollup_qrels(q, rollup_map({"p1#0": "p1", "p1#1": "p1", "p2#0": "p2"}))[0].frame
+    assert pages["doc_id"].tolist() == ["p1", "p2", "p3"]
+    assert pages["judge"].tolist()[:2] == ["gpt-x", "human"] and pd.isna(pages["judge"].iloc[2])
+    assert pages["confidence"].tolist()[:2] == [0.6, 0.9]

@@ -211,3 +211,31 @@ def test_report_bounds_are_evaluates():
     rows = rep.diagnostics[rep.diagnostics["check"] == "unjudged_bounds"]
     assert len(rows) == 3 and rows["detail"].str.contains("between").all()
     np.testing.assert_allclose(rows["value"].to_numpy(), r5["value_high"].to_numpy(), atol=1e-12)
+
+
+def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
+    from evalframe.cli import main
+    from evalframe.report import text_tables
+    cran = ef.datasets.load_cranfield()
+    runs = cran.runs[cran.runs["system"].isin(["bm25", "tfidf"])]
+    human = cran.qrels[cran.qrels["query_id"].isin(cran.qrels["query_id"].unique()[:50])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report(runs, cran.qrels, measures=["R@5"], n_resamples=50, unjudged="bounds", human_qrels=human)
+    checks = rep.diagnostics["check"].tolist()
+    assert checks.count("ppi") == 2 and checks.count("unjudged_bounds") == 2  # both, neither replacing the other
+    text = text_tables(rep)
+    assert "Model labels and unjudged documents" in text and "bm25: R@5 0.297, between 0.297 and" in text
+    assert "corrected with 50 human-labelled questions" in rep.to_markdown()
+    runs.to_parquet(tmp_path / "runs.parquet")
+    human.to_csv(tmp_path / "human.csv", index=False)
+    cran.qrels.to_csv(tmp_path / "qrels.csv", index=False)
+    assert main(["evaluate", str(tmp_path / "qrels.csv"), str(tmp_path / "runs.parquet"), "-m", "R@5", "P@5",
+                 "--unjudged", "bounds", "--format", "csv", "-q"]) == 0
+    out = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert {"value_low", "value_high"} <= set(out.columns)
+    assert main(["report", str(tmp_path / "qrels.csv"), str(tmp_path / "runs.parquet"), "-m", "R@5",
+                 "--n-resamples", "50", "--unjudged", "bounds", "--human-qrels", str(tmp_path / "human.csv")]) == 0
+    captured = capsys.readouterr()
+    assert "between 0.297 and" in captured.out and "PPI++" in captured.out
+    assert "UnjudgedDocumentsWarning" not in captured.err

@@ -293,9 +293,12 @@ def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts
     out["n_human"] = out["n_human"].astype("Int64")
     rows = [diagnostic_row("ppi", system=str(r.system), measure=str(r.measure), count=int(r.n_human),
                            value=float(r.ppi_mean), detail=(
-                               f"{r.measure} {r.mean:.3f} with the model's labels; {r.ppi_mean:.3f} "
+                               f"{r.system}: {r.measure} {r.mean:.3f} with the model's labels; {r.ppi_mean:.3f} "
                                f"[{r.ppi_ci_low:.3f}, {r.ppi_ci_high:.3f}] corrected with {int(r.n_human)} "
-                               f"human-labelled questions (PPI++, lambda {r.ppi_lambda:.2f})"))
+                               f"human-labelled questions (PPI++, lambda {r.ppi_lambda:.2f})" if np.isfinite(r.ppi_mean)
+                               else f"{r.system}: {r.measure}: no PPI interval, {int(r.n_human)} of {int(r.n)} questions "
+                                    "are human-labelled (PPI needs questions with model labels only; with every "
+                                    "question judged by people, use their labels)"))
             for r in out[at >= 0].itertuples(index=False)]
     return out, rows
 
@@ -322,7 +325,7 @@ def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportO
     out.loc[hit, "mean_high"] = means["value_high"].to_numpy()[at[hit]]
     rows = [diagnostic_row("unjudged_bounds", system=str(r.system), measure=str(r.measure),
                            value=float(r.mean_high), detail=(
-                               f"{r.measure} {r.mean_low:.3f}, between {r.mean_low:.3f} and {r.mean_high:.3f} "
+                               f"{r.system}: {r.measure} {r.mean_low:.3f}, between {r.mean_low:.3f} and {r.mean_high:.3f} "
                                "if every unjudged retrieved document (in the cutoff) were relevant"))
             for r in out[hit].itertuples(index=False)]
     return out, rows
@@ -509,7 +512,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         bound_rows += ppi_rows
     if unjudged == "bounds":
         step("bounds for the unjudged")
-        summary, bound_rows = _with_bounds(summary, run, golden, opts, cols, rollup)
+        summary, rows_b = _with_bounds(summary, run, golden, opts, cols, rollup)
+        bound_rows += rows_b
     step("resampling: segments")
     by_segment = segment_table(per_q, seg_cols, summary, interval=opts.resampling, systems=systems,
                                measures=names)
