@@ -733,7 +733,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     ms : list of Measure, or None for diagnostics only
     columns : dict, optional
         ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Conflicting labels of a golden set read here (a Parquet dataset), resolved once
         (a table the caller read was resolved by it); a golden set hashed into buckets
         (larger than half the budget) is resolved bucket by bucket (all of a question's
