@@ -35,6 +35,8 @@ Layout (each file imports only the ones above it):
 - ``intervals``: ``summarize``, one function per interval;
 - ``paired``: ``compare``, one function per test in a registry;
 - ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``;
+- ``sequential``: anytime-valid statistics: ``confidence_sequence``, ``sequential_compare``
+  (betting confidence sequences, e-values, anytime p-values), ``e_bh``;
 - ``collection``: evaluating the evaluation: ``rank_correlation``, ``asl_curve``,
   ``discriminative_power``.
 """
@@ -44,6 +46,7 @@ from .collection import asl_curve, discriminative_power, rank_correlation
 from .corrections import adjust_pvalues
 from .intervals import summarize
 from .paired import compare
+from .sequential import confidence_sequence, e_bh, sequential_compare
 from .planning import (
     detectable_difference,
     half_width,
@@ -77,4 +80,7 @@ __all__ = [
     "rank_correlation",
     "asl_curve",
     "discriminative_power",
+    "confidence_sequence",
+    "sequential_compare",
+    "e_bh",
 ]
