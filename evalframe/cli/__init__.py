@@ -9,7 +9,8 @@ error and exit status 2.
 
 - ``evaluate.py``: ``evalframe evaluate``, measures per system or per question;
 - ``report.py``: ``evalframe report``, the full report;
-- ``trec_eval.py``: ``evalframe trec-eval``, the drop-in trec_eval.
+- ``trec_eval.py``: ``evalframe trec-eval``, the drop-in trec_eval;
+- ``gate.py``: ``evalframe gate``, the CI gate (exit 0 pass, 1 fail, 3 inconclusive).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ COMMANDS = {
     "evaluate": "evaluate",
     "report": "report",
     "trec-eval": "trec_eval",
+    "gate": "gate",
 }
 
 
@@ -45,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("report", help="the full report: summary, segments, comparisons, diagnostics, plots",
                    add_help=False)
     sub.add_parser("trec-eval", help="drop-in trec_eval: same flags, same output, faster", add_help=False)
+    sub.add_parser("gate", help="CI gate: exit 1 if the candidate run is significantly worse than the baseline "
+                                "beyond a margin (0 pass, 3 inconclusive)", add_help=False)
     return parser
 
 
