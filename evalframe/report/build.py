@@ -13,6 +13,7 @@ __all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_qu
 import numbers
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -25,7 +26,8 @@ from ..engine import is_span_input
 from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
-from ..io import read_chunks, read_qrels
+from .._fingerprint import digest_path, digest_table, fingerprints, source_digests
+from ..io import read_chunks, read_qrels, read_run
 from ..schema import check_conflicts
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
@@ -429,6 +431,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
                                comparisons=comparisons)
     metadata["unit"] = unit
+    metadata["fingerprints"] = fingerprints(
+        golden, source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"]),
+        conventions=conv, measures=names, version=__version__,
+        chunks=None if chunks is None else (digest_path(chunks) if isinstance(chunks, (str, Path))
+                                            else digest_table(chunks, list(chunks.columns))
+                                            if isinstance(chunks, pd.DataFrame) else None))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes}
     return Report.from_tables(tables, metadata)

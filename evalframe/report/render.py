@@ -427,6 +427,9 @@ def _meta_html(rep: ReportView, golden_set: str | None) -> str:
             ("Method", method), ("Seed", H.escape(m.get("seed"))),
             ("Conventions", ", ".join(f"<code>{H.escape(k)}={H.escape(str(v))}</code>" for k, v in conv.items())),
             ("evalframe", H.escape(m.get("version", "")))]
+    if m.get("fingerprints"):
+        rows.append(("Fingerprints", "; ".join(f"{H.escape(k)} <code>{H.escape(v)}</code>"
+                                               for k, v in fingerprint_lines(m["fingerprints"]))))
     return "<dl class='ef-meta'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
@@ -743,6 +746,17 @@ SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "c
 
 
 # ------------------------------------------------------------------------ Markdown
+def fingerprint_lines(fp: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(what, hash) pairs of a report's fingerprints, for display."""
+    out = [("golden set", str(fp.get("golden_set")))]
+    out += [(f"run {name}", str(h)) for name, h in (fp.get("runs") or {}).items()]
+    if fp.get("chunks"):
+        out.append(("chunks", str(fp["chunks"])))
+    out += [("conventions", str(fp.get("conventions"))), ("measures", str(fp.get("measures"))),
+            ("evalframe", str(fp.get("evalframe_version")))]
+    return out
+
+
 def to_markdown(rep: ReportView, digits: int = 3) -> str:
     """The report as Markdown (pipe tables; no ``tabulate`` needed)."""
     m = rep.metadata
@@ -783,6 +797,9 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
         "## Measures and conventions", ""]
     lines += [f"- `{r.measure if isinstance(r.measure, str) else r.system}`: {r.detail}"
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
+    if m.get("fingerprints"):
+        lines += ["", "## Fingerprints", ""]
+        lines += [f"- {H.escape(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
     return "\n".join(lines) + "\n"
 
 
