@@ -25,7 +25,7 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
-    "fuse", "pool", "Pool", "agreement", "gate", "GateResult",
+    "fuse", "pool", "Pool", "agreement", "gate", "GateResult", "diff", "ReportDiff",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
@@ -45,6 +45,7 @@ LAZY_NAMES: dict[str, str] = {
     "fuse": "fusion", "agreement": "agreement",
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("gate", "GateResult"), "gating"),
+    **dict.fromkeys(("diff", "ReportDiff"), "diffing"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
 }
 #: public subpackages, imported when first used
