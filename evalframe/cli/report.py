@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR",
                    help="write CSV, Parquet, PNG plots, report.md, report.tex and report.html here")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--changes", type=int, default=1, metavar="N",
+                   help="text format: top changes shown per pair and measure and direction (default 1: the "
+                        "largest regression and improvement on one line; 0: none)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--n-resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
@@ -103,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     from ..report import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
+    if args.changes < 0:
+        raise ValueError(f"--changes must be an int >= 0, got {args.changes}")
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None
@@ -145,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                       ("summary", "comparisons", "by_segment", "stages", "diagnostics")}}
         sys.stdout.write(json.dumps(payload, indent=1) + "\n")
     else:
-        sys.stdout.write(command_words(text_tables(rep)))
+        sys.stdout.write(command_words(text_tables(rep, changes=args.changes, warnings=False)))
     if out is not None:
         sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, report.html, "
                          f"plots/ ({len(written)} PNG)\n")
