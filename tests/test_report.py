@@ -148,7 +148,7 @@ def test_diagnostics(rep, cran):
     assert ties.to_dict() == raw[raw["check"] == "score_ties"].set_index("system")["count"].to_dict()
     assert set(d.loc[d["check"] == "measure", "measure"]) == set(MEASURES)
     conv = d[d["check"] == "convention"]
-    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts"}
+    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts", "no_relevant"}
     assert (d["check"] == "duplicates").sum() == 1
 
 

@@ -129,6 +129,9 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conflicts", choices=["error", "max", "min", "majority"], default="error",
                         help="several labels of one (question, document) in the golden set: error (default), "
                              "keep the max, the min or the majority label (a tie: the higher)")
+    parser.add_argument("--no-relevant", choices=["zero", "drop"], default="zero",
+                        help="golden-set questions with no relevant document (no-answer questions): keep them, "
+                             "recall-type measures scoring 0 (default), or drop them")
 
 
 def add_rollup(parser: argparse.ArgumentParser) -> None:
@@ -185,7 +188,7 @@ def read_rollup(path: str | None):
 def conventions(args: argparse.Namespace) -> dict:
     """The conventions flags of parsed arguments, as keyword arguments of evaluate/report."""
     return {"rel": args.rel, "ties": args.ties, "missing": args.missing, "depth": args.depth,
-            "duplicates": args.duplicates, "conflicts": args.conflicts}
+            "duplicates": args.duplicates, "conflicts": args.conflicts, "no_relevant": args.no_relevant}
 
 
 def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":

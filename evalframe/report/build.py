@@ -43,7 +43,7 @@ from .tables import MeasureRows, order_by, order_rows
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
 CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
-               "conflicts": "error"}
+               "conflicts": "error", "no_relevant": "zero"}
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,8 @@ def report_options(*, measures=None, baseline: str | None = None,
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
     check_conflicts(conv["conflicts"], caller="report")
+    if conv["no_relevant"] not in ("zero", "drop"):
+        raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
