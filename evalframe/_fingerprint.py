@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = ["digest_table", "digest_json", "digest_path", "run_digests", "source_digests", "fingerprints",
+           "golden_digest",
            "DIGITS"]
 
 #: hex digits kept of each SHA-256
@@ -96,10 +97,15 @@ def source_digests(run, read_run, **kwargs) -> dict[str, str | None]:
     return {}
 
 
+def golden_digest(golden: pd.DataFrame) -> str:
+    """The hash of a golden set read by ``read_qrels``: its ids, labels (and spans, subtopics)."""
+    cols = [c for c in ("query_id", "doc_id", "relevance", "start", "end", "subtopic") if c in golden.columns]
+    return digest_table(golden, cols)
+
+
 def fingerprints(golden: pd.DataFrame, runs: Mapping[str, str | None], *, conventions: Mapping[str, object],
                  measures: Sequence[str], version: str, chunks: str | None = None) -> dict:
     """The fingerprint record a report keeps in its metadata."""
-    cols = [c for c in ("query_id", "doc_id", "relevance", "start", "end", "subtopic") if c in golden.columns]
-    return {"golden_set": digest_table(golden, cols), "runs": dict(runs), "chunks": chunks,
+    return {"golden_set": golden_digest(golden), "runs": dict(runs), "chunks": chunks,
             "conventions": digest_json(dict(conventions)), "measures": digest_json(list(measures)),
             "evalframe_version": version}

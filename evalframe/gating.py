@@ -228,7 +228,7 @@ def _sd_diff(pq: pd.DataFrame, baseline: str, candidate: str, measures: Iterable
 
 def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: float = 0.0,
          alpha: float = 0.05, sequential: bool = False, names: tuple[str, str] = ("baseline", "candidate"),
-         **evaluate_options) -> GateResult:
+         baseline_system: str | None = None, **evaluate_options) -> GateResult:
     """Is the candidate run not worse than the baseline run? A decision for CI.
 
     Parameters
@@ -236,7 +236,11 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
     qrels : DataFrame, path or dict
         The golden set.
     baseline, candidate : DataFrame, path or dict
-        The two runs (one system each).
+        The two runs (one system each). ``baseline`` may also be a saved report
+        (:class:`evalframe.Report`, e.g. ``ef.read_report(DIR)`` of the main branch): its
+        per-question values of ``baseline_system`` are the baseline's, the candidate is
+        evaluated with the report's conventions, and a golden set whose fingerprint is
+        not the report's is refused.
     measures : name or list of names
         The measures that must not get worse (e.g. ``["R@5", "nDCG@10"]``).
     margin : float
@@ -248,6 +252,9 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
         often the gate is re-run as labelled questions arrive; less powerful at one n.
     names : (str, str)
         The systems' names in the result.
+    baseline_system : str, optional
+        With a saved report: its system to gate against (default: the report's baseline,
+        or its only system).
     **evaluate_options
         Passed to :func:`evalframe.evaluate` (``rel``, ``ties``, ``missing``...).
 
@@ -289,10 +296,66 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
         from .stats.validation import param_error
         raise param_error("gate", "names", "two different names (str, str)", names)
     measures = [str(m) for m in parse_measures(list(measures))]
+    from .report import Report
+    if isinstance(baseline, Report):
+        per_q = _against_report(qrels, baseline, candidate, measures, names, baseline_system, evaluate_options)
+        return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,
+                                 sequential=sequential)
+    if baseline_system is not None:
+        from .stats.validation import param_error
+        raise param_error("gate", "baseline_system", "None unless baseline is a saved report", baseline_system)
     runs = {names[0]: _one_system(baseline, "baseline"), names[1]: _one_system(candidate, "candidate")}
     per_q = evaluate(runs, qrels, measures, **evaluate_options)
     return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,
                              sequential=sequential)
+
+
+def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str, str],
+                    system: str | None, options: dict) -> pd.DataFrame:
+    """The baseline's per-question values from a saved report and the candidate's,
+    evaluated on the same golden set (checked by fingerprint) with the same conventions."""
+    from ._fingerprint import golden_digest
+    from .evaluate import evaluate
+    from .io import read_qrels
+    problems = []
+    systems = rep.systems
+    if system is None:
+        system = rep.metadata.get("baseline") or (systems[0] if len(systems) == 1 else None)
+    if system not in systems:
+        problems.append(InputProblem(
+            f"the saved report's systems are {systems[:10]}; "
+            + ("which one is the baseline?" if system is None else f"{system!r} is not one of them"),
+            "name it: baseline_system= (evalframe gate --baseline-system NAME)"))
+    absent = [m for m in measures if m not in rep.measures]
+    if absent:
+        problems.append(InputProblem(f"the saved report has no {absent} (it has {rep.measures})",
+                                     "gate on the report's measures, or recompute the baseline"))
+    conv = {k: v for k, v in (rep.metadata.get("conventions") or {}).items()}
+    clash = {k: (v, conv.get(k)) for k, v in options.items() if k != "columns" and k in conv and conv[k] != v}
+    if clash:
+        problems.append(InputProblem(
+            "conventions differ from the saved report's: " + ", ".join(
+                f"{k}={v!r} (report: {r!r})" for k, (v, r) in clash.items()),
+            "evaluate the candidate with the report's conventions (leave them out), or recompute the baseline"))
+    golden = read_qrels(qrels, columns=options.get("columns"), conflicts=conv.get("conflicts", "error"))
+    want = (rep.metadata.get("fingerprints") or {}).get("golden_set")
+    got = golden_digest(golden)
+    if want != got:
+        problems.append(InputProblem(
+            "the golden set is not the one the saved report was computed on (fingerprint "
+            f"{got} vs the report's {want})" if want else
+            "the saved report has no golden-set fingerprint (written by an older evalframe): it cannot be "
+            "checked against this golden set",
+            "gate against a report computed on this golden set (evalframe report --out DIR), or gate two runs"))
+    if problems:
+        raise EvalframeInputError("baseline report", problems)
+    conv.update({k: v for k, v in options.items() if k == "columns"})
+    pq = rep.per_question
+    base = pq.loc[(pq["system"] == system) & pq["measure"].isin(measures), ["query_id", "measure", "value"]]
+    cand = evaluate({names[1]: _one_system(candidate, "candidate")}, golden, measures,
+                    **{k: v for k, v in conv.items() if k not in ("conflicts",)})
+    return pd.concat([base.assign(system=names[0]), cand[["system", "query_id", "measure", "value"]]],
+                     ignore_index=True)
 
 
 def _one_system(run, what: str):

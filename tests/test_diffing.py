@@ -106,5 +106,8 @@ def test_command_on_saved_reports(cran, old, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("## What changed")
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
+    old.to_parquet(tmp_path / "out_old" / "parquet")  # the --out folder of evalframe report
+    assert main(["diff", str(tmp_path / "out_old"), str(tmp_path / "new")]) == 0
+    assert capsys.readouterr().out == want
     (tmp_path / "empty").mkdir()
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "empty")]) == 2

@@ -199,3 +199,36 @@ def test_api_refusals():
         ef.gate(qrels, b, c, "RR", alpha=1.5)
     with pytest.raises(ef.EvalframeInputError, match="holds 2 systems"):
         ef.gate(qrels, pd.concat([b.assign(system="x"), b.assign(system="y")]), c, "RR")
+
+
+def test_gate_against_a_saved_report(tmp_path, capsys):
+    """The baseline's values read from a saved report (evalframe report --out DIR) equal
+    gating the two runs; another golden set or other conventions are refused."""
+    qrels, b, c = _case(*FAIL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report({"main": b}, qrels, measures=["RR", "Success@1"], n_resamples=20)
+        direct = ef.gate(qrels, b, c, ["RR", "Success@1"], margin=0.01)
+        saved = ef.gate(qrels, rep, c, ["RR", "Success@1"], margin=0.01)
+    pd.testing.assert_frame_equal(saved.table, direct.table)
+    assert saved.decision == "fail"
+    other = qrels.assign(relevance=np.where(np.arange(len(qrels)) == 0, 2, 1))
+    with pytest.raises(ef.EvalframeInputError, match="not the one the saved report was computed on"):
+        ef.gate(other, rep, c, ["RR"])
+    with pytest.raises(ef.EvalframeInputError, match="conventions differ"):
+        ef.gate(qrels, rep, c, ["RR"], rel=2)
+    with pytest.raises(ef.EvalframeInputError, match="has no"):
+        ef.gate(qrels, rep, c, ["AP"])
+    # the command, with the --out folder of evalframe report
+    files = _files(tmp_path, FAIL)
+    assert main(["report", files[0], f"main={files[1]}", "-m", "RR", "Success@1", "--n-resamples", "20",
+                 "--out", str(tmp_path / "main")]) == 0
+    capsys.readouterr()
+    assert main(["gate", files[0], files[2], "--baseline-report", str(tmp_path / "main"), "-m", "RR",
+                 "--margin", "0.01"]) == 1
+    assert capsys.readouterr().out.startswith("gate: FAIL")
+    assert main(["gate", files[0], files[1], files[2], "--baseline-report", str(tmp_path / "main"),
+                 "-m", "RR"]) == 2
+    assert main(["gate", files[0], files[2], "--baseline-report", str(tmp_path / "main"), "-m", "RR",
+                 "--rel", "2"]) == 2
+    assert "conventions differ" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import sys
 
 from .common import CommandError, run_command
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["build_parser", "main", "run", "read_saved_report"]
 
 PROG = "evalframe diff"
 
@@ -27,22 +27,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _read(path: str):
+def read_saved_report(path: str):
+    """A saved report (``read_report``): ``DIR`` of ``evalframe report --out DIR`` (its
+    ``parquet/`` or ``csv/`` tables) or a folder of ``Report.to_parquet`` / ``to_csv``; a
+    one-line user error naming the folder otherwise."""
     from pathlib import Path
 
     from ..report import read_report
-    if not Path(path).is_dir():
+    d = Path(path)
+    if not d.is_dir():
         raise CommandError(f"{path}: not a folder holding a saved report (evalframe report --out DIR)")
-    try:
-        return read_report(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise CommandError(f"{path}: cannot read a saved report ({type(exc).__name__}: {exc})") from exc
+    for sub in (d / "parquet", d / "csv", d):
+        if (sub / "summary.parquet").exists() or (sub / "summary.csv").exists():
+            try:
+                return read_report(sub)
+            except (OSError, ValueError, KeyError) as exc:
+                raise CommandError(f"{path}: cannot read the saved report ({type(exc).__name__}: {exc})") from exc
+    raise CommandError(f"{path}: no saved report here (no summary.parquet or summary.csv, nor parquet/ or csv/ "
+                       "of evalframe report --out DIR)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Diff the two reports of the parsed arguments and print it; returns the exit status."""
     from ..diffing import diff
-    result = diff(_read(args.old), _read(args.new), across_golden_sets=args.across_golden_sets,
+    result = diff(read_saved_report(args.old), read_saved_report(args.new), across_golden_sets=args.across_golden_sets,
                   confidence=args.confidence)
     sys.stdout.write(result.to_markdown() if args.format == "markdown" else result.to_text())
     return 0

@@ -9,12 +9,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (add_conventions, check_out_file, column_map, conventions, parse_measure_args, read_input,
-                     run_command)
+from .common import (CommandError, add_conventions, check_out_file, column_map, conventions, parse_measure_args,
+                     read_input, run_command)
 
 __all__ = ["build_parser", "main", "run"]
 
 PROG = "evalframe gate"
+
+#: the conventions flags' defaults: with --baseline-report only flags set otherwise are checked against it
+DEFAULTS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
+            "conflicts": "error", "no_relevant": "zero"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,8 +28,13 @@ def build_parser() -> argparse.ArgumentParser:
                                "measure (candidate not worse than baseline by more than the margin), Holm "
                                "across the measures. Exit 0 pass, 1 fail, 3 inconclusive, 2 user error.")
     p.add_argument("qrels", help="golden set: TREC qrels, CSV/TSV, Parquet or JSONL")
-    p.add_argument("baseline", help="the baseline run (one system)")
-    p.add_argument("candidate", help="the candidate run (one system)")
+    p.add_argument("runs", nargs="+", metavar="RUN",
+                   help="BASELINE CANDIDATE: the two runs (one system each); with --baseline-report, CANDIDATE only")
+    p.add_argument("--baseline-report", metavar="DIR",
+                   help="a saved report (evalframe report --out DIR) holding the baseline's per-question values: "
+                        "the candidate is evaluated with its conventions, on the same golden set (checked)")
+    p.add_argument("--baseline-system", metavar="NAME",
+                   help="the saved report's system to gate against (default: its baseline, or its only system)")
     p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="M", required=True,
                    help="measures that must not get worse, e.g. -m R@5 -m nDCG@10")
     p.add_argument("--margin", type=float, default=0.0,
@@ -54,11 +63,25 @@ def run(args: argparse.Namespace) -> int:
     junit = check_out_file(args.junit, "--junit") if args.junit else None
     qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns, conflicts=args.conflicts,
                        encoding=args.encoding)
+    want = 1 if args.baseline_report else 2
+    if len(args.runs) != want:
+        raise CommandError(f"expected {'CANDIDATE (the baseline is --baseline-report)' if want == 1 else 'BASELINE CANDIDATE'}"
+                           f", got {len(args.runs)} run(s): {' '.join(args.runs)}")
+    if args.baseline_system and not args.baseline_report:
+        raise CommandError("--baseline-system names a system of --baseline-report DIR; give the report too")
     runs = [read_input(path, read_run, "run", columns=args.columns, duplicates=args.duplicates,
-                       encoding=args.encoding) for path in (args.baseline, args.candidate)]
-    conv = {k: v for k, v in conventions(args).items() if k not in ("duplicates", "conflicts")}
-    result = gate(qrels, runs[0], runs[1], measures, margin=args.margin, alpha=args.alpha,
-                  sequential=args.sequential, **conv)
+                       encoding=args.encoding) for path in args.runs]
+    if args.baseline_report:
+        from .diff import read_saved_report
+        base = read_saved_report(args.baseline_report)
+        given = {k: v for k, v in conventions(args).items() if v != DEFAULTS[k]}
+        result = gate(qrels, base, runs[0], measures, margin=args.margin, alpha=args.alpha,
+                      sequential=args.sequential, baseline_system=args.baseline_system,
+                      **({"columns": args.columns} if args.columns else {}), **given)
+    else:
+        conv = {k: v for k, v in conventions(args).items() if k not in ("duplicates", "conflicts")}
+        result = gate(qrels, runs[0], runs[1], measures, margin=args.margin, alpha=args.alpha,
+                      sequential=args.sequential, **conv)
     sys.stdout.write(result.to_text())
     if summary is not None:
         summary.write_text(result.to_markdown(), encoding="utf-8")
