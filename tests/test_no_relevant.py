@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from evalframe import streaming
+from evalframe.engine import budget as sizing
 from evalframe.cli import main
 
 
@@ -53,7 +53,7 @@ def test_streamed_engine_agrees(case, tmp_path):
     run, qrels, no_answer = case
     path = tmp_path / "runs.parquet"
     run.to_parquet(path)
-    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(run) // 4
+    budget = len(qrels) * sizing.QRELS_BYTES_PER_ROW + 2 * sizing.BYTES_PER_ROW * len(run) // 4
     streamed = _eval(str(path), qrels, no_relevant="drop", memory_budget=budget)
     want = _eval(run, qrels, no_relevant="drop")
     pd.testing.assert_frame_equal(streamed.sort_values(["system", "query_id", "measure"]).reset_index(drop=True),

@@ -127,7 +127,10 @@ def test_demo_fits_a_screen_and_more_changes_on_request(capsys):
     data = Path(__file__).resolve().parents[1] / "data" / "cranfield"
     argv = ["report", str(data / "qrels.txt"), str(data / "runs.parquet"), "--segments",
             str(data / "segments.parquet"), "--baseline", "bm25", "--n-resamples", "200"]
-    assert cli_main(argv) == 0
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as in a terminal (the test config ignores some)
+        assert cli_main(argv) == 0
     cap = capsys.readouterr()
     lines = cap.out.splitlines() + cap.err.splitlines()
     assert len(lines) < 80, len(lines)
