@@ -129,6 +129,37 @@ class ReportDiff:
         return "\n".join(lines) + "\n"
 
 
+    def to_html_section(self) -> str:
+        """The diff as an HTML fragment (a table and lists), the section of report.html
+        that ``Report.to_html(..., diff=...)`` and ``evalframe report --previous DIR`` add."""
+        from .report import html as H
+        parts = []
+        if len(self.changes):
+            view = self._view()
+            cols = [H.Column(c, numeric=c in ("old", "new", "change", "n paired")) for c in view.columns]
+            rows = [[H.escape(v) for v in row] for row in view.itertuples(index=False)]
+            parts.append(H.table(cols, rows, name="diff"))
+        lists = [H.escape(x) for x in self._added_removed()]
+        if len(self.fingerprints):
+            lists += [f"fingerprint of {H.escape(r.what)}: <code>{H.escape(r.old)}</code> → "
+                      f"<code>{H.escape(r.new)}</code>" for r in self.fingerprints.itertuples(index=False)]
+        lists += [H.escape(n) for n in self.notes]
+        if lists:
+            parts.append("<ul>" + "".join(f"<li>{x}</li>" for x in lists) + "</ul>")
+        return "\n".join(parts) or "<p>Nothing changed.</p>"
+
+    def to_html(self, path=None, *, title: str = "evalframe: what changed") -> str:
+        """The diff as a self-contained HTML page (written to ``path`` when given)."""
+        from pathlib import Path
+
+        from .report import html as H
+        page = H.document(title, f"<header><h1>{H.escape(title)}</h1></header>\n<section id='diff'>"
+                                 f"<h2>Changes</h2>\n{self.to_html_section()}\n</section>")
+        if path is not None:
+            Path(path).write_text(page, encoding="utf-8")
+        return page
+
+
 def _fingerprint_rows(old: dict, new: dict) -> pd.DataFrame:
     rows = []
     for key in ("golden_set", "chunks", "conventions", "measures", "evalframe_version"):
@@ -159,7 +190,9 @@ def diff(old, new, *, across_golden_sets: bool = False, confidence: float = 0.95
     -------
     ReportDiff
         ``changes`` (per system and measure), systems / measures / questions added and
-        removed, ``fingerprints`` that differ, ``notes``; ``to_text()``, ``to_markdown()``.
+        removed, ``fingerprints`` that differ, ``notes``; ``to_text()``, ``to_markdown()``,
+        ``to_html()`` (a page) and ``to_html_section()`` (report.html's section:
+        ``new.to_html(path, diff=ef.diff(old, new))``).
 
     Notes
     -----

@@ -111,3 +111,31 @@ def test_command_on_saved_reports(cran, old, tmp_path, capsys):
     assert capsys.readouterr().out == want
     (tmp_path / "empty").mkdir()
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "empty")]) == 2
+
+
+def test_html_section_and_report_previous(cran, old, tmp_path, capsys):
+    import re
+    new = _report(_worse_bm25(cran.runs), cran.qrels)
+    d = ef.diff(old, new)
+    page = new.to_html(tmp_path / "report.html", diff=d).read_text()
+    section = re.search(r"<section id='diff'>(.*?)</section>", page, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", section.split("<tbody>")[1])
+    assert len(rows) == len(d.changes) == 10
+    assert "bm25" in rows[0] and "paired t" in rows[0] and "run bm25" in section
+    assert "<section id='diff'>" not in new.to_html(tmp_path / "plain.html").read_text()
+    alone = d.to_html(tmp_path / "diff.html")
+    assert alone.startswith("<!DOCTYPE html>") and "data-table='diff'" in alone
+    # evalframe report --previous DIR: the page's section and the text
+    old.to_parquet(tmp_path / "prev" / "parquet")
+    data = tmp_path / "data"
+    data.mkdir()
+    _worse_bm25(cran.runs).to_parquet(data / "runs.parquet")
+    cran.qrels.to_csv(data / "qrels.tsv", sep="\t", index=False)
+    argv = ["report", str(data / "qrels.tsv"), str(data / "runs.parquet"), "-m", "nDCG@10", "R@10",
+            "--n-resamples", "20", "--previous", str(tmp_path / "prev"), "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"Since {tmp_path / 'prev'}: Changes of the means" in out
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "<section id='diff'>" in html and "What changed since the earlier report" in html
+    assert main(argv[:-4] + ["--previous", str(tmp_path / "nothing")]) == 2

@@ -305,7 +305,7 @@ def to_html(rep: ReportView) -> str:
 
 
 def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str | None = None,
-                 plots: bool = True, png_dir=None, dpi: int = 130) -> str:
+                 plots: bool = True, png_dir=None, dpi: int = 130, diff=None) -> str:
     """The report as one self-contained HTML page (what :meth:`Report.to_html` writes).
 
     In order: the question the report answers (systems, golden set, questions, measures,
@@ -325,6 +325,9 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     png_dir : path, optional
         Also write each plot as ``<name>.png`` there (at ``dpi``, the size
         :meth:`Report.save_plots` uses), from the figure drawn for the page.
+    diff : ReportDiff, optional
+        What changed since an earlier report (:func:`evalframe.diff`): a section after
+        the comparisons.
 
     Returns
     -------
@@ -352,6 +355,8 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     sections.append(("summary", "Summary", _summary_html(rep)))
     if not rep.comparisons.empty:
         sections.append(("comparisons", "Comparisons", _comparisons_html(rep)))
+    if diff is not None:
+        sections.append(("diff", "What changed since the earlier report", diff.to_html_section()))
     ch = _changes_html(rep)
     if ch:
         sections.append(("changes", "Top regressions and improvements", ch))
