@@ -25,7 +25,8 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
-    "fuse", "pool", "Pool", "agreement", "judge", "judge_agreement", "JudgeAgreement",
+    "fuse", "pool", "Pool", "agreement", "judge", "judge_agreement", "JudgeAgreement", "gate", "GateResult",
+    "diff", "ReportDiff",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
@@ -45,6 +46,8 @@ LAZY_NAMES: dict[str, str] = {
     "fuse": "fusion", "agreement": "agreement", "judge": "judging",
     **dict.fromkeys(("judge_agreement", "JudgeAgreement"), "model_labels"),
     **dict.fromkeys(("pool", "Pool"), "pooling"),
+    **dict.fromkeys(("gate", "GateResult"), "gating"),
+    **dict.fromkeys(("diff", "ReportDiff"), "diffing"),
     **dict.fromkeys(("Measure", "parse_measure", "parse_measures", "register_measure"), "measures"),
 }
 #: public subpackages, imported when first used

@@ -7,7 +7,8 @@ engine can be run chunk by chunk or on a distributed engine.
 """
 from __future__ import annotations
 
-__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
+__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics",
+           "drop_no_relevant"]
 
 import os
 import re
@@ -36,6 +37,7 @@ from .engine.budget import WHOLE_BYTES_PER_ROW
 from .engine.budget import memory_budget as parse_memory_budget
 from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
+NoRelevant = Literal["zero", "drop"]
 Engine = Literal["auto", "memory", "dask", "spark"]
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -45,7 +47,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              engine: Engine = "auto",
              memory_budget: "int | str | None" = None, progress: bool | None = None,
              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-             tokens=None, unjudged: "Unjudged | None" = None) -> pd.DataFrame:
+             tokens=None, unjudged: "Unjudged | None" = None, no_relevant: NoRelevant = "zero") -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -68,6 +70,11 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         do not set their own ``rel``).  Reported in the measure name when != 1.
     ties : {"doc_id_desc", "doc_id_asc", "rank"}
         Order of documents with equal scores (trec_eval: doc_id descending).
+    no_relevant : {"zero", "drop"}
+        Golden-set questions with no relevant document (no label >= ``rel``; "no-answer"
+        questions): ``"zero"`` (default) keeps them, where recall-type measures score 0 and
+        pull every mean down; ``"drop"`` leaves them out of the per-question table. Not
+        with ``chunks=`` (span golden sets).
     missing : {"zero", "drop"}
         Golden-set questions a system did not answer: score 0 (default) or
         leave out (trec_eval's default).
@@ -177,7 +184,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
                                      conflicts=conflicts, engine=engine,
                                      memory_budget=memory_budget, progress=progress, rollup=rollup,
                                      chunks=chunks, min_overlap=min_overlap, tokens=tokens,
-                                     unjudged=unjudged)[0]
+                                     unjudged=unjudged, no_relevant=no_relevant)[0]
 
 
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -528,8 +535,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
                               rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-                              tokens=None, shallow=None,
-                              unjudged: "Unjudged | None" = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              tokens=None, shallow=None, unjudged: "Unjudged | None" = None,
+                              no_relevant: NoRelevant = "zero") -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
@@ -546,6 +553,43 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     """
     _check_rel(rel)
     _check_input_options(columns, conflicts, "evaluate")
+    _check_no_relevant(no_relevant, chunks)
+    per_q, diag = _evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing, depth=depth,
+                                             duplicates=duplicates, columns=columns, conflicts=conflicts,
+                                             engine=engine, memory_budget=memory_budget, progress=progress,
+                                             rollup=rollup, chunks=chunks, min_overlap=min_overlap, tokens=tokens,
+                                             shallow=shallow, unjudged=unjudged)
+    if no_relevant == "drop":
+        per_q = drop_no_relevant(per_q, qrels, rel=rel, columns=columns, conflicts=conflicts)
+    return per_q, diag
+
+
+def _check_no_relevant(no_relevant, chunks) -> None:
+    if no_relevant not in ("zero", "drop"):
+        raise ValueError(f"evaluate: no_relevant must be one of ['zero', 'drop'], got {no_relevant!r}")
+    if no_relevant == "drop" and chunks is not None:
+        raise ValueError("evaluate: no_relevant='drop' is not available with chunks= (a span golden set: "
+                         "whether a question has relevant evidence depends on the chunking); use "
+                         "no_relevant='zero' and filter the per-question table")
+
+
+def drop_no_relevant(per_q: pd.DataFrame, qrels, *, rel: int, columns=None, conflicts="error") -> pd.DataFrame:
+    """``per_q`` without the golden-set questions that have no relevant document (no label
+    >= ``rel``); the golden set is read again when it is not a table in memory."""
+    if isinstance(qrels, pd.DataFrame) and {"query_id", "relevance"} <= set(qrels.columns) and not columns:
+        golden = qrels
+    else:
+        golden = read_qrels(qrels, columns=columns, conflicts=conflicts)
+    best = pd.to_numeric(golden["relevance"], errors="coerce").groupby(golden["query_id"].astype(str)).max()
+    none = best.index[~(best >= rel)]
+    if not len(none):
+        return per_q
+    keep = ~per_q["query_id"].astype(str).isin(none)
+    return per_q.loc[keep].reset_index(drop=True)
+
+
+def _evaluate_with_diagnostics(run, qrels, measures, *, rel, ties, missing, depth, duplicates, columns, conflicts,
+                               engine, memory_budget, progress, rollup, chunks, min_overlap, tokens, shallow, unjudged):
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     check_unjudged(unjudged, ms)

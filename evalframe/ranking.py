@@ -1437,7 +1437,7 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
             Check.RUN_QUESTIONS_NOT_IN_GOLDEN_SET: f"{who}{r.count} run questions are not in the golden set and were dropped (e.g. {examples})",
             Check.GOLDEN_QUESTIONS_NOT_IN_RUN: f"{who}{r.count} golden-set questions have no retrieved documents and score 0 (e.g. {examples}); pass missing='drop' to leave them out, as trec_eval does without -c",
             Check.SHALLOW_RANKINGS: f"{who}{r.count} questions have {r.action} (e.g. {examples}; R@100 of a 20-deep ranking is its R@20)",
-            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}){' ' + CHUNKING_OF + r.action.split(CHUNKING_OF, 1)[1] if CHUNKING_OF in r.action else ''}, so recall-type measures score 0 on them (e.g. {examples})",
+            Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT: f"{r.count} golden-set questions have no relevant document (label >= {rel}){' ' + CHUNKING_OF + r.action.split(CHUNKING_OF, 1)[1] if CHUNKING_OF in r.action else ''}, so recall-type measures score 0 on them (e.g. {examples}); no_relevant='drop' (--no-relevant drop) leaves them out",
         }[r.check]
         _warn_user(msg, cat)
 

@@ -640,3 +640,23 @@ def test_question_ids_sort_numerically_only_when_every_id_is_an_integer(ids, num
     from evalframe.ranking import natural_order
     expected = sorted(ids, key=int) if numeric else sorted(ids, key=lambda s: s.encode())
     assert list(natural_order(np.array(ids, dtype=object))) == expected
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_declared_value_range_holds(seed):
+    """Every family that declares a value range (the anytime-valid statistics rely on it)
+    keeps its values in it; the span families need a span golden set and are covered in
+    test_spans."""
+    run, qrels = _random_case(seed)
+    names = [f"{n}@5" if f.cutoff == "required" else n for n, f in FAMILIES.items()
+             if f.value_range is not None and "spans" not in f.needs]
+    assert len(names) > 25
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = ef.evaluate(run, qrels, names)
+    for name, fam in FAMILIES.items():
+        if fam.value_range is None or "spans" in fam.needs:
+            continue
+        got = v.value[v.measure.str.startswith(name)]
+        lo, hi = fam.value_range
+        assert len(got) and got.between(lo, hi).all(), name

@@ -148,7 +148,7 @@ def test_diagnostics(rep, cran):
     assert ties.to_dict() == raw[raw["check"] == "score_ties"].set_index("system")["count"].to_dict()
     assert set(d.loc[d["check"] == "measure", "measure"]) == set(MEASURES)
     conv = d[d["check"] == "convention"]
-    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts"}
+    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts", "no_relevant"}
     assert (d["check"] == "duplicates").sum() == 1
 
 
@@ -638,8 +638,11 @@ def test_top_changes_and_the_changes_table(cran):
     from evalframe.report import text_tables
     from evalframe.report.render import to_html_page
     # the notebook view is compact (issue 14): the changes are on the page
-    for out in (r.to_markdown(), to_html_page(r, plots=False), text_tables(r)):
+    for out in (r.to_markdown(), to_html_page(r, plots=False), text_tables(r, changes=3)):
         assert "Top regressions and improvements" in out and t["query_id"].iloc[0] in out
+    # the terminal's default: one line per (pair, measure), its largest regression first
+    line = [x for x in text_tables(r).splitlines() if x.split()[:3] == ["bm25", "tfidf", "nDCG@10"]]
+    assert len(line) == 1 and line[0].split()[3] == f"{t['query_id'].iloc[0]}:"
     with pytest.raises(ValueError, match="n must be an int >= 1"):
         top_changes(pq, "bm25", "tfidf", "nDCG@10", n=0)
     with pytest.raises(ValueError, match="report: queries must be"):

@@ -115,3 +115,30 @@ def test_progress_bar_only_on_a_terminal():
     q.step("reading")
     q.close()
     assert quiet.getvalue() == ""
+
+
+def test_demo_fits_a_screen_and_more_changes_on_request(capsys):
+    """`make demo`'s terminal output (stdout and stderr) stays under 80 lines: the top
+    changes are one line per (pair, measure) and the warnings are shown once (stderr);
+    --changes N shows N per direction, --changes 0 none."""
+    from pathlib import Path
+
+    from evalframe.cli import main as cli_main
+    data = Path(__file__).resolve().parents[1] / "data" / "cranfield"
+    argv = ["report", str(data / "qrels.txt"), str(data / "runs.parquet"), "--segments",
+            str(data / "segments.parquet"), "--baseline", "bm25", "--n-resamples", "200"]
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as in a terminal (the test config ignores some)
+        assert cli_main(argv) == 0
+    cap = capsys.readouterr()
+    lines = cap.out.splitlines() + cap.err.splitlines()
+    assert len(lines) < 80, len(lines)
+    assert "Top regression and improvement per pair and measure" in cap.out
+    assert sum(line.lstrip().startswith("bm25 ") and "->" in line for line in cap.out.splitlines()) == 4 * 7
+    assert "Warnings (" not in cap.out and "unjudged documents" in cap.err  # once
+    assert cli_main(argv + ["--changes", "3"]) == 0
+    more = capsys.readouterr().out
+    assert "Top regressions and improvements" in more and len(more.splitlines()) > 4 * 7 * 6
+    assert cli_main(argv + ["--changes", "0"]) == 0
+    assert "Top regression" not in capsys.readouterr().out

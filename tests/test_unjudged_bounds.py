@@ -239,3 +239,27 @@ def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "between 0.297 and" in captured.out and "PPI++" in captured.out
     assert "UnjudgedDocumentsWarning" not in captured.err
+
+
+def test_report_bounds_and_ppi_leave_out_the_questions_no_relevant_drop_leaves_out():
+    # no_relevant='drop' is applied to every table of the report: the bounds and the
+    # human-labelled table lose the questions without a relevant document, as the summary does
+    import warnings
+    rng = np.random.default_rng(7)
+    qs = [f"q{i}" for i in range(30)]
+    qrels = pd.DataFrame([(q, f"d{j}", int(rng.integers(0, 2)) if i % 5 else 0)
+                          for i, q in enumerate(qs) for j in range(4)], columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame([(s, q, f"d{j}", float(rng.random())) for s in ("a", "b") for q in qs for j in range(6)],
+                       columns=["system", "query_id", "doc_id", "score"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report(run, qrels, measures=["P@5", "R@5"], no_relevant="drop", unjudged="bounds",
+                        human_qrels=qrels, n_resamples=200)
+    relevant = qrels.groupby("query_id")["relevance"].max()
+    n_kept = int((relevant >= 1).sum())
+    assert n_kept < len(qs)
+    s = rep.summary.set_index(["system", "measure"])
+    assert (s["n"] == n_kept).all()
+    assert (s["n_human"] == n_kept).all()
+    # the bound's low end is the summary's mean (same questions)
+    assert np.allclose(s["mean_low"], s["mean"])

@@ -9,7 +9,9 @@ error and exit status 2.
 
 - ``evaluate.py``: ``evalframe evaluate``, measures per system or per question;
 - ``report.py``: ``evalframe report``, the full report;
-- ``trec_eval.py``: ``evalframe trec-eval``, the drop-in trec_eval.
+- ``trec_eval.py``: ``evalframe trec-eval``, the drop-in trec_eval;
+- ``gate.py``: ``evalframe gate``, the CI gate (exit 0 pass, 1 fail, 3 inconclusive);
+- ``diff.py``: ``evalframe diff``, what changed between two saved reports.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ COMMANDS = {
     "evaluate": "evaluate",
     "report": "report",
     "trec-eval": "trec_eval",
+    "gate": "gate",
+    "diff": "diff",
 }
 
 
@@ -45,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("report", help="the full report: summary, segments, comparisons, diagnostics, plots",
                    add_help=False)
     sub.add_parser("trec-eval", help="drop-in trec_eval: same flags, same output, faster", add_help=False)
+    sub.add_parser("gate", help="CI gate: exit 1 if the candidate run is significantly worse than the baseline "
+                                "beyond a margin (0 pass, 3 inconclusive)", add_help=False)
+    sub.add_parser("diff", help="what changed between two saved reports", add_help=False)
     return parser
 
 

@@ -130,6 +130,9 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
                         help="several labels of one (question, document) in the golden set: error (default), "
                              "keep the max, the min or the majority label (a tie: the higher), or a person's "
                              "over a model's (human: reads the judge column)")
+    parser.add_argument("--no-relevant", choices=["zero", "drop"], default="zero",
+                        help="golden-set questions with no relevant document (no-answer questions): keep them, "
+                             "recall-type measures scoring 0 (default), or drop them")
 
 
 def add_rollup(parser: argparse.ArgumentParser) -> None:
@@ -186,7 +189,7 @@ def read_rollup(path: str | None):
 def conventions(args: argparse.Namespace) -> dict:
     """The conventions flags of parsed arguments, as keyword arguments of evaluate/report."""
     return {"rel": args.rel, "ties": args.ties, "missing": args.missing, "depth": args.depth,
-            "duplicates": args.duplicates, "conflicts": args.conflicts}
+            "duplicates": args.duplicates, "conflicts": args.conflicts, "no_relevant": args.no_relevant}
 
 
 def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":
@@ -469,18 +472,20 @@ def _read_block(block: bytes, path: str, read_run, _io, duplicates):
         raise CommandError(f"{path}: {error_line(exc, path)}") from exc
 
 
-def check_out_file(path: str) -> Path:
-    """Check, before any work, that a file can be written at ``path`` (its folder exists)."""
+def check_out_file(path: str, flag: str = "--out") -> Path:
+    """Check, before any work, that a file can be written at ``path`` (its folder exists);
+    ``flag`` names the option in the error."""
     out = Path(path)
     if out.is_dir():
-        raise CommandError(f"--out {path}: is a directory; give a .csv or .parquet file name")
+        raise CommandError(f"{flag} {path}: is a directory; give a "
+                           + (".csv or .parquet file name" if flag == "--out" else "file name"))
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.exists():
-        raise CommandError(f"--out {path}: the directory {str(parent)!r} does not exist")
+        raise CommandError(f"{flag} {path}: the directory {str(parent)!r} does not exist")
     if not parent.is_dir():
-        raise CommandError(f"--out {path}: {str(parent)!r} is not a directory")
+        raise CommandError(f"{flag} {path}: {str(parent)!r} is not a directory")
     if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise CommandError(f"--out {path}: permission denied")
+        raise CommandError(f"{flag} {path}: permission denied")
     return out
 
 

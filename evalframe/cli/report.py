@@ -65,7 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "budget: reranked:tokens=2000")
     p.add_argument("--out", metavar="DIR",
                    help="write CSV, Parquet, PNG plots, report.md, report.tex and report.html here")
+    p.add_argument("--previous", metavar="DIR",
+                   help="an earlier saved report (evalframe report --out DIR): report.html and the text say what "
+                        "changed since (evalframe diff)")
     p.add_argument("--format", choices=["text", "markdown", "json"], default="text")
+    p.add_argument("--changes", type=int, default=1, metavar="N",
+                   help="text format: top changes shown per pair and measure and direction (default 1: the "
+                        "largest regression and improvement on one line; 0: none)")
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--n-resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
@@ -108,9 +114,15 @@ def run(args: argparse.Namespace) -> int:
     from ..report import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
+    if args.changes < 0:
+        raise ValueError(f"--changes must be an int >= 0, got {args.changes}")
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None
+    previous = None
+    if args.previous:
+        from .diff import read_saved_report
+        previous = read_saved_report(args.previous)
     budget = memory_budget_arg(args)
     progress = Progress(total=len(args.runs) + 9 + (1 if args.out else 0))
     try:
@@ -134,6 +146,10 @@ def run(args: argparse.Namespace) -> int:
                                                  columns=args.columns, conflicts=args.conflicts,
                                                  encoding=args.encoding) if args.human_qrels else None),
                          **conventions(args))
+        changed = None
+        if previous is not None:
+            from ..diffing import diff
+            changed = diff(previous, rep)
         written = []
         if out is not None:
             progress.step("writing tables and plots")
@@ -142,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             (out / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
             (out / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
             # each plot is built once, for the page (SVG) and plots/ (PNG)
-            rep.to_html(out / "report.html", golden_set=args.qrels, plots_dir=out / "plots")
+            rep.to_html(out / "report.html", golden_set=args.qrels, plots_dir=out / "plots", diff=changed)
             written = sorted((out / "plots").glob("*.png"))
     finally:
         progress.close()
@@ -154,7 +170,9 @@ def run(args: argparse.Namespace) -> int:
                       ("summary", "comparisons", "by_segment", "stages", "diagnostics")}}
         sys.stdout.write(json.dumps(payload, indent=1) + "\n")
     else:
-        sys.stdout.write(command_words(text_tables(rep)))
+        sys.stdout.write(command_words(text_tables(rep, changes=args.changes, warnings=False)))
+        if changed is not None:
+            sys.stdout.write(f"\nSince {args.previous}: " + changed.to_text())
     if out is not None:
         sys.stderr.write(f"wrote {args.out}/: csv/, parquet/, report.md, report.tex, report.html, "
                          f"plots/ ({len(written)} PNG)\n")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..ranking import NOT_JUDGED, Judged, group_starts
 from .aggregation import GEO_MEAN
-from .base import Family, Measure, ParamSpec
+from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nonrel, nrelret, relevant, safe_div,
                             sums_at_cutoffs, view)
 
@@ -137,24 +137,24 @@ def _iprec_avg(J, ms):
 AVERAGE_PRECISION = Family(
     "AP", "optional", COMMON, average_precision, aliases=("MAP",),
     trec_names=((r"map_cut_(\d+)", lambda m: f"AP@{m[1]}"), (r"map", "AP")),
-    doc="mean of precision at each relevant / relevant")
+    doc="mean of precision at each relevant / relevant", value_range=UNIT)
 GM_AP = Family("GMAP", "none", COMMON, average_precision, aggregator=GEO_MEAN, aliases=("gm_map",),
-               trec_names=((r"gm_map", "GMAP"),), doc="AP per question; geometric mean over questions (floor 1e-5)")
-INF_AP = Family("infAP", "none", COMMON, _infap, aliases=("InfAP",), doc="inferred AP (sampled judgments)")
+               trec_names=((r"gm_map", "GMAP"),), doc="AP per question; geometric mean over questions (floor 1e-5)", value_range=UNIT)
+INF_AP = Family("infAP", "none", COMMON, _infap, aliases=("InfAP",), doc="inferred AP (sampled judgments)", value_range=UNIT)
 R_PREC = Family(
     "Rprec", "none",
     {**COMMON, "mult": ParamSpec("float", 1.0, "precision at rank int(mult * R + 0.9)", low=0)},
     _rprec, aliases=("R-prec", "RPrec"),
     trec_names=((r"Rprec_mult_" + _NUM, lambda mt: f"Rprec(mult={float(mt[1])!r})"),),
-    doc="precision at rank R (R = relevant), or at int(mult * R + 0.9)")
+    doc="precision at rank R (R = relevant), or at int(mult * R + 0.9)", value_range=UNIT)
 IPREC = Family(
     "IPrec", "none",
     {"recall": ParamSpec("float", 0.0, "recall level (relevant documents: round(recall * R))", low=0), **COMMON},
     _iprec, aliases=("iprec_at_recall",),
     trec_names=((r"iprec_at_recall_" + _NUM, lambda mt: f"IPrec(recall={float(mt[1])!r})"),),
-    doc="interpolated precision at a recall level")
+    doc="interpolated precision at a recall level", value_range=UNIT)
 IPREC_AVG = Family(
     "IPrecAvg", "none",
     {"recalls": ParamSpec("floats", _ELEVEN, "recall levels averaged over", low=0), **COMMON},
     _iprec_avg, aliases=("11pt_avg", "ElevenPtAvg"), trec_names=((r"11pt_avg", "IPrecAvg"),),
-    doc="mean interpolated precision over recall levels (11-point average)")
+    doc="mean interpolated precision over recall levels (11-point average)", value_range=UNIT)

@@ -13,7 +13,7 @@ nothing is patched at import.
 """
 from __future__ import annotations
 
-__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "param_error"]
+__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "param_error", "UNIT"]
 
 import math
 import re
@@ -27,6 +27,9 @@ from .aggregation import MEAN, Aggregation
 
 Cutoff = Literal["none", "optional", "required"]
 Kind = Literal["int", "float", "bool", "choice", "floats", "gains"]
+
+#: the value range of a measure whose per-question values lie in [0, 1]
+UNIT = (0.0, 1.0)
 
 
 def param_error(family: str, param: str, what: str, value: Any) -> ValueError:
@@ -206,6 +209,10 @@ class Family:
         ``ValueError`` from ``param_error`` when a Measure is built.
     needs : what the family reads beyond a ranked, labelled table: ``("spans",)`` for
         the span measures (a span golden set and chunk offsets, :mod:`evalframe.spans`).
+    value_range : ``(low, high)``, the range every per-question value lies in whatever the
+        input (``UNIT``, [0, 1], for most measures), or None when it has no known bound
+        (counts, DCG, utility): the anytime-valid statistics
+        (:func:`evalframe.stats.confidence_sequence`) need it.
 
     Examples
     --------
@@ -225,6 +232,7 @@ class Family:
     doc: str = ""
     validate: Callable[[dict[str, Any]], None] | None = None
     needs: tuple[str, ...] = ()
+    value_range: tuple[float, float] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "params", types.MappingProxyType(dict(self.params)))

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
 from ..ranking import Judged, group_starts
-from .base import Family, Measure, ParamSpec
+from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import COMMON, groups_by, running_sum, safe_div, sums_at_cutoffs, view
 
 _MAX_REL = ParamSpec("int", 4, "largest grade of the scale: stop probability (2**label - 1) / 2**max_rel",
@@ -99,6 +99,6 @@ def _nerr(J, ms):
 
 
 ERR = Family("ERR", "optional", _PARAMS, _err,
-             doc="expected reciprocal rank (cascade model; stop probability (2**label - 1) / 2**max_rel)")
+             doc="expected reciprocal rank (cascade model; stop probability (2**label - 1) / 2**max_rel)", value_range=UNIT)
 NERR = Family("nERR", "optional", _PARAMS, _nerr,
-              doc="ERR@k / ERR@k of the ideal ranking")
+              doc="ERR@k / ERR@k of the ideal ranking", value_range=UNIT)

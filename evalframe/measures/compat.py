@@ -25,7 +25,7 @@ __all__ = ["COMPAT"]
 import numpy as np
 
 from ..ranking import Judged
-from .base import Family, ParamSpec
+from .base import UNIT, Family, ParamSpec
 from .intermediates import groups_by, nret
 
 
@@ -74,4 +74,4 @@ COMPAT = Family(
     "Compat", "none",
     {"p": ParamSpec("float", 0.95, "persistence of rank-biased overlap", low=0, high=1),
      "normalize": ParamSpec("bool", True, "divide by the ideal ranking's own RBO")},
-    _compat, doc="compatibility: rank-biased overlap with the ideal ranking (Clarke et al.)")
+    _compat, doc="compatibility: rank-biased overlap with the ideal ranking (Clarke et al.)", value_range=UNIT)

@@ -13,7 +13,7 @@ __all__ = ["PRECISION", "RECALL", "SUCCESS", "JUDGED", "RELATIVE_P", "UNJUDGED"]
 import numpy as np
 
 from ..ranking import Judged
-from .base import Family, Measure
+from .base import UNIT, Family, Measure
 from .intermediates import (BUDGET, COMMON, budget_cutoff, count_in_group, cumrel, isrel, nrelret, relevant,
                             safe_div, view)
 
@@ -73,14 +73,14 @@ def _unjudged(J, ms):
 
 
 PRECISION = Family("P", "required", _BUDGETED, _precision, aliases=("Precision",),
-                   trec_names=((r"P_(\d+)", lambda m: f"P@{m[1]}"),), doc="relevant in top k / k")
+                   trec_names=((r"P_(\d+)", lambda m: f"P@{m[1]}"),), doc="relevant in top k / k", value_range=UNIT)
 RECALL = Family("R", "optional", _BUDGETED, _recall, aliases=("Recall",),
-                trec_names=((r"recall_(\d+)", lambda m: f"R@{m[1]}"),), doc="relevant in top k / relevant")
+                trec_names=((r"recall_(\d+)", lambda m: f"R@{m[1]}"),), doc="relevant in top k / relevant", value_range=UNIT)
 SUCCESS = Family("Success", "required", _BUDGETED, _success, aliases=("HitRate", "Hit", "S"),
-                 trec_names=((r"success_(\d+)", lambda m: f"Success@{m[1]}"),), doc="1 if any relevant in top k")
-JUDGED = Family("Judged", "required", {}, _judged, doc="judged documents in top k / k")
+                 trec_names=((r"success_(\d+)", lambda m: f"Success@{m[1]}"),), doc="1 if any relevant in top k", value_range=UNIT)
+JUDGED = Family("Judged", "required", {}, _judged, doc="judged documents in top k / k", value_range=UNIT)
 RELATIVE_P = Family("RelP", "required", COMMON, _relp, aliases=("relative_P", "RelativeP", "R_cap", "Rcap"),
                     trec_names=((r"relative_P_(\d+)", lambda m: f"RelP@{m[1]}"),),
-                    doc="relevant in top k / min(k, relevant)")
+                    doc="relevant in top k / min(k, relevant)", value_range=UNIT)
 UNJUDGED = Family("Unjudged", "required", {}, _unjudged, aliases=("unj", "Hole"),
-                  trec_names=((r"unj_(\d+)", lambda m: f"Unjudged@{m[1]}"),), doc="unjudged documents in top k / k")
+                  trec_names=((r"unj_(\d+)", lambda m: f"Unjudged@{m[1]}"),), doc="unjudged documents in top k / k", value_range=UNIT)

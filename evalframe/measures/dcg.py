@@ -25,7 +25,7 @@ __all__ = ["NDCG", "DCG_FAMILY", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
 import numpy as np
 
 from ..ranking import Judged, group_starts
-from .base import Family, ParamSpec
+from .base import UNIT, Family, ParamSpec
 from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
                             ideal_dcg, isrel, nrelret, nret, relevant, safe_div, trec_label, view)
 
@@ -226,7 +226,7 @@ NDCG = Family(
     _ndcg,
     aliases=("NDCG",),
     trec_names=((r"ndcg_cut_(\d+)", lambda m: f"nDCG(gain='linear')@{m[1]}"), (r"ndcg", "nDCG(gain='linear')")),
-    doc="DCG@k / ideal DCG@k")
+    doc="DCG@k / ideal DCG@k", value_range=UNIT)
 DCG_FAMILY = Family("DCG", "optional", {"gain": _GAIN, "judged_only": COMMON["judged_only"], "gains": _GAINS},
                     _dcg, doc="DCG@k, not normalised (nDCG's gains and discount)")
 G = Family("G", "none", _GAIN_PARAMS, _G, doc="trec_eval's G: gain over a cost-adjusted log discount")
@@ -241,4 +241,4 @@ RBP = Family(
      "residual": ParamSpec("bool", False, "the residual (what unjudged documents could add) instead"),
      **_GAIN_PARAMS},
     _rbp, trec_names=((r"rbp", "RBP"), (r"rbp_resid", "RBP(residual=True)")),
-    doc="rank-biased precision (1-p) sum gain_i p^(i-1); residual=True: its uncertainty")
+    doc="rank-biased precision (1-p) sum gain_i p^(i-1); residual=True: its uncertainty", value_range=UNIT)

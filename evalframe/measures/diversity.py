@@ -46,7 +46,7 @@ __all__ = ["TIE_TOLERANCE", "ALPHA_DCG", "ALPHA_NDCG", "ERR_IA", "NERR_IA", "NRB
 import numpy as np
 
 from ..ranking import NOT_JUDGED, Judged, Subtopics, group_starts
-from .base import Family, ParamSpec
+from .base import UNIT, Family, ParamSpec
 from .intermediates import COMMON, groups_by, safe_div, sums_at_cutoffs, view
 
 #: Relative difference under which two gains of the greedy ideal ranking are equal
@@ -271,7 +271,7 @@ FAMILY_PARAMS = {
 ALPHA_DCG = Family("alpha_DCG", "required", FAMILY_PARAMS["alpha_DCG"], _alpha_dcg,
                    doc="alpha-DCG@k (ndeval): novelty-discounted gain over the 'ideal ideal' DCG")
 ALPHA_NDCG = Family("alpha_nDCG", "optional", FAMILY_PARAMS["alpha_nDCG"], _alpha_ndcg,
-                    doc="alpha-nDCG@k (Clarke et al. 2008, ndeval): alpha-DCG@k / the greedy ideal's")
+                    doc="alpha-nDCG@k (Clarke et al. 2008, ndeval): alpha-DCG@k / the greedy ideal's", value_range=UNIT)
 ERR_IA = Family("ERR_IA", "required", FAMILY_PARAMS["ERR_IA"], _err_ia,
                 doc="intent-aware ERR@k (ndeval, alpha 0.5), 'ideal ideal' normalisation")
 NERR_IA = Family("nERR_IA", "optional", FAMILY_PARAMS["nERR_IA"], _nerr_ia,
@@ -279,8 +279,8 @@ NERR_IA = Family("nERR_IA", "optional", FAMILY_PARAMS["nERR_IA"], _nerr_ia,
 NRBP = Family("NRBP", "none", FAMILY_PARAMS["NRBP"], _nrbp,
               doc="novelty- and rank-biased precision (Clarke et al. 2009, ndeval)")
 NNRBP = Family("nNRBP", "none", FAMILY_PARAMS["nNRBP"], _nnrbp, doc="NRBP / the greedy ideal's (ndeval)")
-AP_IA = Family("AP_IA", "none", FAMILY_PARAMS["AP_IA"], _ap_ia, doc="intent-aware AP: mean over subtopics (ndeval)")
-P_IA = Family("P_IA", "required", FAMILY_PARAMS["P_IA"], _p_ia, doc="intent-aware P@k: mean over subtopics (ndeval)")
+AP_IA = Family("AP_IA", "none", FAMILY_PARAMS["AP_IA"], _ap_ia, doc="intent-aware AP: mean over subtopics (ndeval)", value_range=UNIT)
+P_IA = Family("P_IA", "required", FAMILY_PARAMS["P_IA"], _p_ia, doc="intent-aware P@k: mean over subtopics (ndeval)", value_range=UNIT)
 ST_RECALL = Family("StRecall", "optional", FAMILY_PARAMS["StRecall"], _st_recall,
-                   doc="subtopic recall@k: share of the subtopics covered in the top k")
+                   doc="subtopic recall@k: share of the subtopics covered in the top k", value_range=UNIT)
 

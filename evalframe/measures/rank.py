@@ -7,7 +7,7 @@ import numpy as np
 
 from ..ranking import Judged
 from .aggregation import GEO_MEAN
-from .base import Family, Measure
+from .base import UNIT, Family, Measure
 from .intermediates import COMMON, count_in_group, cumrel, isrel, nonrel, relevant, safe_div, view
 
 
@@ -52,9 +52,9 @@ def _bpref(J: Judged, rel: int) -> np.ndarray:
 _REL = {"rel": COMMON["rel"]}
 
 RECIP_RANK = Family("RR", "optional", COMMON, _rr, aliases=("MRR", "RecipRank"),
-                    trec_names=((r"recip_rank", "RR"),), doc="1 / rank of the first relevant")
+                    trec_names=((r"recip_rank", "RR"),), doc="1 / rank of the first relevant", value_range=UNIT)
 BPREF = Family("bpref", "none", _REL, bpref, aliases=("BPref",),
-               doc="preference of each relevant over judged non-relevant above it")
+               doc="preference of each relevant over judged non-relevant above it", value_range=UNIT)
 GM_BPREF = Family("GMbpref", "none", _REL, bpref, aggregator=GEO_MEAN, aliases=("gm_bpref",),
                   trec_names=((r"gm_bpref", "GMbpref"),),
-                  doc="bpref per question; geometric mean over questions (floor 1e-5)")
+                  doc="bpref per question; geometric mean over questions (floor 1e-5)", value_range=UNIT)

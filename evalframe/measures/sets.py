@@ -11,7 +11,7 @@ __all__ = ["SET_P", "SET_R", "SET_REL_P", "SET_AP", "SET_F", "UTILITY", "NUM_RET
 import numpy as np
 
 from .aggregation import SUM
-from .base import Family, ParamSpec
+from .base import UNIT, Family, ParamSpec
 from .intermediates import COMMON, nrelret, nret, num_rel, relevant, safe_div, view
 
 
@@ -87,18 +87,18 @@ UTILITY = Family(
     _utility, aliases=("utility",), trec_names=((r"utility", "Utility"),),
     doc="w1*relret + w2*nonrelret + w3*relnotret + w4*nonrelnotret")
 SET_P = Family("SetP", "none", COMMON, _setp, aliases=("set_P",), trec_names=((r"set_P", "SetP"),),
-               doc="relevant retrieved / retrieved")
+               doc="relevant retrieved / retrieved", value_range=UNIT)
 SET_R = Family("SetR", "none", COMMON, _setr, aliases=("set_recall", "SetRecall"),
-               trec_names=((r"set_recall", "SetR"),), doc="relevant retrieved / relevant")
+               trec_names=((r"set_recall", "SetR"),), doc="relevant retrieved / relevant", value_range=UNIT)
 SET_REL_P = Family("SetRelP", "none", COMMON, _setrelp, aliases=("set_relative_P",),
-                   trec_names=((r"set_relative_P", "SetRelP"),), doc="relevant retrieved / min(retrieved, relevant)")
+                   trec_names=((r"set_relative_P", "SetRelP"),), doc="relevant retrieved / min(retrieved, relevant)", value_range=UNIT)
 SET_AP = Family("SetAP", "none", COMMON, _setap, aliases=("set_map",), trec_names=((r"set_map", "SetAP"),),
-                doc="SetP x SetR")
+                doc="SetP x SetR", value_range=UNIT)
 SET_F = Family("SetF", "none",
                {"beta": ParamSpec("float", 1.0, "weight of recall (trec_eval's parameter is beta ** 2)", low=0),
                 **COMMON},
                _setf, aliases=("set_F",), trec_names=((r"set_F", "SetF"),),
-               doc="F-measure of the retrieved set: (1 + beta^2) P R / (beta^2 P + R)")
+               doc="F-measure of the retrieved set: (1 + beta^2) P R / (beta^2 P + R)", value_range=UNIT)
 NUM_RET = Family("NumRet", "none", {"judged_only": COMMON["judged_only"]}, _numret, aggregator=SUM,
                  trec_names=((r"num_ret", "NumRet"),), doc="documents retrieved")
 NUM_REL = Family("NumRel", "none", {"rel": COMMON["rel"]}, _numrel, aggregator=SUM,

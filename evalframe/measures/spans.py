@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import EvalframeInputError, InputProblem
 from ..ranking import Judged
 from ..spans import SpanRows, union_lengths
-from .base import Family, Measure, ParamSpec
+from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import BUDGET, budget_cutoff, safe_div
 
 _PARAMS = {"rel": ParamSpec("int", None, "evidence is the spans labelled >= rel", none_ok=True), "tokens": BUDGET}
@@ -122,9 +122,9 @@ def _share(of: str):
 
 
 SPAN_RECALL = Family("SpanRecall", "optional", _PARAMS, _share("evidence"), aliases=("SpanR", "TokenRecall"),
-                     doc="evidence characters in the top k chunks / evidence characters", needs=("spans",))
+                     doc="evidence characters in the top k chunks / evidence characters", needs=("spans",), value_range=UNIT)
 SPAN_PRECISION = Family("SpanPrecision", "optional", _PARAMS, _share("read"), aliases=("SpanP", "TokenPrecision"),
-                        doc="evidence characters in the top k chunks / characters of the top k chunks", needs=("spans",))
+                        doc="evidence characters in the top k chunks / characters of the top k chunks", needs=("spans",), value_range=UNIT)
 SPAN_IOU = Family("SpanIoU", "optional", _PARAMS, _share("union"), aliases=("TokenIoU",),
                   doc="evidence characters in the top k chunks / characters of their union with the evidence",
-                  needs=("spans",))
+                  needs=("spans",), value_range=UNIT)

@@ -13,6 +13,7 @@ __all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_qu
 import numbers
 import typing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
@@ -22,10 +23,11 @@ from .. import stats
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
-from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
-from ..io import read_chunks, read_qrels
+from .._fingerprint import digest_path, digest_table, fingerprints, source_digests
+from ..io import read_chunks, read_qrels, read_run
 from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
@@ -41,7 +43,7 @@ from .tables import MeasureRows, order_by, order_rows
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
 CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
-               "conflicts": "error"}
+               "conflicts": "error", "no_relevant": "zero"}
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,8 @@ def report_options(*, measures=None, baseline: str | None = None,
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
     check_conflicts(conv["conflicts"], caller="report")
+    if conv["no_relevant"] not in ("zero", "drop"):
+        raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
@@ -258,7 +262,7 @@ def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollu
     model = golden[~is_human(golden["judge"])]
     judged = None
     if len(model):
-        conv = {**opts.conventions, "conflicts": "error"}  # golden is resolved already
+        conv = {**_partition_conventions(opts), "conflicts": "error"}  # golden is resolved already
         m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
         def totals(g):
             t = evaluate_partition(run, g, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
@@ -271,14 +275,22 @@ def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollu
     return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
 
 
+def _partition_conventions(opts: ReportOptions) -> dict:
+    """The conventions :func:`~evalframe.engine.evaluate_partition` takes (``no_relevant``
+    is applied to its table afterwards, as :func:`~evalframe.evaluate.evaluate` does)."""
+    return {k: v for k, v in opts.conventions.items() if k != "no_relevant"}
+
+
 def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
               ) -> tuple[pd.DataFrame, list[dict]]:
     """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
     per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
     ``ppi`` diagnostics row per system and measure."""
-    conv = opts.conventions
+    conv = _partition_conventions(opts)
     human = read_qrels(human_qrels, columns=cols, conflicts=conv["conflicts"])
     table = evaluate_partition(run, human, list(opts.measures), warn=False, columns=cols, rollup=rollup, **conv)[0]
+    if opts.conventions["no_relevant"] == "drop":  # the questions the model's table kept
+        table = table[table["query_id"].isin(per_q["query_id"])]
     if "system" not in table.columns:
         table.insert(0, "system", "system")
     keys = ["system", "query_id", "measure", "value"]
@@ -314,7 +326,9 @@ def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportO
             f"no measure of P, R, Success or RR was asked for: none of {opts.names[:4]} has a true upper bound "
             "when unjudged documents count as relevant"))]
     table = evaluate_partition(run, golden, ms, warn=False, columns=cols, rollup=rollup, unjudged="bounds",
-                               **opts.conventions)[0]
+                               **_partition_conventions(opts))[0]
+    if opts.conventions["no_relevant"] == "drop":
+        table = drop_no_relevant(table, golden, rel=opts.conventions["rel"])
     if "system" not in table.columns:
         table.insert(0, "system", "system")
     means = aggregate(table)[["system", "measure", "value_low", "value_high"]]
@@ -545,6 +559,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
                                comparisons=comparisons)
     metadata["unit"] = unit
+    metadata["fingerprints"] = fingerprints(
+        golden, source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"]),
+        conventions=conv, measures=names, version=__version__,
+        chunks=None if chunks is None else (digest_path(chunks) if isinstance(chunks, (str, Path))
+                                            else digest_table(chunks, list(chunks.columns))
+                                            if isinstance(chunks, pd.DataFrame) else None))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes}
     return Report.from_tables(tables, metadata)

@@ -34,6 +34,8 @@ CONVENTION_DOCS = {
     "duplicates": "a document listed twice for one question: error, keep max score, keep first row",
     "conflicts": "several labels of one (question, document): error, keep max, min or the majority label, "
                  "or a person's over a model's (human)",
+    "no_relevant": "golden-set questions with no relevant document: kept, recall-type measures scoring 0 (zero), "
+                   "or left out (drop)",
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
 WARNING_CHECKS = ("system_without_judged_documents", "systems_share_no_judged_documents", "chunkings_differ",

@@ -235,7 +235,7 @@ class Report:
         return render.to_html(self)
 
     def to_html(self, path, *, title: str | None = None, golden_set: str | None = None,
-                plots_dir=None, dpi: int = 130) -> Path:
+                plots_dir=None, dpi: int = 130, diff=None) -> Path:
         """Write the report as one self-contained HTML page and return its path.
 
         The page holds the question the report answers, warnings, the summary (intervals,
@@ -255,6 +255,9 @@ class Report:
             Also write every plot as PNG there, as :meth:`save_plots` does (same names and
             sizes, ``dpi``), from the figures drawn for the page: each plot is built once
             for both (the ``evalframe report`` command writes its ``plots/`` this way).
+        diff : ReportDiff, optional
+            ``ef.diff(earlier, self)``: a section saying what changed since the earlier
+            report (``evalframe report --previous DIR``).
 
         Returns
         -------
@@ -280,8 +283,8 @@ class Report:
         p.parent.mkdir(parents=True, exist_ok=True)
         if plots_dir is not None:
             Path(plots_dir).mkdir(parents=True, exist_ok=True)
-        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi),
-                     encoding="utf-8")
+        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi,
+                                         diff=diff), encoding="utf-8")
         return p
 
     def to_markdown(self, digits: int = 3) -> str:

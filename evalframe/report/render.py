@@ -305,7 +305,7 @@ def to_html(rep: ReportView) -> str:
 
 
 def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str | None = None,
-                 plots: bool = True, png_dir=None, dpi: int = 130) -> str:
+                 plots: bool = True, png_dir=None, dpi: int = 130, diff=None) -> str:
     """The report as one self-contained HTML page (what :meth:`Report.to_html` writes).
 
     In order: the question the report answers (systems, golden set, questions, measures,
@@ -325,6 +325,9 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     png_dir : path, optional
         Also write each plot as ``<name>.png`` there (at ``dpi``, the size
         :meth:`Report.save_plots` uses), from the figure drawn for the page.
+    diff : ReportDiff, optional
+        What changed since an earlier report (:func:`evalframe.diff`): a section after
+        the comparisons.
 
     Returns
     -------
@@ -352,6 +355,8 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     sections.append(("summary", "Summary", _summary_html(rep)))
     if not rep.comparisons.empty:
         sections.append(("comparisons", "Comparisons", _comparisons_html(rep)))
+    if diff is not None:
+        sections.append(("diff", "What changed since the earlier report", diff.to_html_section()))
     ch = _changes_html(rep)
     if ch:
         sections.append(("changes", "Top regressions and improvements", ch))
@@ -427,6 +432,9 @@ def _meta_html(rep: ReportView, golden_set: str | None) -> str:
             ("Method", method), ("Seed", H.escape(m.get("seed"))),
             ("Conventions", ", ".join(f"<code>{H.escape(k)}={H.escape(str(v))}</code>" for k, v in conv.items())),
             ("evalframe", H.escape(m.get("version", "")))]
+    if m.get("fingerprints"):
+        rows.append(("Fingerprints", "; ".join(f"{H.escape(k)} <code>{H.escape(v)}</code>"
+                                               for k, v in fingerprint_lines(m["fingerprints"]))))
     return "<dl class='ef-meta'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
@@ -743,6 +751,17 @@ SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "c
 
 
 # ------------------------------------------------------------------------ Markdown
+def fingerprint_lines(fp: Mapping[str, object]) -> list[tuple[str, str]]:
+    """(what, hash) pairs of a report's fingerprints, for display."""
+    out = [("golden set", str(fp.get("golden_set")))]
+    out += [(f"run {name}", str(h)) for name, h in (fp.get("runs") or {}).items()]
+    if fp.get("chunks"):
+        out.append(("chunks", str(fp["chunks"])))
+    out += [("conventions", str(fp.get("conventions"))), ("measures", str(fp.get("measures"))),
+            ("evalframe", str(fp.get("evalframe_version")))]
+    return out
+
+
 def to_markdown(rep: ReportView, digits: int = 3) -> str:
     """The report as Markdown (pipe tables; no ``tabulate`` needed)."""
     m = rep.metadata
@@ -786,6 +805,9 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
         "## Measures and conventions", ""]
     lines += [f"- `{r.measure if isinstance(r.measure, str) else r.system}`: {r.detail}"
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
+    if m.get("fingerprints"):
+        lines += ["", "## Fingerprints", ""]
+        lines += [f"- {H.escape(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
     return "\n".join(lines) + "\n"
 
 
@@ -845,8 +867,15 @@ def label_lines(rep: ReportView) -> list[str]:
 
 
 # ------------------------------------------------------------------------ text
-def text_tables(rep: ReportView, digits: int = 3) -> str:
-    """Aligned plain-text summary, comparisons and warnings (the CLI's terminal output).
+def text_tables(rep: ReportView, digits: int = 3, *, changes: int = 1, warnings: bool = True) -> str:
+    """Aligned plain-text report, to fit a screen (the CLI's terminal output): summary,
+    comparisons, stages, segments, warnings, then the top changes.
+
+    ``changes``: rows of top changes per (pair, measure) and direction; 1 (the default)
+    puts the largest regression and the largest improvement of each (pair, measure) on
+    one line, 0 leaves them out (the ``changes`` table and report.html hold them all).
+    ``warnings``: list the report's warnings (the command leaves them out: it has shown
+    each one on standard error already).
 
     Examples
     --------
@@ -860,6 +889,8 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
     >>> text_tables(rep).splitlines()[0]
     'Summary (mean [95% interval], bootstrap)'
     """
+    if isinstance(changes, bool) or not isinstance(changes, int) or changes < 0:
+        raise ValueError(f"text_tables: changes must be an int >= 0, got {changes!r}")
     m = rep.metadata
     out = ["Summary (mean [%d%% interval], %s%s)" % (round(100 * m["confidence"]), m["interval"],
                                                      ", documents are pages" if m.get("unit") == "page" else ""),
@@ -869,14 +900,11 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
         out += ["", "Model labels and unjudged documents"] + [f"- {x}" for x in labels]
     ref = rep.reference
     if ref and not rep.comparisons.empty:
-        out += ["", f"▲/▼ significantly above/below {ref} ({test_description(rep)})", "",
-                "Comparisons", comparisons_view(rep, digits).to_string(index=False), interval_note(rep)]
+        out += ["", f"Comparisons (▲/▼ above: significantly above/below {ref}; {test_description(rep)})",
+                comparisons_view(rep, digits).to_string(index=False), interval_note(rep)]
     st = rep.stages
     if not st.empty:
         out += ["", "Pipeline stages", _round(st, digits).to_string(index=False)]
-    ch = changes_view(rep, digits)
-    if len(ch):
-        out += ["", "Top regressions and improvements", ch.to_string(index=False)]
     seg = rep.by_segment
     if not seg.empty:
         fl, rest = segment_flags(seg)
@@ -886,11 +914,33 @@ def text_tables(rep: ReportView, digits: int = 3) -> str:
         if len(fl):
             out.append(_round(fl[["system", "segment", "segment_value", "measure", "n", "mean",
                                   "overall_mean", "flags"]], digits).head(40).to_string(index=False))
-        out.append(f"{rest} segments not flagged")
-    if len(rep.warnings):
+    if warnings and len(rep.warnings):
         lines = warning_lines(rep)
         out += ["", f"Warnings ({len(lines)})"] + [f"- {x}" for x in lines]
+    if changes:
+        ch = changes_view(rep, digits, n=changes) if changes > 1 else changes_line_view(rep, digits)
+        if len(ch):
+            title = ("Top regression and improvement per pair and measure (more: --changes N)"
+                     if changes == 1 else "Top regressions and improvements")
+            out += ["", title, ch.to_string(index=False)]
     return "\n".join(out) + "\n"
+
+
+def changes_line_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
+    """One line per (pair, measure): its largest regression and largest improvement, as
+    ``question: value_a -> value_b`` (empty when there is none)."""
+    c = rep.changes
+    cols = ["system_a", "system_b", "measure", "largest regression", "largest improvement"]
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    c = c[c["rank"] == 1]
+    fmt = f"{{:.{digits}f}}"
+    c = c.assign(cell=[f"{q}: {fmt.format(a)} -> {fmt.format(b)}"
+                       for q, a, b in zip(c["query_id"], c["value_a"], c["value_b"])])
+    key = ["system_a", "system_b", "measure"]
+    wide = c.pivot_table(index=key, columns="direction", values="cell", aggfunc="first", sort=False)
+    out = wide.reindex(columns=["regression", "improvement"]).fillna("").reset_index()
+    return out.rename(columns={"regression": "largest regression", "improvement": "largest improvement"})[cols]
 
 
 def pipe_table(df: pd.DataFrame) -> str:

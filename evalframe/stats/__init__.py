@@ -36,6 +36,8 @@ Layout (each file imports only the ones above it):
 - ``paired``: ``compare``, one function per test in a registry;
 - ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``;
 - ``ppi``: ``summarize_ppi``, ``compare_ppi``: model labels corrected with a few human ones (PPI++);
+- ``sequential``: anytime-valid statistics: ``confidence_sequence``, ``sequential_compare``
+  (betting confidence sequences, e-values, anytime p-values), ``e_bh``;
 - ``collection``: evaluating the evaluation: ``rank_correlation``, ``asl_curve``,
   ``discriminative_power``.
 """
@@ -46,6 +48,7 @@ from .corrections import adjust_pvalues
 from .intervals import summarize
 from .paired import compare
 from .ppi import compare_ppi, summarize_ppi
+from .sequential import confidence_sequence, e_bh, sequential_compare
 from .planning import (
     detectable_difference,
     half_width,
@@ -81,4 +84,7 @@ __all__ = [
     "rank_correlation",
     "asl_curve",
     "discriminative_power",
+    "confidence_sequence",
+    "sequential_compare",
+    "e_bh",
 ]

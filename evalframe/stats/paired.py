@@ -61,7 +61,7 @@ from .validation import (
     sorted_codes,
 )
 
-__all__ = ["compare", "CompareOptions", "PairedData", "TestOutcome", "PairedTest", "PAIRED_TESTS",
+__all__ = ["compare", "CompareOptions", "PairedData", "systems_and_pairs", "paired_data", "TestOutcome", "PairedTest", "PAIRED_TESTS",
            "adjusted_interval", "CI_ADJUSTMENTS", "ROUND_OFF"]
 
 
@@ -600,7 +600,7 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
                           wilcoxon_method=wilcoxon_method or ("exact" if exact else "normal"))
 
 
-def _systems_and_pairs(df: pd.DataFrame, baseline: str | None,
+def systems_and_pairs(df: pd.DataFrame, baseline: str | None,
                        ) -> tuple[list, list[tuple[int, int]]]:
     """Systems in order of first appearance; every pair, or baseline vs each other."""
     systems = list(pd.unique(df["system"]))
@@ -986,7 +986,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             "rename the segment column: compare() outputs columns 'cluster' and 'n_clusters'")])
     known: dict[str, np.ndarray] = {}
     df = clean_table(per_question, by=by, cluster=cluster, codes=known)
-    systems, pairs = _systems_and_pairs(df, baseline)
+    systems, pairs = systems_and_pairs(df, baseline)
     data = paired_data(df, systems, pairs, [*by, "measure"], cluster, known=known)
     _warn_dropped(data)
     _warn_few_clusters(data, opts)
