@@ -250,25 +250,27 @@ def span_defaults(run, chunks) -> list[str]:
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
-def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup) -> list[dict]:
+def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup, judged: pd.DataFrame
+                     ) -> list[dict]:
     """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
     system's share of judged top-k documents (k: the deepest of the measures, 10 without
-    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all."""
+    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all
+    (``judged``: the report's aggregate of ``Judged@k``, already computed)."""
     k = max(opts.judged_ks)
     model = golden[~is_human(golden["judge"])]
-    judged = None
+    shares = None
     if len(model):
         conv = {**opts.conventions, "conflicts": "error"}  # golden is resolved already
         m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
-        def totals(g):
-            t = evaluate_partition(run, g, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
-            if "system" not in t.columns:
-                t.insert(0, "system", "system")
-            return t.groupby("system", sort=False)["value"].sum()
-        everything, by_model = totals(golden), totals(model)
+        t = evaluate_partition(run, model, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
+        if "system" not in t.columns:
+            t.insert(0, "system", "system")
+        by_model = t.groupby(t["system"].astype(str), sort=False)["value"].sum()
+        j = judged[judged["measure"] == f"Judged@{k}"]
+        everything = pd.Series((j["mean"] * j["n"]).to_numpy(), index=j["system"].astype(str).to_numpy())
         share = (by_model.reindex(everything.index).fillna(0) / everything.where(everything > 0)).fillna(0.0)
-        judged = pd.DataFrame({"system": share.index.astype(str), "model_share": share.to_numpy()})
-    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
+        shares = pd.DataFrame({"system": share.index, "model_share": share.to_numpy()})
+    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=shares, k=k)
 
 
 def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
@@ -531,7 +533,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
     judged = aggregate(rows.select(opts.judged_names + opts.unjudged_names))
-    provenance = _provenance_rows(run, golden, opts, cols, rollup) if "judge" in golden.columns else []
+    provenance = _provenance_rows(run, golden, opts, cols, rollup, judged) if "judge" in golden.columns else []
     unit_rows = [diagnostic_row("unit", detail=(
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
