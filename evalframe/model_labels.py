@@ -41,6 +41,16 @@ class JudgeAgreement:
         (``mean_b - mean_a``) and adjusted p-value under each golden set
         (:func:`evalframe.stats.compare`), its conclusion (``"better"``: b above a,
         ``"worse"``, ``"no difference"`` at ``alpha``) and whether both agree.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> cran = ef.datasets.load_cranfield()
+    >>> a = ef.judge_agreement(cran.qrels, cran.qrels, cran.runs, ["P@10"], n_resamples=50)
+    >>> a.ranking.set_index("statistic")["value"].tolist()      # the same labels: full agreement
+    [1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> list(a.pairs.columns[:3]), int(a.pairs["agree"].sum()), len(a.pairs)
+    (['measure', 'system_a', 'system_b'], 10, 10)
     """
 
     ranking: pd.DataFrame
