@@ -62,7 +62,7 @@ def main() -> None:
                 rows.append({"judge": name, "n_human": n, "method": method, "coverage": c, "width": w})
     table = pd.DataFrame(rows).pivot_table(index=["judge", "n_human"], columns="method",
                                            values=["coverage", "width"], sort=False)
-    with pd.option_context("display.width", 200, "display.precision", 3):
+    with pd.option_context("display.width", 250, "display.precision", 3, "display.max_columns", 20):
         print("2000 golden sets of 200 questions per row, true P@10 = 0.4, 95% intervals")
         print(table)
     print(f"{time.perf_counter() - start:.0f} s")
