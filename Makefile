@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DOCS_STAMP := $(VENV)/.installed-docs
 
-.PHONY: demo test fuzz docs setup clean
+.PHONY: demo test test-fast fuzz docs setup clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (or run: make PYTHON=python3 ...)"; exit 1; }
@@ -36,6 +36,11 @@ demo: $(STAMP)
 test: $(TEST_STAMP) $(DOCS_STAMP)
 	$(BIN)/python -m pytest -q
 	$(MAKE) docs
+
+# While you work: the suite without the tests marked slow (the engines, the notebooks), a
+# few minutes on 2 cores; `make test` runs everything, as CI does.
+test-fast: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The property tests with new random examples each run (`make test` draws fixed ones).
 fuzz: $(TEST_STAMP)

@@ -126,6 +126,7 @@ def generate(base: Path, questions: int, docs: int, judged: int, slice_questions
 # ---------------------------------------------------------------- child processes
 CHILD_STREAM = r"""
 import json, re, sys, threading, time, traceback, warnings
+from evalframe.engine import budget as sizing
 import evalframe as ef
 from evalframe.evaluate import evaluate_with_diagnostics
 def status(key):  # VmHWM is this process's own peak (ru_maxrss keeps the parent's across exec)
@@ -204,7 +205,7 @@ def main(argv=None) -> int:
     import evalframe.streaming as streaming
     args = parse_args(argv)
     base = Path(args.dir)
-    budgets = [streaming.memory_budget(b) for b in args.budget]
+    budgets = [sizing.memory_budget(b) for b in args.budget]
     budget = budgets[-1]
     slice_q = min(args.questions, max(1, args.slice_rows // args.docs))
     generate(base, args.questions, args.docs, args.judged, slice_q, args.seed, min(args.per_chunk, slice_q))
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
     on_disk = sum(f.stat().st_size for f in (base / "run_grouped").iterdir())
     print(f"run: {args.questions:,} questions x {args.docs} docs = {rows:,} rows "
           f"({on_disk / 2 ** 30:.2f} GiB of Parquet per layout); budgets {', '.join(args.budget)}; "
-          f"in-memory estimate {rows * streaming.WHOLE_BYTES_PER_ROW / 2 ** 30:.1f} GiB")
+          f"in-memory estimate {rows * sizing.WHOLE_BYTES_PER_ROW / 2 ** 30:.1f} GiB")
     ok = True
     if "full" not in args.skip:
         what, golden = ("run", "qrels") if args.full_on == "run" else ("slice", "qrels_slice")
@@ -226,9 +227,9 @@ def main(argv=None) -> int:
                 # with the peak it expects: the peak must stay within that
                 g_rows = pq.read_metadata(base / f"{golden}.parquet").num_rows
                 out_rows = (rows // args.docs) * len(MEASURES)
-                held = streaming.held_bytes(b, golden_rows=g_rows, out_rows=out_rows)
-                expected = held + streaming.plan_batch_rows(b, golden_rows=g_rows, out_rows=out_rows) * \
-                    streaming.BYTES_PER_ROW
+                held = sizing.held_bytes(b, golden_rows=g_rows, out_rows=out_rows)
+                expected = held + sizing.plan_batch_rows(b, golden_rows=g_rows, out_rows=out_rows) * \
+                    sizing.BYTES_PER_ROW
                 within = r["peak_rss"] <= max(b, expected) + overhead
                 ok &= within
                 kept = ("within the budget" if r["peak_rss"] <= b + overhead else
@@ -244,7 +245,7 @@ def main(argv=None) -> int:
         s_rows = slice_q * args.docs
         for layout, target in [x for x in (("grouped", 0.60), ("shuffled", 0.35)) if x[0] in args.layouts]:
             r = child(CHILD_SLICE, str(base / f"slice_{layout}"), str(base / "qrels_slice.parquet"),
-                      str(budget if s_rows * streaming.WHOLE_BYTES_PER_ROW > budget else max(1, s_rows * 40)),
+                      str(budget if s_rows * sizing.WHOLE_BYTES_PER_ROW > budget else max(1, s_rows * 40)),
                       json.dumps(MEASURES), str(args.repeat))
             mem, stream = min(r["times"]["memory"]), min(r["times"]["stream"])
             ratio = mem / stream

@@ -358,7 +358,7 @@ class MemoryBudgetWarning(EvalframeWarning):
     Examples
     --------
     >>> import warnings
-    >>> from evalframe.streaming import warn_budget
+    >>> from evalframe.engine.budget import warn_budget
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     warn_budget("q7", 2_000_000, 1_000)

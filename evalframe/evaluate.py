@@ -32,8 +32,9 @@ from .io import read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, natural_order, shallow_rankings, systems_sharing_no_document
 from .rollup import Rollup
-from .streaming import WHOLE_BYTES_PER_ROW, StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
-from .streaming import memory_budget as parse_memory_budget
+from .engine.budget import WHOLE_BYTES_PER_ROW
+from .engine.budget import memory_budget as parse_memory_budget
+from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
 Engine = Literal["auto", "memory", "dask", "spark"]
 

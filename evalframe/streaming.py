@@ -47,11 +47,8 @@ call lists those of the whole input).
 """
 from __future__ import annotations
 
-__all__ = ["memory_budget", "default_memory_budget", "is_dataset_source", "open_run_dataset",
-           "StreamOptions", "stream_evaluate", "plan_batch_rows", "BYTES_PER_ROW",
-           "QRELS_BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "FIRST_USE_BYTES",
-           "WHOLE_BYTES_PER_ROW", "TEXT_BYTES_PER_ROW", "text_run_rows", "held_bytes", "warn_budget",
-           "SPILL_MIN_BYTES", "scratch_directory", "close_all"]
+__all__ = ["is_dataset_source", "open_run_dataset", "StreamOptions", "stream_evaluate", "scratch_directory",
+           "close_all"]
 
 import contextlib
 import errno
@@ -74,6 +71,7 @@ import pyarrow as pa
 
 from .engine import (Chunkings, Duplicates, carried_chunkings, doc_summary, every_system_unjudged,
                      refuse_foreign_run)
+from .engine import budget as sizing
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
 from .io import read_qrels
@@ -86,108 +84,6 @@ from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_q
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
-
-#: Memory the in-memory engine holds per run row while it judges and measures a
-#: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
-#: frame, codes, fingerprints, sort keys and the per-row intermediates of the measures),
-#: measured on the benchmark's data (benchmarks/bench_scale.py, the 20M-row slice,
-#: grouped, partitions of 0.35M to 4.1M rows): peak RSS grows by 200 to 225 bytes per
-#: partition row (the allocator's slack included); partitions are sized with 300.  Longer
-#: ids cost more (each id byte is held about three times).
-BYTES_PER_ROW = 300
-
-#: Memory held per row of the per-question table while the parts are evaluated: each part
-#: keeps its values as float64 (8 bytes per row) and per (system, question) group two int64
-#: codes and the part's golden-set question ids (about 13 bytes per row with 7 measures,
-#: 8 + 40 / measures in general); the long table of strings is built once, at the end.
-OUT_BYTES_PER_ROW = 24
-
-#: Memory of the reader beyond the batch it hands over (a Parquet row group being
-#: decoded, its compressed pages, the writers of the partition pass).
-READ_BYTES = 128 * 2 ** 20
-
-#: Peak memory of the in-memory engine per run row of a table read whole (reading,
-#: cleaning, judging, measuring at once): measured 170 bytes per row on a 5M-row Parquet
-#: file of the benchmark's data and 218 per estimated row (:func:`text_run_rows`) for the
-#: evaluate command on a 7M-line TREC text run (benchmarks' real_run_7000x1000, the seven
-#: default measures), with margin.  A run is read whole when its rows at this figure fit the
-#: budget (then streamed in partitions sized with :data:`BYTES_PER_ROW`).
-WHOLE_BYTES_PER_ROW = 300
-
-#: Memory the first partition makes resident beyond the imports, whatever its size: the
-#: code and caches of the libraries' functions first called then (Parquet reading, Arrow
-#: compute kernels, the measures), measured 38 to 43 MiB on a 20,000-row run.
-FIRST_USE_BYTES = 48 * 2 ** 20
-
-#: Bytes of a TREC text run per row, about (to estimate a text run's size in memory).
-TEXT_BYTES_PER_ROW = 40
-
-
-def text_run_rows(path: str) -> int:
-    """About how many rows the TREC text run file at ``path`` holds (from its size;
-    a gzip file is taken to hold four times its size)."""
-    return os.path.getsize(path) * (4 if str(path).endswith(".gz") else 1) // TEXT_BYTES_PER_ROW
-
-
-#: Memory held per golden-set row (the cleaned table, Arrow strings, and its question index;
-#: measured as RSS on the benchmark's golden set of 3 M rows: 41 bytes of data, 135 held
-#: with the allocator's slack, 165 at the peak of reading it, before any partition).
-QRELS_BYTES_PER_ROW = 150
-
-#: Rows of a partition at least, whatever the budget (smaller parts cost more than they save).
-MIN_BATCH_ROWS = 1000
-
-#: Bucket files written at most (each is an open file during the partition pass).
-MAX_BUCKETS = 512
-
-_UNITS = {"": 1, "b": 1, "k": 10 ** 3, "kb": 10 ** 3, "m": 10 ** 6, "mb": 10 ** 6, "g": 10 ** 9,
-          "gb": 10 ** 9, "t": 10 ** 12, "tb": 10 ** 12, "kib": 2 ** 10, "mib": 2 ** 20,
-          "gib": 2 ** 30, "tib": 2 ** 40}
-
-
-def default_memory_budget() -> int:
-    """A quarter of the memory available now (``MemAvailable`` of ``/proc/meminfo``,
-    else of the physical memory), at least 256 MiB."""
-    avail = None
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    if avail is None:
-        try:
-            avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            avail = 8 * 2 ** 30
-    return max(avail // 4, 256 * 2 ** 20)
-
-
-def memory_budget(value: "int | str | None") -> int:
-    """A memory budget in bytes: an int, a string with a unit (``"2GiB"``,
-    ``"500MB"``, ``"1.5G"``; K/M/G/T are powers of 10, KiB/MiB/GiB/TiB of 2) or
-    None (:func:`default_memory_budget`).
-
-    Examples
-    --------
-    >>> memory_budget("2GiB"), memory_budget("500MB"), memory_budget(4096)
-    (2147483648, 500000000, 4096)
-    """
-    if value is None:
-        return default_memory_budget()
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        if value < 1:
-            raise ValueError(f"evaluate: memory_budget must be a number of bytes >= 1, got {value!r}")
-        return int(value)
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", value)
-        if m and m.group(2).lower() in _UNITS and float(m.group(1)) * _UNITS[m.group(2).lower()] >= 1:
-            return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    raise ValueError(f"evaluate: memory_budget must be an int >= 1 (bytes) or a size such as '2GiB' "
-                     f"or '500MB', got {value!r}")
-
 
 def is_dataset_source(source) -> bool:
     """True for what the streaming engine reads: a :class:`pyarrow.dataset.Dataset`,
@@ -374,7 +270,7 @@ class _Assembler:
         if self.batch_rows is not None and len(run) > self.batch_rows:
             sizes = run["query_id"].value_counts(sort=True)
             if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
-                warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
+                sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         if "doc_id" not in run.columns:  # a bucket without run rows
             run = self.empty if self.empty is not None else run
         res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], shallow=self.shallow,
@@ -641,72 +537,6 @@ class _NotGrouped(Exception):
     """A question reappeared after its batch: the run is not grouped by question."""
 
 
-def _reader_bytes(budget: int) -> int:
-    return min(READ_BYTES, budget // 4)  # a small budget reads small batches
-
-
-def held_bytes(budget: int, *, golden_rows: int, out_rows: int) -> int:
-    """What a streamed evaluation holds besides its partition: the golden set
-    (:data:`QRELS_BYTES_PER_ROW` per row), the per-question table being put together
-    (:data:`OUT_BYTES_PER_ROW` per row it will have), the reader (:data:`READ_BYTES`, at
-    most a quarter of the budget: a small budget reads small batches) and the libraries'
-    first use (:data:`FIRST_USE_BYTES`, whatever the budget)."""
-    return (golden_rows * QRELS_BYTES_PER_ROW + out_rows * OUT_BYTES_PER_ROW + _reader_bytes(budget)
-            + FIRST_USE_BYTES)
-
-
-def plan_batch_rows(budget: int, *, golden_rows: int, out_rows: int,
-                    bytes_per_row: int = BYTES_PER_ROW) -> int:
-    """Run rows a partition may hold: the budget less what is held besides
-    (:func:`held_bytes`), at ``bytes_per_row`` (:data:`BYTES_PER_ROW`) per row; at least a
-    quarter of the budget's worth (when what is held besides leaves less, the budget is
-    passed anyway, and smaller partitions would only cost time: each costs about 40 ms
-    whatever its size, a 15M-row run took 647 s in 1,000-row partitions, 9 s in 290,000-row
-    ones), and at least ``MIN_BATCH_ROWS`` (1,000).
-
-    Examples
-    --------
-    >>> plan_batch_rows(2 * 2 ** 30, golden_rows=0, out_rows=0) == (
-    ...     2 * 2 ** 30 - READ_BYTES - FIRST_USE_BYTES) // BYTES_PER_ROW
-    True
-    >>> plan_batch_rows(128 * 2 ** 20, golden_rows=10 ** 6, out_rows=0) == 128 * 2 ** 20 // 4 // BYTES_PER_ROW
-    True
-    """
-    room = budget - held_bytes(budget, golden_rows=golden_rows, out_rows=out_rows)
-    return max(MIN_BATCH_ROWS, room // bytes_per_row, budget // 4 // bytes_per_row)
-
-
-def _mib(n: int) -> str:
-    return f"{n / 2 ** 20:,.0f} MiB" if n >= 2 ** 20 else f"{n / 2 ** 10:,.0f} KiB"
-
-
-def warn_budget(question, rows: int, batch_rows: int) -> None:
-    """Warn that one question's ``rows`` (more than a partition's ``batch_rows``) are held
-    whole: a question is never split, so the peak passes the budget by about its size."""
-    import warnings
-    from .errors import MemoryBudgetWarning
-    warnings.warn(f"question {question!r} has {rows:,} run rows, more than a partition of the memory budget "
-                  f"holds ({batch_rows:,}): a question is evaluated whole, so peak memory passes the budget by "
-                  f"about {_mib((rows - batch_rows) * BYTES_PER_ROW)}", MemoryBudgetWarning, stacklevel=2)
-
-
-def _warn_small_budget(budget: int, golden_rows: int, out_rows: int, batch_rows: int) -> None:
-    """Warn when what is held besides a partition of ``batch_rows`` passes ``budget``."""
-    import warnings
-    from .errors import MemoryBudgetWarning
-    held = held_bytes(budget, golden_rows=golden_rows, out_rows=out_rows)
-    peak = held + batch_rows * BYTES_PER_ROW
-    if peak <= budget:
-        return
-    warnings.warn(f"a memory budget of {_mib(budget)} cannot be kept: the golden set "
-                  f"({golden_rows:,} rows, {_mib(golden_rows * QRELS_BYTES_PER_ROW)}), the per-question table "
-                  f"({out_rows:,} rows, {_mib(out_rows * OUT_BYTES_PER_ROW)}), the reader "
-                  f"({_mib(_reader_bytes(budget))}) and the libraries' first use ({_mib(FIRST_USE_BYTES)}) "
-                  f"hold {_mib(held)} together; with partitions of {batch_rows:,} rows "
-                  f"({_mib(batch_rows * BYTES_PER_ROW)}) the peak is about {_mib(peak)} beyond the interpreter "
-                  "and imports", MemoryBudgetWarning, stacklevel=3)
-
-
 def _progress_bar(enabled: bool | None, total: int, desc: str):
     from tqdm.auto import tqdm
     if enabled is None:
@@ -778,8 +608,8 @@ def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: 
     are read and their conflicting labels resolved in the bucket holding all of a
     question's rows; returned: those resolutions merged (the count, and the first pairs of
     the whole golden set as examples), or None."""
-    n_buckets = min(MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
-    spill = _Spill(n_buckets, max(SPILL_MIN_BYTES, batch_rows * BYTES_PER_ROW // 3))
+    n_buckets = min(sizing.MAX_BUCKETS, max(2, math.ceil(1.3 * n_rows / batch_rows)))
+    spill = _Spill(n_buckets, max(sizing.SPILL_MIN_BYTES, batch_rows * sizing.BYTES_PER_ROW // 3))
     try:
         for table in reader.batches(min(max(1, batch_rows // 4), 1 << 20)):
             bar.update(table.num_rows)
@@ -839,10 +669,6 @@ def _read_bucket(path: str) -> pd.DataFrame | None:
     del table
     pa.default_memory_pool().release_unused()
     return df
-
-
-#: Bytes of run rows (as Arrow) the bucket pass buffers at least before writing them out.
-SPILL_MIN_BYTES = 8 * 2 ** 20
 
 
 class _Spill:
@@ -937,10 +763,10 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     if chunkings is not None and chunkings.split_run:  # rows carrying offsets: split as they are copied
         rows = sum(d.count_rows() for d, _ in _run_sources(run))
         golden_rows = len(chunkings.spans) if chunkings.spans is not None else 0
-        if rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
+        if rows * sizing.WHOLE_BYTES_PER_ROW + golden_rows * sizing.QRELS_BYTES_PER_ROW <= options.budget:
             return None  # fits: read whole (the in-memory engine splits it)
         with scratch_directory("evalframe-split-", options.temp_dir) as tmp:
-            table = _split_dataset(run, columns, tmp, batch_rows=max(1 << 12, options.budget // (8 * BYTES_PER_ROW)))
+            table = _split_dataset(run, columns, tmp, batch_rows=max(1 << 12, options.budget // (8 * sizing.BYTES_PER_ROW)))
             split = replace(chunkings, split_run=False)
             if not chunkings.tables:
                 split = carried_chunkings(table, chunkings.spans, chunkings.min_overlap)
@@ -962,7 +788,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         qrels = chunkings.spans  # the golden set: checked and merged once
     elif is_dataset_source(qrels):
         qd = open_run_dataset(qrels, "golden set (qrels)")
-        if qd.count_rows() * QRELS_BYTES_PER_ROW > options.budget // 2:
+        if qd.count_rows() * sizing.QRELS_BYTES_PER_ROW > options.budget // 2:
             qrels_dataset = qd
         else:
             qrels = qd.to_table().to_pandas()
@@ -977,7 +803,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         golden_conflicts = frame.attrs.pop("evalframe_conflicts", None)
         golden = GoldenIndex(frame)
     golden_rows = 0 if golden is None else len(golden.frame)
-    if qrels_dataset is None and n_rows * WHOLE_BYTES_PER_ROW + golden_rows * QRELS_BYTES_PER_ROW <= options.budget:
+    if qrels_dataset is None and n_rows * sizing.WHOLE_BYTES_PER_ROW + golden_rows * sizing.QRELS_BYTES_PER_ROW <= options.budget:
         return None
     if page_column is not None:
         conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
@@ -986,8 +812,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         chunkings = chunkings.for_systems(systems)
     n_questions = len(golden) if golden is not None else qrels_dataset.count_rows()
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
-    batch_rows = plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
-    _warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
+    batch_rows = sizing.plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
+    sizing.warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
     asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows, chunkings)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None

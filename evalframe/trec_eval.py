@@ -383,7 +383,7 @@ def _parse_args(argv: list[str]):
             if val != "trec_results":
                 raise ValueError(f"results format {val!r} is not provided (only 'trec_results')")
         elif flag == "--memory-budget":
-            from .streaming import memory_budget
+            from .engine.budget import memory_budget
             try:
                 opts["budget"] = memory_budget(val)
             except ValueError:
@@ -824,34 +824,16 @@ def _arrow_ids(query_id):
 # Runs larger than --memory-budget: evaluated a block of whole questions at a time
 # ---------------------------------------------------------------------------
 
-#: The smallest block of a run file read at once (a tiny --memory-budget).
-MIN_BLOCK_BYTES = 4096
-
-#: Most temporary files a run that is not grouped by question is hashed into.
-MAX_BUCKETS = 512
-
-
-#: Peak memory of the whole-file command per run line, about: measured 215 bytes
-#: (peak RSS 2.0 GB on 9.4 M lines, ``-q -m all_trec``, benchmarks/bench_trec_eval.py's
-#: 100000x100), with margin.
-WHOLE_FILE_BYTES_PER_LINE = 300
-
-#: Peak memory per run line of a block (its text, the parsed table, the judged rows and
-#: every measure's intermediates; measured with this figure: ``-q -m all_trec`` at 512 MiB
-#: peaked at 0.59 GiB): blocks are sized with it by :func:`evalframe.streaming.plan_batch_rows`.
-BLOCK_BYTES_PER_LINE = 800
-
-
 def _larger_than(run_path: str, budget: int) -> bool:
-    from .streaming import text_run_rows
+    from .engine.budget import WHOLE_FILE_BYTES_PER_LINE, text_run_rows
     return text_run_rows(run_path) * WHOLE_FILE_BYTES_PER_LINE > budget
 
 
 def _block_bytes(budget: int, golden_rows: int) -> int:
-    """Bytes of run file per block: the rows :func:`evalframe.streaming.plan_batch_rows`
+    """Bytes of run file per block: the rows :func:`evalframe.engine.budget.plan_batch_rows`
     gives the budget after the golden set held (the per-question values, 8 bytes per
     question and measure, are small beside a block's rows)."""
-    from .streaming import TEXT_BYTES_PER_ROW, plan_batch_rows
+    from .engine.budget import BLOCK_BYTES_PER_LINE, MIN_BLOCK_BYTES, TEXT_BYTES_PER_ROW, plan_batch_rows
     rows = plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0, bytes_per_row=BLOCK_BYTES_PER_LINE)
     return max(MIN_BLOCK_BYTES, rows * TEXT_BYTES_PER_ROW)
 
@@ -977,7 +959,7 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
 
 def _bucket_count(run_path: str, size: int) -> int:
     """Buckets enough for each to hold about half a block."""
-    from .streaming import TEXT_BYTES_PER_ROW, text_run_rows
+    from .engine.budget import MAX_BUCKETS, TEXT_BYTES_PER_ROW, text_run_rows
     return int(min(MAX_BUCKETS, max(2, 2 * -(-text_run_rows(run_path) * TEXT_BYTES_PER_ROW // size))))
 
 
@@ -1136,7 +1118,7 @@ def _evaluate(opts, req: _Request, qrels_path: str, run_path: str, out) -> None:
     import pyarrow.compute as pc
     budget = opts["budget"]
     if budget is None and run_path != "-":
-        from .streaming import memory_budget
+        from .engine.budget import memory_budget
         budget = memory_budget(None)
     if run_path != "-" and _larger_than(run_path, budget):
         qrels, (ids, values, rel_str), placeholders, runid = _score_in_blocks(

@@ -87,6 +87,7 @@ def test_sorted_order_matches_lexsort():
     assert np.array_equal(_sorted_order(grp, primary, lambda rows: tb[rows])[0], np.lexsort((tb, primary, grp)))
 
 
+@pytest.mark.slow
 def test_sorted_order_shuffled_close_scores_signed_zeros_and_many_groups():
     # one combined sort key holds the group and the score's top bits: scores
     # closer than those bits, -0.0 next to 0.0, infinities, and tie-breaking keys

@@ -29,6 +29,8 @@ from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluate import evaluate_with_diagnostics  # noqa: E402
 from engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+
 MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Judged@10",
             "NumRel", "NumRelRet", "GMAP", "ERR@10", "nDCG(gain='linear')"]
 

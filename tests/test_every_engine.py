@@ -17,6 +17,8 @@ from evalframe import datasets
 from evalframe.evaluate import evaluate_with_diagnostics
 from engine_checks import caught, sorted_table, streamed, with_warnings
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+
 MEASURES = ["R@5", "nDCG@10", "AP", "RR", "bpref", "Judged@10"]
 SPAN_MEASURES = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=200)"]
 

@@ -18,6 +18,8 @@ from test_spans import random_case
 dd = pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+
 MEASURES = ["SpanRecall@5", "SpanPrecision@2", "SpanIoU@5", "SpanRecall(tokens=20)", "R@5", "nDCG@5", "AP", "RR",
             "R(tokens=20)", "Judged@5"]
 

@@ -120,6 +120,28 @@ def test_wilcoxon_exact_matches_scipy():
     assert r.p_value == pytest.approx(st.wilcoxon(b - a, method="exact").pvalue, rel=1e-12)
 
 
+def test_wilcoxon_exact_with_a_zero_difference_falls_back_to_normal_as_r():
+    # R's wilcox.test(exact=TRUE) uses the normal approximation (continuity corrected) once
+    # any difference is 0 or two are tied; the docstring promises the same
+    rng = np.random.default_rng(5)
+    a = rng.random(12)
+    b = a + rng.normal(0.1, 0.2, 12)
+    b[3] = a[3]  # one zero difference, no ties among the rest
+    r = one(compare(tidy({"A": a, "B": b}), test="wilcoxon", wilcoxon_method="exact"))
+    ref = st.wilcoxon(b, a, zero_method="wilcox", correction=True, method="approx")
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-10)
+
+
+def test_t_test_on_constant_differences_is_decided_by_their_sign():
+    # scipy's ttest_rel gives NaN when sd(d) = 0; compare documents p = 1 for identical
+    # systems and the limit p = 0 (two-sided) when every difference is the same non-zero value
+    a = np.linspace(0.1, 0.9, 8)
+    same = one(compare(tidy({"A": a, "B": a.copy()}), test="t"))
+    assert same.p_value == 1.0
+    up = one(compare(tidy({"A": a, "B": a + 0.25}), test="t"))
+    assert up.p_value == 0.0 and up["diff"] == pytest.approx(0.25)
+
+
 def test_sign_matches_binomtest(small_pair):
     a, b = small_pair
     r = one(compare(tidy({"A": a, "B": b}), test="sign"))

@@ -13,12 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalframe.engine import budget as sizing
 import evalframe as ef
 from engine_checks import with_warnings
 from evalframe import streaming
 from evalframe.evaluate import evaluate_with_diagnostics
 from make_snapshot import MEASURES
 from strategies import cases
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
 
 #: Not partition-exact yet (see test_partitions.GLOBAL_RUNNING_SUM).
 GLOBAL_RUNNING_SUM = ["nDCGrel", "RnDCG", "nDCG(gain='linear',gains=((1, 3.0), (2, 9.0)))"]
@@ -34,7 +37,7 @@ def write_parts(run: pd.DataFrame, directory, n_files: int) -> str:
 
 def budget_for(run, qrels, parts: int) -> int:
     """A memory budget that streams ``run`` in about ``parts`` partitions."""
-    return len(qrels) * streaming.QRELS_BYTES_PER_ROW + 2 * streaming.BYTES_PER_ROW * len(run) // parts
+    return len(qrels) * sizing.QRELS_BYTES_PER_ROW + 2 * sizing.BYTES_PER_ROW * len(run) // parts
 
 
 def messages(caught) -> list:
@@ -142,8 +145,8 @@ def test_a_golden_set_larger_than_the_budget_is_partitioned_too(tmp_path, monkey
     run = run[run.query_id.isin(qs + ["runonly-" + q for q in qs])].sample(frac=1, random_state=2, ignore_index=True)
     source = write_parts(run, tmp_path / "run", 4)
     qrels_dir = write_parts(qrels.sample(frac=1, random_state=1, ignore_index=True), tmp_path / "qrels", 3)
-    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
-    assert len(run) // streaming.MIN_BATCH_ROWS < 30
+    budget = len(qrels) * sizing.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
+    assert len(run) // sizing.MIN_BATCH_ROWS < 30
     spy = Spy(monkeypatch)
     a, b = both(run, source, qrels, ["AP", "RR", "NumRel", "P@5"], memory_budget=budget)
     assert_same(a, b)
@@ -194,13 +197,13 @@ def test_progress_bar_on_request_only(tmp_path, capsys):
 
 
 def test_memory_budget_values():
-    assert streaming.memory_budget("2GiB") == 2 * 2 ** 30
-    assert streaming.memory_budget("1.5 GB") == 1_500_000_000
-    assert streaming.memory_budget(123) == 123
-    assert streaming.memory_budget(None) >= 256 * 2 ** 20
+    assert sizing.memory_budget("2GiB") == 2 * 2 ** 30
+    assert sizing.memory_budget("1.5 GB") == 1_500_000_000
+    assert sizing.memory_budget(123) == 123
+    assert sizing.memory_budget(None) >= 256 * 2 ** 20
     for bad in ("lots", "2 parsecs", 0, -5, True, 1.5, "0MB"):
         with pytest.raises(ValueError, match="memory_budget must be"):
-            streaming.memory_budget(bad)
+            sizing.memory_budget(bad)
     with pytest.raises(ValueError, match="memory_budget must be"):
         ef.evaluate(ef.datasets.load_sso().runs, ef.datasets.load_sso().qrels, memory_budget="x")
 
@@ -300,7 +303,7 @@ def test_dropped_questions_of_a_part_without_some_system_keep_the_whole_order(la
     """A part that system C does not answer gets a placeholder question for C (dropped, its
     record removed): an integer id, so A's dropped integer questions there are still listed
     numerically (20000 before 100000), as in the whole call."""
-    n = 2000  # parts hold at least streaming.MIN_BATCH_ROWS rows
+    n = 2000  # parts hold at least sizing.MIN_BATCH_ROWS rows
     names = [str(i) for i in range(1, n + 1)]
     rng = np.random.default_rng(5)
     run = pd.DataFrame({"query_id": np.repeat(names, 4), "doc_id": [f"d{i % 6}" for i in range(4 * n)],
@@ -323,7 +326,7 @@ def test_dropped_questions_of_a_part_without_some_system_keep_the_whole_order(la
 def test_system_without_judged_documents_as_in_memory(layout, tmp_path):
     """A system none of whose documents is judged is named; one whose documents are judged
     only for questions another part holds is not (as in memory, which sees every label)."""
-    n = 2000  # parts hold at least streaming.MIN_BATCH_ROWS rows
+    n = 2000  # parts hold at least sizing.MIN_BATCH_ROWS rows
     names = [f"q{i:05d}" for i in range(n)]
     qrels = pd.DataFrame({"query_id": names, "doc_id": [f"d{i}" for i in range(n)], "relevance": 1})
     run = pd.concat([pd.DataFrame({"system": "a", "query_id": names, "doc_id": [f"d{i}" for i in range(n)]}),
@@ -492,7 +495,7 @@ def test_conflicts_of_a_golden_set_partitioned_by_the_hash(conflicts, layout, tm
         run.sample(frac=1, random_state=2, ignore_index=True)
     source = write_parts(run, tmp_path / "run", 4)
     qrels_dir = write_parts(qrels, tmp_path / "qrels", 3)
-    budget = len(qrels) * streaming.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
+    budget = len(qrels) * sizing.QRELS_BYTES_PER_ROW * 2 - 1  # more than half the budget
     if conflicts == "error":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

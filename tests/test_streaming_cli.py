@@ -5,6 +5,7 @@ import warnings
 import pandas as pd
 import pytest
 
+from evalframe.engine import budget as sizing
 import evalframe as ef
 from evalframe.cli import common, main
 
@@ -41,7 +42,7 @@ def test_trec_text_runs_in_blocks(cranfield_files, capsys, monkeypatch):
     qrels, texts, _ = cranfield_files
     argv = ["evaluate", qrels, *texts, "-q", "--format", "csv", "-m", "AP", "nDCG@10", "RR"]
     whole = command(argv, capsys)
-    monkeypatch.setattr(common, "TEXT_BLOCK_BYTES", 50_000)  # many blocks per file
+    monkeypatch.setattr(sizing, "TEXT_BLOCK_BYTES", 50_000)  # many blocks per file
     streamed = command(argv + ["--memory-budget", "1MB"], capsys)
     assert whole[0] == streamed[0] == 0
     assert whole[1] == streamed[1]
@@ -66,15 +67,15 @@ def test_a_bad_memory_budget_is_one_line(cranfield_files, capsys):
 
 def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypatch):
     """The commands read the runs whole when their rows at the in-memory engine's whole-table
-    figure (streaming.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
+    figure (sizing.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
     from evalframe import streaming
     _, texts, _ = cranfield_files
-    rows = sum(streaming.text_run_rows(p) for p in texts)
-    monkeypatch.setattr(streaming, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part
-    with common.run_source(texts, budget=rows * streaming.WHOLE_BYTES_PER_ROW) as runs:
+    rows = sum(sizing.text_run_rows(p) for p in texts)
+    monkeypatch.setattr(sizing, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part
+    with common.run_source(texts, budget=rows * sizing.WHOLE_BYTES_PER_ROW) as runs:
         assert isinstance(runs, pd.DataFrame)
-    monkeypatch.setattr(streaming, "BYTES_PER_ROW", 1)
-    with common.run_source(texts, budget=rows * streaming.WHOLE_BYTES_PER_ROW - 1) as runs:
+    monkeypatch.setattr(sizing, "BYTES_PER_ROW", 1)
+    with common.run_source(texts, budget=rows * sizing.WHOLE_BYTES_PER_ROW - 1) as runs:
         assert not isinstance(runs, pd.DataFrame)  # blocks written to a temporary dataset
 
 

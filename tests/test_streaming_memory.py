@@ -11,20 +11,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalframe.engine import budget as sizing
 from evalframe import streaming
 
 
 def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader():
     for budget, golden, out in [(2 * 2 ** 30, 3_000_000, 7_000_000), (600 * 2 ** 20, 600_000, 1_400_000),
                                 (128 * 2 ** 20, 9_000, 21_000), (2 ** 30, 0, 0)]:
-        rows = streaming.plan_batch_rows(budget, golden_rows=golden, out_rows=out)
-        held = (golden * streaming.QRELS_BYTES_PER_ROW + out * streaming.OUT_BYTES_PER_ROW
-                + min(streaming.READ_BYTES, budget // 4) + streaming.FIRST_USE_BYTES)
-        assert held + rows * streaming.BYTES_PER_ROW <= budget < held + (rows + 1) * streaming.BYTES_PER_ROW
+        rows = sizing.plan_batch_rows(budget, golden_rows=golden, out_rows=out)
+        held = (golden * sizing.QRELS_BYTES_PER_ROW + out * sizing.OUT_BYTES_PER_ROW
+                + min(sizing.READ_BYTES, budget // 4) + sizing.FIRST_USE_BYTES)
+        assert held + rows * sizing.BYTES_PER_ROW <= budget < held + (rows + 1) * sizing.BYTES_PER_ROW
     # a budget the fixed parts fill: a quarter of the budget's worth, and never fewer than the smallest partition
-    assert streaming.plan_batch_rows(2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == streaming.MIN_BATCH_ROWS
-    assert streaming.plan_batch_rows(128 * 2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == (
-        128 * 2 ** 20 // 4 // streaming.BYTES_PER_ROW)
+    assert sizing.plan_batch_rows(2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == sizing.MIN_BATCH_ROWS
+    assert sizing.plan_batch_rows(128 * 2 ** 20, golden_rows=10 ** 6, out_rows=10 ** 7) == (
+        128 * 2 ** 20 // 4 // sizing.BYTES_PER_ROW)
 
 
 def synthetic(directory, n_q: int, docs: int, files: int) -> tuple[str, pd.DataFrame]:
@@ -44,7 +45,7 @@ def synthetic(directory, n_q: int, docs: int, files: int) -> tuple[str, pd.DataF
 def test_partitions_never_exceed_the_planned_rows(tmp_path, monkeypatch):
     source, qrels = synthetic(tmp_path / "run", 600, 50, 3)
     budget = 8 * 2 ** 20
-    planned = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=qrels.query_id.nunique() * 2)
+    planned = sizing.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=qrels.query_id.nunique() * 2)
     sizes = []
     prepare = streaming.evaluate_part
 
@@ -79,7 +80,7 @@ def test_a_small_budget_run_peaks_within_the_budget(tmp_path):
     source, qrels = synthetic(tmp_path / "run", 4000, 100, 4)  # 400,000 rows
     qrels.to_parquet(tmp_path / "qrels.parquet", index=False)
     budget = 96 * 2 ** 20
-    assert 400_000 * streaming.BYTES_PER_ROW > budget  # streamed, not read whole
+    assert 400_000 * sizing.BYTES_PER_ROW > budget  # streamed, not read whole
     out = subprocess.run([sys.executable, "-c", CHILD, source, str(tmp_path / "qrels.parquet"), str(budget)],
                          capture_output=True, text=True, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -135,7 +136,7 @@ def test_bucket_files_hold_large_batches_not_a_piece_per_read(tmp_path, monkeypa
     import evalframe as ef
     source, qrels = shuffled(tmp_path / "run", 4000, 100, 4)  # 400,000 rows
     budget = 96 * 2 ** 20
-    assert 400_000 * streaming.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
+    assert 400_000 * sizing.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
     batches, reads = [], []
     read_bucket = streaming._read_bucket
 
@@ -145,7 +146,7 @@ def test_bucket_files_hold_large_batches_not_a_piece_per_read(tmp_path, monkeypa
                 batches.append(sum(1 for _ in f))
         return read_bucket(path)
     monkeypatch.setattr(streaming, "_read_bucket", counting)
-    batch_rows = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=4000 * 2)
+    batch_rows = sizing.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=4000 * 2)
     reads = -(-400_000 // (batch_rows // 4))  # batches the reader hands over
     got = ef.evaluate(source, qrels, ["AP", "RR"], memory_budget=budget)
     assert len(batches) >= 2 and max(batches) < reads / 4, (batches, reads)
@@ -162,9 +163,9 @@ def test_a_question_larger_than_a_partition_is_named_with_its_size(tmp_path, lay
         source = str(tmp_path / "grouped.parquet")
         run.to_parquet(source, index=False, row_group_size=500)
     budget = 2 * 2 ** 20  # below what is held besides a partition: partitions of a quarter of the budget
-    assert 10_000 * streaming.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
-    rows = streaming.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=len(qrels))
-    assert rows == budget // 4 // streaming.BYTES_PER_ROW < 4000
+    assert 10_000 * sizing.WHOLE_BYTES_PER_ROW > budget  # streamed, not read whole
+    rows = sizing.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=len(qrels))
+    assert rows == budget // 4 // sizing.BYTES_PER_ROW < 4000
     with pytest.warns(ef.MemoryBudgetWarning) as caught:
         got = ef.evaluate(source, qrels, ["AP"], memory_budget=budget)
     messages = [str(w.message) for w in caught if w.category is ef.MemoryBudgetWarning]

@@ -14,6 +14,7 @@ import tempfile
 import numpy as np
 import pytest
 
+from evalframe.engine import budget as sizing
 from evalframe import trec_eval
 from evalframe.trec_eval import main
 
@@ -25,8 +26,7 @@ TINY = ["--memory-budget", "1KiB"]  # blocks of trec_eval.MIN_BLOCK_BYTES (4 KiB
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
     """Blocks of 100 rows (4 KB) at least, not the engine's 1,000: many blocks per file."""
-    from evalframe import streaming
-    monkeypatch.setattr(streaming, "MIN_BATCH_ROWS", 100)
+    monkeypatch.setattr(sizing, "MIN_BATCH_ROWS", 100)
 
 
 @pytest.fixture
@@ -235,8 +235,9 @@ def test_sigterm_during_the_bucket_pass_removes_the_temporary_files(tmp_path):
     scratch.mkdir()
     script = f"""
 import os, signal, sys
-from evalframe import streaming, trec_eval
-streaming.MIN_BATCH_ROWS = 100
+from evalframe import trec_eval
+from evalframe.engine import budget as sizing
+sizing.MIN_BATCH_ROWS = 100
 write = trec_eval._write_buckets
 def then_term(*a, **k):
     write(*a, **k)

@@ -362,9 +362,6 @@ def _own_systems(systems, path: str, owner: dict, arg: int) -> None:
 # Runs larger than memory
 # ---------------------------------------------------------------------------
 
-#: Bytes of a TREC text run read at once when it is larger than the memory budget.
-TEXT_BLOCK_BYTES = 64 * 2 ** 20
-
 
 def add_memory_budget(parser: argparse.ArgumentParser) -> None:
     """Add ``--memory-budget SIZE`` (runs larger than it are streamed)."""
@@ -375,7 +372,7 @@ def add_memory_budget(parser: argparse.ArgumentParser) -> None:
 
 def memory_budget_arg(args: argparse.Namespace) -> int:
     """The parsed ``--memory-budget`` in bytes (a bad value is a one-line user error)."""
-    from ..streaming import memory_budget
+    from ..engine.budget import memory_budget
     try:
         return memory_budget(args.memory_budget)
     except ValueError:
@@ -397,7 +394,8 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
     whole), which is removed when the ``with`` block ends, on error, Ctrl-C and SIGTERM too.
     """
-    from ..streaming import WHOLE_BYTES_PER_ROW, is_dataset_source, open_run_dataset, text_run_rows
+    from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
+    from ..streaming import is_dataset_source, open_run_dataset
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -442,6 +440,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
     """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
     import io as _io
 
+    from ..engine import budget as sizing
     from ..io import line_blocks, open_binary, read_run
     if is_dataset:
         from ..streaming import open_run_dataset
@@ -454,7 +453,7 @@ def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]"
         return
     _check_readable(path, "run")
     with open_binary(path) as f:
-        for block in line_blocks(f, TEXT_BLOCK_BYTES):
+        for block in line_blocks(f, sizing.TEXT_BLOCK_BYTES):
             if block.strip():
                 yield _read_block(block, path, read_run, _io, duplicates)
 

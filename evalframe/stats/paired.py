@@ -231,14 +231,15 @@ def wilcoxon_signed_rank(d: np.ndarray, exact: bool,
     alternative=): V and the p-value (exact only without ties and zeros, as R)."""
     from scipy import stats as st
 
-    d = d[d != 0]
+    nonzero = d != 0
+    d = d[nonzero]
     m = d.size
     if m == 0:
         return math.nan, 1.0
     r = st.rankdata(np.abs(d))
     v = float(r[d > 0].sum())
     _, ties = np.unique(r, return_counts=True)
-    if exact and (ties == 1).all():
+    if exact and nonzero.all() and (ties == 1).all():
         return v, float(st.wilcoxon(d, method="exact", alternative=alternative).pvalue)
     z = v - m * (m + 1) / 4
     sigma = math.sqrt(m * (m + 1) * (2 * m + 1) / 24 - (ties ** 3 - ties).sum() / 48)
@@ -898,7 +899,13 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
       with c the ``ceil(alpha (B + 1) - 1)``-th largest ``|t*|`` (the symmetric bootstrap-t
       interval). Questions only (no ``cluster``).
     - ``wilcoxon``: H0: d symmetric about 0 (median 0); zero differences dropped; normal
-      approximation with tie and continuity correction, as R's ``wilcox.test``.
+      approximation with tie and continuity correction, as R's ``wilcox.test``
+      (``wilcoxon_method="exact"`` uses the exact null of V only when no difference is 0
+      and none are tied, and the normal approximation otherwise, as R).
+    - When every difference is the same (sd 0), ``scipy.stats.ttest_rel`` gives NaN;
+      here the t-test gives p = 1 when every difference is 0 (identical systems on these
+      questions) and otherwise the limit as sd -> 0 (two-sided p = 0; one-sided 0 or 1
+      by the sign of the difference).
     - ``sign``: H0: P(b > a) = P(b < a); binomial test on wins vs losses (ties dropped).
       Ignores the size of differences, so it is the least powerful.
     - ``tukey``: questions are blocks of a two-way ANOVA (system + question) on the
