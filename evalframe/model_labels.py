@@ -44,13 +44,12 @@ class JudgeAgreement:
 
     Examples
     --------
-    >>> import evalframe as ef
-    >>> cran = ef.datasets.load_cranfield()
-    >>> a = ef.judge_agreement(cran.qrels, cran.qrels, cran.runs, ["P@10"], n_resamples=50)
-    >>> a.ranking.set_index("statistic")["value"].tolist()      # the same labels: full agreement
-    [1.0, 1.0, 1.0, 1.0, 1.0]
-    >>> list(a.pairs.columns[:3]), int(a.pairs["agree"].sum()), len(a.pairs)
-    (['measure', 'system_a', 'system_b'], 10, 10)
+    >>> import pandas as pd
+    >>> from evalframe.model_labels import JudgeAgreement
+    >>> found = JudgeAgreement(ranking=pd.DataFrame({"statistic": ["kendall_tau"], "value": [0.8]}),
+    ...                        pairs=pd.DataFrame({"agree": [True, False]}))
+    >>> float(found.pairs["agree"].mean())
+    0.5
     """
 
     ranking: pd.DataFrame
