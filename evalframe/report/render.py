@@ -353,6 +353,10 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     title = title or (f"evalframe report: {ns} system{'s' if ns != 1 else ''} on {m['n_questions']} questions")
     sections: list[tuple[str, str, str]] = []  # (id, heading, html)
     sections.append(("summary", "Summary", _summary_html(rep)))
+    labels = label_lines(rep)
+    if labels:
+        sections.append(("labels", "Model labels and unjudged documents",
+                         "<ul>" + "".join(f"<li>{H.escape(x)}</li>" for x in labels) + "</ul>"))
     if not rep.comparisons.empty:
         sections.append(("comparisons", "Comparisons", _comparisons_html(rep)))
     if diff is not None:
