@@ -551,7 +551,7 @@ class Report:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         written = []
-        with matplotlib.rc_context({"figure.dpi": dpi}):
+        with matplotlib.rc_context({"figure.dpi": dpi, "text.parse_math": False}):  # names are text, not TeX
             for spec in render.plot_specs(self):
                 fig, ax = plt.subplots(figsize=spec.figsize)
                 try:

@@ -13,6 +13,7 @@ __all__ = ["ReportView", "format_p", "significance_marks", "test_description", "
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import math
+import re
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
@@ -770,7 +771,7 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
              + _intervals_sentence(m), ""]
     if len(rep.warnings):
         lines += ["## Warnings", ""]
-        lines += [f"- {x}" for x in warning_lines(rep)]
+        lines += [f"- {md_text(x)}" for x in warning_lines(rep)]
         lines.append("")
     lines += ["## Summary", "", pipe_table(summary_wide(rep, digits).reset_index()), ""]
     ref = rep.reference
@@ -804,7 +805,7 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
     if m.get("fingerprints"):
         lines += ["", "## Fingerprints", ""]
-        lines += [f"- {H.escape(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
+        lines += [f"- {md_text(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
     return "\n".join(lines) + "\n"
 
 
@@ -975,12 +976,23 @@ def _round(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 
+#: a "<" that could open inline HTML in Markdown (a tag, a closing tag, a comment)
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def md_text(text: str) -> str:
+    """Text (a name, a warning) made inert in Markdown: a ``<`` that could open an HTML tag
+    is written ``&lt;`` (viewers that pass inline HTML show it as text), so a system named
+    ``<script>...`` is not live HTML in report.md; ``p < 0.05`` is left alone."""
+    return _MD_TAG.sub("&lt;", text)
+
+
 def _cell(v) -> str:
     if v is None or (not isinstance(v, str) and pd.isna(v)):
         return ""
     if isinstance(v, (float, np.floating)):
         return f"{v:.4g}"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return md_text(str(v)).replace("|", "\\|").replace("\n", " ")
 
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
