@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import is_span_input
@@ -159,6 +160,7 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("confidence", "a float in (0, 1)", confidence)
     if not _is_int(n_resamples) or n_resamples < 1:
         raise _bad("n_resamples", "an int >= 1", n_resamples)
+    distribution_memory(n_resamples, 1, func="report")  # refused before any work
     if not _is_int(seed) or seed < 0:
         raise _bad("seed", "an int >= 0", seed)
     choices = {"interval": (interval, typing.get_args(Interval)),
