@@ -10,6 +10,7 @@ warnings shown and errors reported (one line, exit status 2) by
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import json
 import sys
 
@@ -99,6 +100,40 @@ def _stages(items):
     return [name for name, _ in pairs]
 
 
+#: what ``--out DIR`` holds: replaced whole on every run, nothing else in DIR is touched
+OUT_ENTRIES = ("csv", "parquet", "plots", "report.md", "report.tex", "report.html")
+
+
+def _write_out(rep, out: Path, *, golden_set: str, diff=None) -> list[Path]:
+    """Write the report's files into a fresh folder beside ``out``, then swap them in for
+    the ones an earlier run wrote (:data:`OUT_ENTRIES`), so ``out`` always holds one
+    consistent report (no plot of an earlier run left beside the new ones, nothing half
+    written if this run fails). Returns the PNG plots written."""
+    import shutil
+    import tempfile
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".evalframe-report-", dir=out))
+    try:
+        rep.to_csv(tmp / "csv")
+        rep.to_parquet(tmp / "parquet")
+        (tmp / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
+        (tmp / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
+        # each plot is built once, for the page (SVG) and plots/ (PNG)
+        rep.to_html(tmp / "report.html", golden_set=golden_set, plots_dir=tmp / "plots", diff=diff)
+        for name in OUT_ENTRIES:
+            old = out / name
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            elif old.exists() or old.is_symlink():
+                old.unlink()
+        for name in OUT_ENTRIES:
+            if (tmp / name).exists():
+                (tmp / name).rename(out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted((out / "plots").glob("*.png"))
+
+
 def _json_records(df):
     return json.loads(df.to_json(orient="records", double_precision=6))
 
@@ -144,13 +179,7 @@ def run(args: argparse.Namespace) -> int:
         written = []
         if out is not None:
             progress.step("writing tables and plots")
-            rep.to_csv(out / "csv")
-            rep.to_parquet(out / "parquet")
-            (out / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
-            (out / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
-            # each plot is built once, for the page (SVG) and plots/ (PNG)
-            rep.to_html(out / "report.html", golden_set=args.qrels, plots_dir=out / "plots", diff=changed)
-            written = sorted((out / "plots").glob("*.png"))
+            written = _write_out(rep, out, golden_set=args.qrels, diff=changed)
     finally:
         progress.close()
     if args.format == "markdown":
