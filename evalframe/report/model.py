@@ -279,10 +279,12 @@ class Report:
         >>> path.name, text.count("<svg "), "http://" in text or "https://" in text  # 5 plots, no address
         ('report.html', 5, False)
         """
-        p = Path(path)
+        p = persist.output_dir(path, "report.html")
+        if plots_dir is not None:
+            plots_dir = persist.output_dir(plots_dir, "plots_dir")
         p.parent.mkdir(parents=True, exist_ok=True)
         if plots_dir is not None:
-            Path(plots_dir).mkdir(parents=True, exist_ok=True)
+            plots_dir.mkdir(parents=True, exist_ok=True)
         p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi,
                                          diff=diff), encoding="utf-8")
         return p
@@ -548,7 +550,7 @@ class Report:
         import matplotlib
         import matplotlib.pyplot as plt
 
-        d = Path(directory)
+        d = persist.output_dir(directory, "plots")
         d.mkdir(parents=True, exist_ok=True)
         written = []
         with matplotlib.rc_context({"figure.dpi": dpi, "text.parse_math": False}):  # names are text, not TeX
