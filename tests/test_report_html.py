@@ -420,3 +420,16 @@ def test_markdown_names_are_not_live_html():
     assert "<script" not in md and "</script" not in md and "&lt;script>alert(1)&lt;/script>" in md
     assert "<0.001" in md  # a p-value is not a tag
     assert md_text("a <b> & p < 0.05 <!-- x -->") == "a &lt;b> & p < 0.05 &lt;!-- x -->"
+
+
+def test_a_segment_too_small_is_not_also_below_overall():
+    """The flagged segments name a too-small segment only as too small (issue 30): it was
+    also flagged 'below overall', filling the list with segments nobody can judge."""
+    import pandas as pd
+
+    from evalframe.report.render import segment_flags
+    seg = pd.DataFrame({"system": ["a"] * 3, "segment": "len", "segment_value": ["tiny", "big", "mid"],
+                        "measure": "AP", "n": [5, 80, 60], "too_small": [True, False, False],
+                        "below_overall_bh": [True, True, False], "p_below_bh": [0.01, 0.02, 0.5]})
+    flagged, rest = segment_flags(seg)
+    assert flagged["flags"].tolist() == ["too small to judge", "below overall (BH p=0.02)"] and rest == 1

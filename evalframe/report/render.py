@@ -717,12 +717,13 @@ def segment_flags(seg: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
     A row is flagged when it is too small to judge (``too_small``) or below the overall mean
     after Benjamini-Hochberg across the segments of its (system, measure)
-    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``); the two flags
-    are named separately. Flagged rows come in table order.
+    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``). A segment too
+    small to judge is only that: it is not also called below overall (its mean is too
+    uncertain to say so). Flagged rows come in table order.
     """
     small = seg["too_small"].astype(bool).to_numpy()
     below = (seg["below_overall_bh"].astype(bool).to_numpy() if "below_overall_bh" in seg
-             else seg["below_overall"].astype(bool).to_numpy())
+             else seg["below_overall"].astype(bool).to_numpy()) & ~small
     pbh = seg["p_below_bh"].to_numpy(dtype=float) if "p_below_bh" in seg else np.full(len(seg), np.nan)
     words = [", ".join(w for w, on in (("too small to judge", s_), (f"below overall (BH p={p:.3g})"
                                       if p == p else "below overall", b)) if on)
