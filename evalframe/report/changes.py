@@ -10,13 +10,17 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..inputs import alias_candidates, split_question_text
+
 #: columns of :func:`top_changes` and of the report's ``changes`` table
 CHANGE_COLUMNS = ("system_a", "system_b", "measure", "query_id", "value_a", "value_b", "diff",
                   "direction", "rank", "text")
 
 
 def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") -> pd.Series | None:
-    """The question text by query id (str) of a ``query_id, text`` table (None: None).
+    """The question text by query id (str) of a ``query_id, text`` table (None: None);
+    the usual aliases are read as the golden set's are (``question_id, question``,
+    ``qid, query``...).
 
     Raises
     ------
@@ -25,6 +29,12 @@ def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") ->
     """
     if queries is None:
         return None
+    if isinstance(queries, pd.DataFrame) and not {"query_id", "text"} <= set(queries.columns):
+        q = split_question_text(queries)
+        ids = [c for c in alias_candidates(q, "query_id") if c != "text"]
+        if "query_id" not in q.columns and len(ids) == 1:
+            q = q.rename(columns={ids[0]: "query_id"})
+        queries = q
     if not isinstance(queries, pd.DataFrame) or not {"query_id", "text"} <= set(queries.columns):
         found = list(queries.columns) if isinstance(queries, pd.DataFrame) else type(queries).__name__
         raise ValueError(f"{caller}: queries must be a DataFrame with columns query_id, text, got {found!r}")
