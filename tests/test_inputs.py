@@ -480,3 +480,26 @@ def test_an_id_in_the_index_is_named_in_the_error(data):
     with pytest.raises(ef.EvalframeInputError, match=r"it is the index \('qid'\)"):
         ef.read_qrels(qrels.rename(columns={"query_id": "qid"}).set_index(["qid", "doc_id"]))
     same(ef.evaluate(run.set_index("query_id").reset_index(), qrels, MEASURES), expected(run, qrels))
+
+
+def test_a_list_column_read_from_csv_as_text_is_named(tmp_path):
+    """A list run saved as CSV comes back with lists as text ("['a', 'b']"): one error says
+    so and how to parse it (issue 30); before, the texts were taken as document ids and
+    nothing matched the golden set."""
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": [["d1", "d2"], ["d3"]]})
+    path = tmp_path / "run.csv"
+    run.to_csv(path, index=False)
+    for source in (str(path), pd.read_csv(path)):
+        with pytest.raises(ef.EvalframeInputError) as e:
+            ef.read_run(source)
+        msg = str(e.value)
+        assert "holds lists written as text" in msg and "ast.literal_eval" in msg
+        assert "missing column 'score'" not in msg and "1 problem" in msg
+    json_lists = pd.DataFrame({"query_id": ["q1"], "doc_id": ['["d1", "d2"]'], "score": [1.0]})
+    with pytest.raises(ef.EvalframeInputError, match="json.loads"):
+        ef.read_run(json_lists)
+    # ids that merely contain brackets are ids
+    ids = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["[A]", "d(2)"], "score": [2.0, 1.0]})
+    assert ef.read_run(ids)["doc_id"].tolist() == ["[A]", "d(2)"]
+    # a real list column is exploded as before
+    assert len(ef.read_run(run)) == 3
