@@ -138,11 +138,13 @@ def qrels_table(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
 
 
 def run_table(run: pd.DataFrame, problems: list[InputProblem], *,
-              columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+              columns: Mapping[str, str] | None = None, duplicates: str = "error") -> pd.DataFrame:
     """A run's columns as the checks expect them: ``columns=``, the question text, list
-    runs exploded, rank-only runs given ``score = -rank``; problems found are appended."""
+    runs exploded, rank-only runs given ``score = -rank``; problems found are appended.
+    ``duplicates="first"``: whole repeated rows of a list run (same question, same list)
+    count once."""
     df = split_question_text(apply_columns(run, columns))
-    df = _explode(df, problems)
+    df = _explode(df, problems, duplicates)
     return _rank_only(df, problems)
 
 
@@ -208,7 +210,23 @@ def _lists_as_text(s: pd.Series) -> str | None:
     return str(s.loc[i])
 
 
-def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
+def _drop_repeated_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """A list run without its whole repeated rows (every column equal, lists compared as
+    their joined text, computed by Arrow), the first kept."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    key = {}
+    for c in df.columns:
+        if _is_list_column(df[c]):
+            a = pc.cast(_list_array(df[c]), pa.list_(pa.string()))
+            key[c] = pc.binary_join(a, "\x1f").to_pandas()
+        else:
+            key[c] = df[c].reset_index(drop=True)
+    repeated = pd.DataFrame(key).duplicated(keep="first").to_numpy()
+    return df.loc[~repeated].reset_index(drop=True) if repeated.any() else df
+
+
+def _explode(df: pd.DataFrame, problems: list[InputProblem], duplicates: str = "error") -> pd.DataFrame:
     """One row per (question, listed document) of a run whose document column holds lists."""
     docs = alias_candidates(df, "doc_id")
     if len(docs) == 1 and (example := _lists_as_text(df[docs[0]])) is not None:
@@ -222,6 +240,8 @@ def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
         return df
     if len(docs) != 1 or not _is_list_column(df[docs[0]]):
         return df
+    if duplicates == "first":
+        df = _drop_repeated_rows(df)
     import pyarrow.compute as pc
     import pyarrow as pa
     try:
@@ -279,7 +299,8 @@ def _check_one_list_per_question(df: pd.DataFrame, lengths: np.ndarray, problems
         problems.append(InputProblem(
             f"{int((~listed[dup].duplicated([*systems, *queries])).sum())} questions have more than one row "
             "with a list of documents (ranked by list position, their lists' documents would share ranks)",
-            "give each question one list (join them in ranked order), or add a list of scores",
+            "give each question one list (join them in ranked order), or add a list of scores; a row "
+            "repeated whole counts once with duplicates='first' (--duplicates first)",
             listed[dup].head(5).to_string(max_colwidth=40)))
 
 
