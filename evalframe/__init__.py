@@ -20,19 +20,20 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsFailedWarning, QuestionsScoredZeroWarning,
                      RetrieverOutputWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                      UnjudgedDocumentsWarning, UnpairedQuestionsWarning, IdSchemeWarning, ChunkingsDifferWarning,
-                     MemoryBudgetWarning, FewClustersWarning)
+                     MemoryBudgetWarning, FewClustersWarning, FewHumanLabelsWarning)
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
     "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
-    "fuse", "pool", "Pool", "agreement", "gate", "GateResult", "diff", "ReportDiff",
+    "fuse", "pool", "Pool", "agreement", "judge", "judge_agreement", "JudgeAgreement", "gate", "GateResult",
+    "diff", "ReportDiff",
     "Measure", "parse_measure", "parse_measures", "register_measure",
     "datasets", "stats",
     "EvalframeInputError", "EvalframeWarning", "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning", "NoRelevantWarning", "UnpairedQuestionsWarning",
     "UnjudgedDocumentsWarning", "SmallGoldenSetWarning", "ShallowRankingWarning",
     "IdSchemeWarning", "ChunkingsDifferWarning", "QuestionsFailedWarning", "RetrieverOutputWarning",
-    "MemoryBudgetWarning", "FewClustersWarning",
+    "MemoryBudgetWarning", "FewClustersWarning", "FewHumanLabelsWarning",
 ]
 
 #: public name -> the module that defines it, imported when the name is first used
@@ -42,7 +43,8 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("read_qrels", "read_run", "read_chunks"), "io"),
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
-    "fuse": "fusion", "agreement": "agreement",
+    "fuse": "fusion", "agreement": "agreement", "judge": "judging",
+    **dict.fromkeys(("judge_agreement", "JudgeAgreement"), "model_labels"),
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("gate", "GateResult"), "gating"),
     **dict.fromkeys(("diff", "ReportDiff"), "diffing"),

@@ -214,6 +214,28 @@ class SmallGoldenSetWarning(EvalframeWarning):
 __all__ += ["UnpairedQuestionsWarning", "UnjudgedDocumentsWarning", "SmallGoldenSetWarning"]
 
 
+class FewHumanLabelsWarning(EvalframeWarning):
+    """A prediction-powered interval rests on fewer than 10 human-labelled questions: its
+    normal approximation is not valid that small (:func:`evalframe.stats.summarize_ppi`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pandas as pd
+    >>> from evalframe import stats
+    >>> model = pd.DataFrame({"system": "s", "query_id": list("abcdefgh"), "measure": "P@5",
+    ...                       "value": [0.2, 0.4, 0.6, 0.8, 0.2, 0.4, 0.6, 0.8]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     s = stats.summarize_ppi(model, model.iloc[:4])
+    >>> [w.category.__name__ for w in caught]
+    ['FewHumanLabelsWarning']
+    """
+
+
+__all__ += ["FewHumanLabelsWarning"]
+
+
 class ShallowRankingWarning(EvalframeWarning):
     """Some rankings hold fewer documents than a measure's cutoff (R@100 of a 20-deep run is R@20).
 

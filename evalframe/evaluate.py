@@ -7,7 +7,8 @@ engine can be run chunk by chunk or on a distributed engine.
 """
 from __future__ import annotations
 
-__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
+__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics",
+           "drop_no_relevant"]
 
 import os
 import re
@@ -21,7 +22,7 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Chunkings, Duplicates, carried_chunkings, chunk_sizes, evaluate_partition, is_span_input, prepare,
+from .engine import (Chunkings, Duplicates, Unjudged, carried_chunkings, check_unjudged, chunk_sizes, evaluate_partition, is_span_input, prepare,
                      refuse_foreign_ids, resolve_chunkings, with_records)
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
@@ -46,7 +47,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              engine: Engine = "auto",
              memory_budget: "int | str | None" = None, progress: bool | None = None,
              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-             tokens=None, no_relevant: NoRelevant = "zero") -> pd.DataFrame:
+             tokens=None, unjudged: "Unjudged | None" = None, no_relevant: NoRelevant = "zero") -> pd.DataFrame:
     """Compute measures per question (and per system).
 
     Parameters
@@ -86,9 +87,10 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ``{your column name: canonical name}`` for both tables, e.g.
         ``{"qa_id": "query_id", "chunk": "doc_id"}`` (a name one table lacks is skipped
         there); see :mod:`evalframe.inputs` for the aliases recognised without it.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document) in the golden set: raise, or keep
-        the highest, the lowest or the most frequent label (a tie: the higher); the
+        the highest, the lowest or the most frequent label (a tie: the higher), or
+        (``"human"``, with a ``judge`` column) a person's label over a model's; the
         pairs resolved are counted in :func:`diagnostics`.
     engine : {"auto", "memory", "dask"}
         ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
@@ -128,6 +130,21 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         Token counts by retrieved id (a two-column table, ``{id: count}``, or a Series),
         joined into the run as its ``tokens`` column for the budget measures
         (``R(tokens=2000)``...), as ``rollup=`` maps ids; every retrieved id needs one.
+    unjudged : {None, "nonrelevant", "relevant", "bounds"}
+        What a retrieved document the golden set does not label (or labels negative)
+        counts as.  None (default) and ``"nonrelevant"``: not relevant, so the values
+        are lower bounds; ``"nonrelevant"`` declares it (a golden set complete by
+        construction): :func:`evalframe.report` then issues no
+        :class:`~evalframe.errors.UnjudgedDocumentsWarning` (its diagnostics row stays).
+        ``"relevant"``: every unjudged document within the measure's cutoff counts as
+        relevant, and is added to the relevant documents of that ranking alone, so
+        ``value`` is the upper bound; ``"bounds"``: both, as the columns
+        ``value_low`` (= ``value``, today's) and ``value_high``, which
+        :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
+        ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
+        bound is true (no labelling of the unjudged documents gives more); the others
+        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  In memory
+        only (a Dask, Spark or streamed run is refused).
 
     Returns
     -------
@@ -140,6 +157,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         unit       str     ``"page"``: present only with ``rollup``
         measure    str     canonical measure name (``str(Measure)``)
         value      float64
+        value_low  float64 only with ``unjudged="bounds"``: today's value
+        value_high float64 only with ``unjudged="bounds"``: the upper bound
         ========== ======= =============================================
 
         With the Dask engine, a ``dask.dataframe.DataFrame`` of these columns
@@ -165,7 +184,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
                                      conflicts=conflicts, engine=engine,
                                      memory_budget=memory_budget, progress=progress, rollup=rollup,
                                      chunks=chunks, min_overlap=min_overlap, tokens=tokens,
-                                     no_relevant=no_relevant)[0]
+                                     unjudged=unjudged, no_relevant=no_relevant)[0]
 
 
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -272,7 +291,9 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
         aggregate (``mean`` for most; ``sum`` for the counts NumRet, NumRel,
         NumRelRet, as trec_eval reports them; ``gmean`` for GMAP and GMbpref:
         exp(mean(log(max(value, 1e-5)))), trec_eval's gm_map); ``aggregation``
-        names it.  Both are computed by the measure's aggregation object
+        names it; with ``value_low`` and ``value_high`` columns (``evaluate(...,
+        unjudged="bounds")``) each is aggregated the same way, into the columns of the
+        same names.  All are computed by the measure's aggregation object
         (:class:`evalframe.measures.Mean`, ``Sum``, ``GeoMean``), whose
         ``partial`` / ``combine`` / ``finalize`` also serve engines that
         evaluate the questions in parts.  Sums run in the table's row order.
@@ -337,7 +358,20 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
     out["mean"] = mean
     out["value"] = value
     out["aggregation"] = [a.name for a in agg_of_group]
+    for col in _BOUNDS if all(c in per_question.columns for c in _BOUNDS) else ():
+        bound = pd.to_numeric(per_question[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        _refuse_non_finite(per_question.assign(value=bound), bound)
+        agg = _MEAN.finalize(_MEAN.partial(bound, codes, n_groups))
+        for how in {a for a in agg_of_name if a != _MEAN}:
+            sel = agg_of_group == how
+            rows = sel[codes]
+            agg[sel] = how.finalize(how.partial(bound[rows], codes[rows], n_groups))[sel]
+        out[col] = agg
     return out
+
+
+#: The columns of ``evaluate(..., unjudged="bounds")`` that :func:`aggregate` carries.
+_BOUNDS = ("value_low", "value_high")
 
 
 def _natural_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -501,8 +535,8 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
                               rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-                              tokens=None, shallow=None, no_relevant: NoRelevant = "zero",
-                              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                              tokens=None, shallow=None, unjudged: "Unjudged | None" = None,
+                              no_relevant: NoRelevant = "zero") -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`evaluate` and :func:`diagnostics` from one ranking pass.
 
     Same parameters and warnings as :func:`evaluate`; the run is read, checked,
@@ -524,7 +558,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                                              duplicates=duplicates, columns=columns, conflicts=conflicts,
                                              engine=engine, memory_budget=memory_budget, progress=progress,
                                              rollup=rollup, chunks=chunks, min_overlap=min_overlap, tokens=tokens,
-                                             shallow=shallow)
+                                             shallow=shallow, unjudged=unjudged)
     if no_relevant == "drop":
         per_q = drop_no_relevant(per_q, qrels, rel=rel, columns=columns, conflicts=conflicts)
     return per_q, diag
@@ -555,16 +589,20 @@ def drop_no_relevant(per_q: pd.DataFrame, qrels, *, rel: int, columns=None, conf
 
 
 def _evaluate_with_diagnostics(run, qrels, measures, *, rel, ties, missing, depth, duplicates, columns, conflicts,
-                               engine, memory_budget, progress, rollup, chunks, min_overlap, tokens, shallow):
+                               engine, memory_budget, progress, rollup, chunks, min_overlap, tokens, shallow, unjudged):
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
+    check_unjudged(unjudged, ms)
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
     run = _token_counts(run, tokens, columns, duplicates, ties)
     chunked = _chunked(run, qrels, chunks, columns, rollup, min_overlap)
     if chunked is True:
         return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
-                                  chunks=chunks, min_overlap=min_overlap, shallow=shallow, **conv)
+                                  chunks=chunks, min_overlap=min_overlap, shallow=shallow, unjudged=unjudged,
+                                  **conv)
     chunkings, qrels, run = chunked or (None, qrels, run)
+    if unjudged in ("relevant", "bounds"):
+        _bounds_in_memory(run, engine, chunkings, memory_budget, unjudged)
     if _use_spark(run, engine):
         from .engine.spark import evaluate_spark
         return evaluate_spark(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
@@ -580,7 +618,29 @@ def _evaluate_with_diagnostics(run, qrels, measures, *, rel, ties, missing, dept
     if streamed is not None:
         return streamed
     return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, shallow=shallow,
-                              chunks=chunks if chunkings is not None else None, min_overlap=min_overlap, **conv)
+                              chunks=chunks if chunkings is not None else None, min_overlap=min_overlap,
+                              unjudged=unjudged, **conv)
+
+
+def _bounds_in_memory(run, engine, chunkings, budget, unjudged: str) -> None:
+    """``unjudged="relevant"`` / ``"bounds"`` are computed by the in-memory engine only:
+    a Dask or Spark run, a Parquet dataset other than one file that fits the memory
+    budget, or chunk offsets are refused with the way out."""
+    where = None
+    if is_spark_frame(run) or engine == "spark":
+        where = "a Spark run"
+    elif is_dask_frame(run) or engine == "dask":
+        where = "a Dask run"
+    elif chunkings is not None:
+        where = "chunk offsets (chunks= or a span golden set)"
+    elif is_dataset_source(run) and not (isinstance(run, (str, os.PathLike)) and os.path.isfile(run) and
+                                         open_run_dataset(run).count_rows() * WHOLE_BYTES_PER_ROW
+                                         <= parse_memory_budget(budget)):
+        where = "a Parquet dataset larger than the memory budget (streamed)"
+    if where is not None:
+        raise ValueError(f"evaluate: unjudged={unjudged!r} is computed in memory only, not for {where}: "
+                         "evaluate the run in memory (a sample of its questions, or one system at a time), or "
+                         "leave unjudged= unset")
 
 
 def _token_counts(run, tokens, columns, duplicates, ties):

@@ -54,6 +54,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "rank": ("rank", "ranks"),
     "subtopic": ("subtopic", "subtopic_id", "intent", "intent_id"),
     "tokens": ("tokens", "n_tokens", "num_tokens", "token_count", "length_tokens"),
+    # a golden set's provenance: who or what labelled the row, and how sure it was
+    "judge": ("judge", "annotator", "labeled_by", "labelled_by", "source", "assessor"),
+    "confidence": ("confidence", "judge_confidence", "label_confidence"),
 }
 
 #: The column of a golden set holding the question text (kept by :func:`evalframe.read_qrels`).
@@ -65,7 +68,7 @@ TEXT_ALIASES = ("text", "question_text", "query_text", "question", "query")
 #: Canonical names a ``columns=`` mapping may give (other modules' optional columns
 #: belong here too).
 COLUMN_NAMES = ("query_id", "doc_id", "relevance", "score", "rank", "system", "subtopic", "tokens", TEXT_COLUMN,
-                "start", "end", "chunk_id", "parent_id")
+                "start", "end", "chunk_id", "parent_id", "judge", "confidence")
 
 
 def _norm(c) -> str:

@@ -666,7 +666,7 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     columns : dict, optional
         ``{your column name: canonical name}``, e.g. ``{"qa_id": "query_id", "chunk": "doc_id"}``
         (as ranx's ``from_df``); see :func:`evalframe.schema.clean_qrels`.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document): see :func:`evalframe.schema.clean_qrels`.
     filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
         Where a path is read from (e.g. ``pyarrow.fs.S3FileSystem()``): reading
@@ -680,7 +680,9 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     DataFrame
         ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text`` when the
         golden set carries the question text beside the question id; a diversity golden
-        set also ``subtopic`` (str), after ``query_id``.  A span golden set (a table
+        set also ``subtopic`` (str), after ``query_id``; a golden set with provenance
+        also ``judge`` (str, None where missing) and ``confidence`` (float64), from a
+        column so named or an alias (``annotator``, ``labeled_by``, ``source``).  A span golden set (a table
         with start and end offsets, :mod:`evalframe.spans`) gives ``query_id, doc_id,
         start, end, relevance`` (:func:`evalframe.spans.check_spans`).
 

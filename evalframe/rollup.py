@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 
 from .errors import EvalframeInputError, InputProblem
 from .ranking import MAX_EXAMPLES, Check, Diagnostic, Ties
-from .schema import ALIASES, CheckedQrels, CheckedRun, Codes, ids_to_str
+from .schema import ALIASES, PROVENANCE, CheckedQrels, CheckedRun, Codes, ids_to_str
 
 #: What a rolled-up table's documents are (the ``unit`` column of evaluate()'s output).
 UNIT = "page"
@@ -273,7 +273,8 @@ def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels,
     Returns
     -------
     (CheckedQrels, list of Diagnostic)
-        ``query_id, doc_id, relevance`` with one row per (question, page); a
+        ``query_id, doc_id, relevance`` (and the provenance columns, ``judge`` and
+        ``confidence``, of the chunk whose label the page takes) with one row per (question, page); a
         ``rollup_golden_rows_merged`` record when rows were merged (count: rows
         removed; examples: questions).
     """
@@ -300,4 +301,6 @@ def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels,
     out = pd.DataFrame({"query_id": frame["query_id"].iloc[kept].reset_index(drop=True),
                         "doc_id": pd.Series(pd.arrays.ArrowStringArray(doc)),
                         "relevance": label[kept]})
+    for col in [c for c in PROVENANCE if c in frame.columns]:  # the kept chunk's judge and confidence
+        out[col] = frame[col].iloc[kept].to_numpy()
     return CheckedQrels(out, Codes(qrels.query.codes[kept], qrels.query.dictionary), pa.chunked_array([doc])), records

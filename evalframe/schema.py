@@ -28,7 +28,7 @@ from __future__ import annotations
 __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
            "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "common_prefix_length", "pair_keys",
            "raw_chunks", "BLOCK_ROWS", "contiguous_groups",
-           "ALIASES", "Conflicts", "CONFLICTS", "check_conflicts", "ResolvedConflicts", "resolve_conflicts",
+           "ALIASES", "Conflicts", "CONFLICTS", "PROVENANCE", "is_human", "check_conflicts", "ResolvedConflicts", "resolve_conflicts",
            "check_qrels_part", "merge_conflicts"]
 
 from collections.abc import Mapping
@@ -258,17 +258,22 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     columns : dict, optional
         ``{your column name: canonical name}`` (e.g. ``{"qa_id": "query_id"}``), applied
         before the aliases; names the table lacks are skipped.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Several rows of one (question, document) with different labels (several
         annotators): raise (default), keep the highest or the lowest label, or the most
-        frequent one (every row is a vote; a tie goes to the higher label).  The pairs
+        frequent one (every row is a vote; a tie goes to the higher label); ``"human"``:
+        a person's label outranks a model's (:func:`is_human` reads the ``judge``
+        column; people's labels then by majority).  The pairs
         resolved are counted in the diagnostics (``golden_set_conflicting_labels``).
+        The kept row's ``judge`` and ``confidence`` are those of a row giving the
+        resolved label (a person's first).
 
     Returns
     -------
     DataFrame
         ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text``
         (the question text, :data:`~evalframe.inputs.TEXT_COLUMN`) when the table has one;
+        ``judge`` and ``confidence`` (:data:`PROVENANCE`) when it has them;
         one row per (query_id, doc_id) (exact duplicate rows are merged).  A golden set
         with a ``subtopic`` column (diversity qrels, one label per question,
         subtopic and document) keeps it: ``query_id, subtopic, doc_id,
@@ -330,7 +335,7 @@ def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True, part: bool = False) -> CheckedQrels:
     """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`)."""
     problems: list[InputProblem] = []
-    df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic",), problems)
+    df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic", *PROVENANCE), problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     if len(df) == 0 and not part:
@@ -372,12 +377,15 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
             _examples(df, huge)))
     if "subtopic" in df:
         _check_ids(df, problems, ("subtopic",), {"subtopic": _arrow_id_status(df["subtopic"])})
+    extra = _provenance(df, problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
     trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     ids = {c: (df[c] if status[c] == "clean" else ids_to_str(df[c], trim=trim)).reset_index(drop=True)
            for c in ("query_id", "doc_id")}  # ids already clean are kept as they are
-    out = pd.DataFrame({**ids, "relevance": values})
+    out = pd.DataFrame({**ids, "relevance": values, **({} if "subtopic" in df else extra)})
+    if conflicts == "human" and resolve and "subtopic" not in df:
+        return _prefer_human(out)
     if not resolve:
         if "subtopic" in df:
             out.insert(1, "subtopic", ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
@@ -397,7 +405,8 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
         label, conflicted = _resolved(*pairs, values, "max" if conflicts == "error" else conflicts)
         if not len(conflicted) or conflicts != "error":  # identical repeats only, or resolved
             first = pairs[1]
-            out = out.iloc[first].reset_index(drop=True).assign(relevance=label)
+            rows = _label_rows(out, pairs[0], values, label) if "judge" in out or "confidence" in out else first
+            out = out.iloc[rows].reset_index(drop=True).assign(relevance=label)
             if not len(conflicted):
                 return encode_qrels(out)
             shown = conflicted[:_MAX_EXAMPLES]
@@ -407,7 +416,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     dup = _duplicated(out, ["query_id", "doc_id"])
     votes = out
     if dup.any():
-        out = out.drop_duplicates(ignore_index=True)  # identical rows are harmless
+        out = out.drop_duplicates(["query_id", "doc_id", "relevance"], ignore_index=True)  # identical labels are harmless
         dup = out.duplicated(["query_id", "doc_id"], keep=False)
     if dup.any() and conflicts != "error":
         out, resolved = resolve_conflicts(votes, conflicts)
@@ -417,7 +426,9 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             f"{n_pairs} (query_id, doc_id) pairs have conflicting relevance labels",
             "keep one label per judged document (the adjudicated one), or pass conflicts='max', "
-            "conflicts='min' or conflicts='majority' to keep the highest, the lowest or the most frequent label",
+            "conflicts='min' or conflicts='majority' to keep the highest, the lowest or the most frequent label"
+            + (", or conflicts='human' to keep a person's label over a model's (the judge column)" if "judge" in out
+               else ""),
             _examples(out.sort_values(["query_id", "doc_id"]), dup.loc[out.sort_values(["query_id", "doc_id"]).index]))])
     return encode_qrels(out)
 
@@ -490,9 +501,77 @@ def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:
     return encode_qrels(out)
 
 
-#: How :func:`check_qrels` resolves several labels of one (question, document).
-Conflicts = Literal["error", "max", "min", "majority"]
-CONFLICTS = ("error", "max", "min", "majority")
+#: How :func:`check_qrels` resolves several labels of one (question, document);
+#: ``"human"``: a person's label outranks a model's (:func:`is_human`), people's
+#: labels then resolved by majority.
+Conflicts = Literal["error", "max", "min", "majority", "human"]
+CONFLICTS = ("error", "max", "min", "majority", "human")
+#: A golden set's optional provenance columns: who or what labelled each row
+#: (``"human"``, ``"gpt-x:prompt-v3"``...; aliases ``annotator``, ``labeled_by``, ``source``)
+#: and how sure it was; kept through reading, checking and ``conflicts=``.
+PROVENANCE = ("judge", "confidence")
+
+
+def is_human(judge) -> np.ndarray:
+    """Per row: the label is a person's: its judge is missing (a golden set without
+    provenance is people's), ``"human"``, or starts with ``"human:"`` (``"human:alice"``).
+    Any other judge is a model's (``ef.judge`` names its rows ``judge_name``)."""
+    j = pd.Series(judge).reset_index(drop=True)
+    text = j.astype("string").str.strip().str.lower()
+    return (j.isna() | (text == "human") | text.str.startswith("human:").fillna(False)).to_numpy(dtype=bool)
+
+
+def _provenance(df: pd.DataFrame, problems: list[InputProblem]) -> dict:
+    """The provenance columns of a golden set, cleaned: ``judge`` as strings (missing
+    stays missing), ``confidence`` as float64 in [0, 1] (missing: NaN)."""
+    out = {}
+    if "judge" in df:
+        j = df["judge"].reset_index(drop=True)
+        out["judge"] = j.astype("string").str.strip().astype(object).where(j.notna(), None)
+    if "confidence" in df:
+        c = pd.to_numeric(df["confidence"], errors="coerce").reset_index(drop=True)
+        bad = (c.isna() & df["confidence"].reset_index(drop=True).notna()) | (c < 0) | (c > 1)
+        if bad.any():
+            problems.append(InputProblem(
+                f"{int(bad.sum())} rows have a confidence that is not a number in [0, 1]",
+                "give each label's confidence as a probability (or leave it empty)", _examples(df, bad.to_numpy())))
+        out["confidence"] = c.astype(np.float64)
+    return out
+
+
+def _label_rows(out: pd.DataFrame, pair: np.ndarray, labels: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """For each pair, the row its resolved ``label`` comes from: a person's row giving that
+    label before a model's, else the first (its judge and confidence are kept)."""
+    rows = np.arange(len(pair))
+    match = labels == label[pair]
+    human = is_human(out["judge"]) if "judge" in out else np.ones(len(pair), dtype=bool)
+    rank = np.where(match, np.where(human, rows, rows + len(pair)), 2 * len(pair) + rows)
+    best = np.full(len(label), np.iinfo(np.int64).max)
+    np.minimum.at(best, pair, rank)
+    return best % len(pair) if len(pair) else best
+
+
+def _prefer_human(out: pd.DataFrame) -> CheckedQrels:
+    """``conflicts="human"``: the model rows of a (question, document) some person labelled
+    are dropped, the rest resolved by majority; every pair with more than one distinct
+    label among all its rows is counted (``ResolvedConflicts("human", ...)``)."""
+    human = is_human(out["judge"]) if "judge" in out else np.ones(len(out), dtype=bool)
+    keys = [out["query_id"].to_numpy(dtype=object), out["doc_id"].to_numpy(dtype=object)]
+    pair = pd.MultiIndex.from_arrays(keys).factorize()[0]
+    has_human = np.bincount(pair, weights=human, minlength=pair.max() + 1 if len(pair) else 0) > 0
+    keep = human | ~has_human[pair]
+    n_labels = pd.DataFrame({"p": pair, "r": out["relevance"].to_numpy()}).drop_duplicates().groupby("p").size()
+    conflicted = n_labels.index[n_labels.to_numpy() > 1].to_numpy()
+    first = pd.Series(np.arange(len(pair))).groupby(pair).min().to_numpy()
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(first[pair[rows]], kind="stable")]  # each pair where its first row was
+    kept = _check_qrels(out.iloc[rows].reset_index(drop=True), "majority")
+    shown = conflicted[:_MAX_EXAMPLES]
+    examples = tuple(f"{q}:{d}" for q, d in out.iloc[first[shown]][["query_id", "doc_id"]].itertuples(index=False))
+    if not len(conflicted):
+        return replace(kept, conflicts=None)
+    return replace(kept, conflicts=ResolvedConflicts("human", int(len(conflicted)), examples,
+                                                      tuple(int(first[c]) for c in shown)))
 
 
 def check_conflicts(conflicts, *, caller: str) -> None:

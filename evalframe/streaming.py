@@ -681,7 +681,7 @@ class _Spill:
     each batch's pieces to Parquet at once made row groups of ~60 rows at a 128 MiB budget:
     the writers' metadata of ~200,000 row groups grew the pass to 0.8 GiB, and reading the
     buckets back was slow (a shuffled 15M-row run at 128 MiB: 88.7 s, 0.68 GiB above the
-    imports; with this and the planning of :func:`plan_batch_rows`, 16.1 s and 159 MiB,
+    imports; with this and the planning of :func:`~evalframe.engine.budget.plan_batch_rows`, 16.1 s and 159 MiB,
     benchmarks/bench_scale.py)."""
 
     def __init__(self, n_buckets: int, cap: int):
@@ -733,7 +733,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     ms : list of Measure, or None for diagnostics only
     columns : dict, optional
         ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
-    conflicts : {"error", "max", "min", "majority"}
+    conflicts : {"error", "max", "min", "majority", "human"}
         Conflicting labels of a golden set read here (a Parquet dataset), resolved once
         (a table the caller read was resolved by it); a golden set hashed into buckets
         (larger than half the budget) is resolved bucket by bucket (all of a question's

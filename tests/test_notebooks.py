@@ -38,7 +38,7 @@ NOTEBOOK_DIR = ROOT / "notebooks"
 EXECUTED_DIR = ROOT / "build" / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
 KERNEL_NAME = "evalframe-notebook-test"
-#: seconds for one notebook (all seven together take well under a minute on an idle machine)
+#: seconds for one notebook (all eight together take well under a minute on an idle machine)
 CELL_TIMEOUT = 300
 
 
@@ -127,7 +127,7 @@ def test_notebooks_exist():
     assert names == ["01_quickstart.ipynb", "02_is_the_new_system_better.ipynb",
                      "03_how_many_questions.ipynb", "04_the_two_recalls.ipynb",
                      "05_unjudged_documents.ipynb", "06_evaluating_a_rag_retriever.ipynb",
-                     "07_which_chunk_size.ipynb"], names
+                     "07_which_chunk_size.ipynb", "08_model_labels.ipynb"], names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

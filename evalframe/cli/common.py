@@ -126,9 +126,10 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duplicates", choices=["error", "max", "first"], default="error",
                         help="a document listed twice for one question: error (default), keep max score, "
                              "keep first")
-    parser.add_argument("--conflicts", choices=["error", "max", "min", "majority"], default="error",
+    parser.add_argument("--conflicts", choices=["error", "max", "min", "majority", "human"], default="error",
                         help="several labels of one (question, document) in the golden set: error (default), "
-                             "keep the max, the min or the majority label (a tie: the higher)")
+                             "keep the max, the min or the majority label (a tie: the higher), or a person's "
+                             "over a model's (human: reads the judge column)")
     parser.add_argument("--no-relevant", choices=["zero", "drop"], default="zero",
                         help="golden-set questions with no relevant document (no-answer questions): keep them, "
                              "recall-type measures scoring 0 (default), or drop them")

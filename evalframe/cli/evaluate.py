@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--per-question", action="store_true", help="print every question's values")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.add_argument("--out", help="also write the table to this .csv or .parquet file")
+    p.add_argument("--unjudged", choices=["nonrelevant", "relevant", "bounds"],
+                   help="unjudged retrieved documents: not relevant (the default rule, declared), relevant "
+                        "(the upper bound), or both bounds (value_low, value_high); P, R, Success, RR only")
     add_conventions(p)
     add_memory_budget(p)
     add_rollup(p)
@@ -52,11 +55,15 @@ def run(args: argparse.Namespace) -> int:
                     encoding=args.encoding) as runs:
         per_q = evaluate(runs, qrels, measures, memory_budget=budget, rollup=read_rollup(args.rollup),
                          chunks=read_chunks_arg(args.chunks), min_overlap=args.min_overlap,
-                         **conventions(args))
+                         unjudged=args.unjudged, **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)
     if not args.per_question:
         wide = table.pivot(index="system", columns="measure", values="value")
         wide = wide[list(dict.fromkeys(table["measure"]))]
+        if "value_high" in table.columns:  # each measure's upper bound beside it
+            high = table.pivot(index="system", columns="measure", values="value_high")
+            wide = pd.concat({m: wide[m] for m in wide.columns} | {f"{m} high": high[m] for m in wide.columns},
+                             axis=1)[[c for m in wide.columns for c in (m, f"{m} high")]]
         wide.insert(0, "n", table.groupby("system")["n"].max())
         wide = wide.loc[list(dict.fromkeys(table["system"]))]
     else:

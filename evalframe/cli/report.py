@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", choices=["randomization", "t", "bootstrap", "bootstrap-t", "wilcoxon", "sign"],
                    default="t")
     p.add_argument("--correction", choices=["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"])
+    p.add_argument("--unjudged", choices=["nonrelevant", "bounds"],
+                   help="nonrelevant: declare that unjudged documents are not relevant (no warning); bounds: "
+                        "also the mean if every unjudged document in the cutoff were relevant")
+    p.add_argument("--human-qrels", metavar="FILE",
+                   help="people's labels on some questions when QRELS holds a model's on all: PPI++ intervals")
     add_conventions(p)
     add_memory_budget(p)
     add_rollup(p)
@@ -171,7 +176,11 @@ def run(args: argparse.Namespace) -> int:
                          seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
                          progress=progress.step, memory_budget=budget,
                          rollup=read_rollup(args.rollup), chunks=read_chunks_arg(args.chunks),
-                         min_overlap=args.min_overlap, **conventions(args))
+                         min_overlap=args.min_overlap, unjudged=args.unjudged,
+                         human_qrels=(read_input(args.human_qrels, read_qrels, "human golden set",
+                                                 columns=args.columns, conflicts=args.conflicts,
+                                                 encoding=args.encoding) if args.human_qrels else None),
+                         **conventions(args))
         changed = None
         if previous is not None:
             from ..diffing import diff

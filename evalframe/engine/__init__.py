@@ -14,7 +14,7 @@ __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings",
            "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Duplicates"]
+           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table"]
 
 import os
 from dataclasses import dataclass, field, replace
@@ -26,7 +26,7 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (CHUNKING_OF, HAS_JUDGED, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
+from ..ranking import (CHUNKING_OF, HAS_JUDGED, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
 from ..schema import (CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
@@ -36,6 +36,17 @@ from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_ove
 from ..inputs import apply_columns
 
 Duplicates = Literal["error", "max", "first"]
+#: What the unjudged retrieved documents count as (:func:`evalframe.evaluate`'s ``unjudged=``).
+Unjudged = Literal["nonrelevant", "relevant", "bounds"]
+#: The families whose value with every unjudged document of the top k (every retrieved
+#: document without a cutoff) counted relevant is the largest value any labelling of the
+#: unjudged documents gives: P, Success and RR read only the top k, and grow with each
+#: document made relevant; R@k = hits / relevant grows too when the documents made
+#: relevant are those of the top k, (h + u) / (R + u) >= h / R, while a relevant document
+#: outside the top k (retrieved lower or never) only lowers it.  nDCG@k and AP are not
+#: among them: a relevant document ranked low raises the ideal (nDCG) or the denominator
+#: (AP) more than the gain, e.g. AP 1 -> 0.6 with one more relevant document at rank 10.
+BOUND_FAMILIES = ("P", "R", "Success", "RR")
 
 
 def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
@@ -472,8 +483,12 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
                        duplicates: Duplicates = "error", warn: bool = True,
                        columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
                        rollup: Rollup | None = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-                       shallow: list[Measure] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       shallow: list[Measure] | None = None,
+                       unjudged: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-question table and diagnostics table of one partition (measures already resolved).
+
+    ``unjudged="relevant"`` or ``"bounds"``: the table of :func:`bound_table` (measures
+    checked by :func:`check_unjudged`; not with chunk offsets).
 
     With ``rollup`` the per-question table has a ``unit`` column (``"page"``) before
     ``measure``.  Rankings shorter than the deepest cutoff of ``shallow`` (default: the
@@ -491,13 +506,16 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
         refuse_foreign_ids(J)
         if warn:
             warn_diagnostics(J.records, rel)
-        table = per_question_table(J, ms)
+        table = bound_table(J, ms, unjudged) if unjudged in ("relevant", "bounds") else per_question_table(J, ms)
         if rollup is not None:
             table.insert(table.columns.get_loc("measure"), "unit", UNIT)
         return table, J.diagnostics.copy()
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
+    if unjudged in ("relevant", "bounds"):
+        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
+                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     judged, systems = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
     tables, parts = [], []
     for J in judged:
@@ -700,3 +718,74 @@ def _foreign(run_ex: list, golden_ex: list) -> None:
         f"golden-set documents e.g. {golden_ex})",
         "check that both tables use the same document ids; a re-chunked corpus needs a span golden set "
         "and chunks= (evalframe.spans) or a chunk -> page map (rollup=)")])
+
+
+def check_unjudged(unjudged, ms: Sequence[Measure], caller: str = "evaluate") -> None:
+    """``unjudged=`` checked: None or one of :data:`Unjudged`; with ``"relevant"`` or
+    ``"bounds"`` every measure of ``ms`` must be one whose upper bound is true
+    (:data:`BOUND_FAMILIES`, without a token budget or ``judged_only``)."""
+    allowed = (None, "nonrelevant", "relevant", "bounds")
+    if unjudged not in allowed:
+        raise ValueError(f"{caller}: unjudged must be None, 'nonrelevant', 'relevant' or 'bounds', got {unjudged!r}")
+    if unjudged not in ("relevant", "bounds"):
+        return
+    bad = [str(m) for m in ms if m.family not in BOUND_FAMILIES or set(dict(m.params)) - {"rel"}]
+    if bad:
+        raise EvalframeInputError("measures", [InputProblem(
+            f"unjudged={unjudged!r} has no true upper bound for {bad[:6]}: counting every unjudged retrieved "
+            "document relevant can lower nDCG and AP (a relevant document ranked low raises the ideal ranking or "
+            "the number of relevant documents more than it adds), and the other measures (bpref, token budgets, "
+            "judged_only, ...) read the unjudged documents otherwise",
+            f"ask for the bounds of {', '.join(BOUND_FAMILIES)} (@k, rel=) only, and evaluate the other measures "
+            "in a second call without unjudged=")])
+
+
+def unjudged_relevant(J: Judged, k: int | None, label: int) -> Judged:
+    """``J`` with every unjudged document (absent from the golden set, or a negative label:
+    as ``Unjudged@k`` counts them) of each ranking's top ``k`` (every one when ``k`` is
+    None) labelled ``label``, and added to the golden set of that ranking alone: each
+    group (system, question) gets its own copy of its question's golden set, so the
+    relevant documents one system's bound adds are not another system's.
+
+    The measures of :data:`BOUND_FAMILIES` computed on it give their upper bound."""
+    flip = J.label < 0
+    if k is not None:
+        flip &= J.rank <= k
+    G = J.n_groups
+    # each group's copy of its question's golden-set rows
+    per_q = np.bincount(J.qrels_query, minlength=J.n_queries)
+    starts = group_starts(J.qrels_query, J.n_queries)
+    n = per_q[J.group_query]
+    owner = np.repeat(np.arange(G, dtype=np.int64), n)
+    offset = np.arange(int(n.sum()), dtype=np.int64) - np.repeat(np.cumsum(n) - n, n)
+    rows = np.repeat(starts[J.group_query], n) + offset
+    owner = np.concatenate([owner, J.grp[flip].astype(np.int64)])
+    qlabel = np.concatenate([J.qrels_label[rows], np.full(int(flip.sum()), label, dtype=J.qrels_label.dtype)])
+    order = np.lexsort((-qlabel, owner))  # by group, then label descending
+    label_rows = np.where(flip, np.asarray(label, dtype=J.label.dtype), J.label)
+    return replace(J, group_query=np.arange(G, dtype=J.group_query.dtype), label=label_rows,
+                   qrels_query=owner[order].astype(J.qrels_query.dtype), qrels_label=qlabel[order],
+                   n_queries=G, cache={}, source_row=None, subtopics=None, spans=None)
+
+
+def bound_table(J: Judged, ms: list[Measure], unjudged: str) -> pd.DataFrame:
+    """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
+    (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
+    (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
+    bound); the measures checked by :func:`check_unjudged`."""
+    low = compute(J, ms) if unjudged == "bounds" else None
+    label = max([m.param("rel") for m in ms] + [1])
+    high = np.zeros((J.n_groups, len(ms)), dtype=np.float64)
+    by_k: dict = {}
+    for i, m in enumerate(ms):
+        by_k.setdefault(m.k, []).append(i)
+    for k, idx in by_k.items():  # one relabelled table per cutoff
+        high[:, idx] = np.asarray(compute(unjudged_relevant(J, k, label), [ms[i] for i in idx]),
+                                  dtype=np.float64).reshape(J.n_groups, len(idx))
+    names = [str(m) for m in ms]
+    if low is None:
+        return long_table(J.groups, high, names)
+    table = long_table(J.groups, low, names)
+    table["value_low"] = table["value"].to_numpy()
+    table["value_high"] = high.reshape(-1)
+    return table

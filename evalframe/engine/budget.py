@@ -200,7 +200,7 @@ WHOLE_FILE_BYTES_PER_LINE = 300
 
 #: Peak memory per run line of a block (its text, the parsed table, the judged rows and
 #: every measure's intermediates; measured with this figure: ``-q -m all_trec`` at 512 MiB
-#: peaked at 0.59 GiB): blocks are sized with it by :func:`evalframe.streaming.plan_batch_rows`.
+#: peaked at 0.59 GiB): blocks are sized with it by :func:`plan_batch_rows`.
 BLOCK_BYTES_PER_LINE = 800
 
 

@@ -23,18 +23,18 @@ from .. import stats
 from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine import is_span_input
-from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
+from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_path, digest_table, fingerprints, source_digests
 from ..io import read_chunks, read_qrels, read_run
-from ..schema import check_conflicts
+from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import change_table, query_texts
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
-from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings
+from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
 from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
@@ -256,6 +256,97 @@ def span_defaults(run, chunks) -> list[str]:
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
+def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup) -> list[dict]:
+    """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
+    system's share of judged top-k documents (k: the deepest of the measures, 10 without
+    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all."""
+    k = max(opts.judged_ks)
+    model = golden[~is_human(golden["judge"])]
+    judged = None
+    if len(model):
+        conv = {**_partition_conventions(opts), "conflicts": "error"}  # golden is resolved already
+        m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
+        def totals(g):
+            t = evaluate_partition(run, g, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
+            if "system" not in t.columns:
+                t.insert(0, "system", "system")
+            return t.groupby("system", sort=False)["value"].sum()
+        everything, by_model = totals(golden), totals(model)
+        share = (by_model.reindex(everything.index).fillna(0) / everything.where(everything > 0)).fillna(0.0)
+        judged = pd.DataFrame({"system": share.index.astype(str), "model_share": share.to_numpy()})
+    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
+
+
+def _partition_conventions(opts: ReportOptions) -> dict:
+    """The conventions :func:`~evalframe.engine.evaluate_partition` takes (``no_relevant``
+    is applied to its table afterwards, as :func:`~evalframe.evaluate.evaluate` does)."""
+    return {k: v for k, v in opts.conventions.items() if k != "no_relevant"}
+
+
+def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
+              ) -> tuple[pd.DataFrame, list[dict]]:
+    """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
+    per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
+    ``ppi`` diagnostics row per system and measure."""
+    conv = _partition_conventions(opts)
+    human = read_qrels(human_qrels, columns=cols, conflicts=conv["conflicts"])
+    table = evaluate_partition(run, human, list(opts.measures), warn=False, columns=cols, rollup=rollup, **conv)[0]
+    if opts.conventions["no_relevant"] == "drop":  # the questions the model's table kept
+        table = table[table["query_id"].isin(per_q["query_id"])]
+    if "system" not in table.columns:
+        table.insert(0, "system", "system")
+    keys = ["system", "query_id", "measure", "value"]
+    ppi = stats.summarize_ppi(per_q[keys], table[keys], confidence=opts.confidence)
+    at = pd.MultiIndex.from_frame(ppi[["system", "measure"]].astype(str)).get_indexer(
+        pd.MultiIndex.from_frame(summary[["system", "measure"]].astype(str)))
+    out = summary.copy()
+    for col, src in (("ppi_mean", "mean"), ("ppi_ci_low", "ci_low"), ("ppi_ci_high", "ci_high"),
+                     ("n_human", "n_human"), ("ppi_lambda", "lambda")):
+        values = ppi[src].to_numpy(dtype=np.float64)
+        out[col] = np.where(at >= 0, values[np.maximum(at, 0)] if len(values) else np.nan, np.nan)
+    out["n_human"] = out["n_human"].astype("Int64")
+    rows = [diagnostic_row("ppi", system=str(r.system), measure=str(r.measure), count=int(r.n_human),
+                           value=float(r.ppi_mean), detail=(
+                               f"{r.system}: {r.measure} {r.mean:.3f} with the model's labels; {r.ppi_mean:.3f} "
+                               f"[{r.ppi_ci_low:.3f}, {r.ppi_ci_high:.3f}] corrected with {int(r.n_human)} "
+                               f"human-labelled questions (PPI++, lambda {r.ppi_lambda:.2f})" if np.isfinite(r.ppi_mean)
+                               else f"{r.system}: {r.measure}: no PPI interval, {int(r.n_human)} of {int(r.n)} questions "
+                                    "are human-labelled (PPI needs questions with model labels only; with every "
+                                    "question judged by people, use their labels)"))
+            for r in out[at >= 0].itertuples(index=False)]
+    return out, rows
+
+
+def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup
+                 ) -> tuple[pd.DataFrame, list[dict]]:
+    """The summary with ``mean_low`` and ``mean_high`` (NaN for measures without a true
+    upper bound) and an ``unjudged_bounds`` diagnostics row per system and measure."""
+    ms = [m for m in opts.measures if m.family in BOUND_FAMILIES and not set(dict(m.params)) - {"rel"}]
+    out = summary.assign(mean_low=np.nan, mean_high=np.nan)
+    if not ms:
+        return out, [diagnostic_row("unjudged_bounds", detail=(
+            f"no measure of P, R, Success or RR was asked for: none of {opts.names[:4]} has a true upper bound "
+            "when unjudged documents count as relevant"))]
+    table = evaluate_partition(run, golden, ms, warn=False, columns=cols, rollup=rollup, unjudged="bounds",
+                               **_partition_conventions(opts))[0]
+    if opts.conventions["no_relevant"] == "drop":
+        table = drop_no_relevant(table, golden, rel=opts.conventions["rel"])
+    if "system" not in table.columns:
+        table.insert(0, "system", "system")
+    means = aggregate(table)[["system", "measure", "value_low", "value_high"]]
+    at = pd.MultiIndex.from_frame(means[["system", "measure"]].astype(str)).get_indexer(
+        pd.MultiIndex.from_frame(out[["system", "measure"]].astype(str)))
+    hit = at >= 0
+    out.loc[hit, "mean_low"] = means["value_low"].to_numpy()[at[hit]]
+    out.loc[hit, "mean_high"] = means["value_high"].to_numpy()[at[hit]]
+    rows = [diagnostic_row("unjudged_bounds", system=str(r.system), measure=str(r.measure),
+                           value=float(r.mean_high), detail=(
+                               f"{r.system}: {r.measure} {r.mean_low:.3f}, between {r.mean_low:.3f} and {r.mean_high:.3f} "
+                               "if every unjudged retrieved document (in the cutoff) were relevant"))
+            for r in out[hit].itertuples(index=False)]
+    return out, rows
+
+
 def report(run, qrels, *, measures=None, segments=None, baseline: str | None = None,
            stages: "Sequence[str] | Mapping[str, int] | None" = None, confidence: float = 0.95,
            n_resamples: int = 10_000, seed: int = 0, interval: Interval = "bootstrap",
@@ -263,7 +354,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            curve: str = "R", curve_ks: Iterable[int] = CURVE_KS, queries=None, n_changes: int = 10,
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
            memory_budget: "int | str | None" = None, rollup=None, chunks=None,
-           min_overlap: float = MIN_OVERLAP, tokens=None, **conventions) -> Report:
+           min_overlap: float = MIN_OVERLAP, tokens=None, unjudged: "str | None" = None,
+           human_qrels=None, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -338,6 +430,23 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         The overlap rule of :func:`evalframe.span_labels` (default 0.5).
     tokens : DataFrame, dict or Series, optional
         Token counts by retrieved id for the budget measures (see :func:`evalframe.evaluate`).
+    unjudged : {None, "nonrelevant", "bounds"}
+        None (default): unjudged retrieved documents count as not relevant, and an
+        :class:`~evalframe.errors.UnjudgedDocumentsWarning` says so when more than 10% of
+        a top k is unjudged.  ``"nonrelevant"`` declares it (a golden set complete by
+        construction): no warning, the ``judged_at_k`` diagnostics rows stay.
+        ``"bounds"``: no warning either; the summary gains ``mean_low`` and ``mean_high``
+        (the mean if every unjudged document in the cutoff were relevant: see
+        :func:`evalframe.evaluate`'s ``unjudged``) for the measures of P, R, Success and
+        RR (NaN for the others), and the diagnostics an ``unjudged_bounds`` row per
+        system and measure ("R@5 0.620, between 0.620 and 0.710 if ...").
+    human_qrels : DataFrame, path or dict, optional
+        People's labels on some of the questions, when ``qrels`` holds a model's labels on
+        every question (e.g. from :func:`evalframe.judge`): the summary gains the
+        prediction-powered mean and interval (:func:`evalframe.stats.summarize_ppi`, PPI++)
+        as ``ppi_mean, ppi_ci_low, ppi_ci_high, n_human, ppi_lambda``, and the diagnostics a
+        ``ppi`` row per system and measure; fewer than 10 human questions warn
+        (:class:`~evalframe.errors.FewHumanLabelsWarning`).
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -368,6 +477,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                    interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
                    progress=progress, **conventions)
     opts = report_options(measures=measures, **options)
+    if human_qrels is not None and chunks is not None:
+        raise ValueError("report: human_qrels= takes chunk-level or page-level golden sets, not chunks= "
+                         "(evaluate both golden sets and call stats.summarize_ppi)")
+    if unjudged not in (None, "nonrelevant", "bounds"):
+        raise _bad("unjudged", "None, 'nonrelevant' or 'bounds' (the upper bound alone: "
+                   "evaluate(..., unjudged='relevant'))", unjudged)
     if type(run).__module__.startswith(("dask.", "pyspark.")):  # told before evaluating a whole cluster's run
         raise TypeError("report() takes a run held in memory, a file or a Parquet dataset (streamed), not a "
                         f"{type(run).__module__}.{type(run).__name__}: evaluate it there (ef.evaluate, "
@@ -406,6 +521,15 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
 
     step("resampling: summary intervals")
     summary = summary_table(per_q, resampling=opts.resampling, systems=systems, measures=names)
+    bound_rows: list[dict] = []
+    if human_qrels is not None:
+        step("prediction-powered intervals")
+        summary, ppi_rows = _with_ppi(summary, per_q, run, human_qrels, opts, cols, rollup)
+        bound_rows += ppi_rows
+    if unjudged == "bounds":
+        step("bounds for the unjudged")
+        summary, rows_b = _with_bounds(summary, run, golden, opts, cols, rollup)
+        bound_rows += rows_b
     step("resampling: segments")
     by_segment = segment_table(per_q, seg_cols, summary, interval=opts.resampling, systems=systems,
                                measures=names)
@@ -423,13 +547,15 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
     judged = aggregate(rows.select(opts.judged_names + opts.unjudged_names))
+    provenance = _provenance_rows(run, golden, opts, cols, rollup) if "judge" in golden.columns else []
     unit_rows = [diagnostic_row("unit", detail=(
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
         else "documents are the run's own ids (no roll-up)"))]
     diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
-                                    extra_rows=[*seg_diag, *unit_rows])
+                                    extra_rows=[*seg_diag, *unit_rows, *bound_rows, *provenance],
+                                    unjudged=unjudged)
     issue_warnings(diagnostics)
 
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,

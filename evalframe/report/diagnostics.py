@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["MIN_QUESTIONS", "MIN_JUDGED", "CONVENTION_DOCS", "WARNING_CHECKS", "diagnostic_row",
            "diagnostics_table", "unjudged_summary", "issue_warnings", "ReportWarning", "ReportWarnings",
-           "report_warnings"]
+           "report_warnings", "labels_by_judge"]
 
 import warnings as _warnings
 
@@ -19,6 +19,7 @@ from ..errors import (ChunkingsDifferWarning, EvalframeWarning, IdSchemeWarning,
                       QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                       UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
+from ..schema import is_human
 from .tables import DIAGNOSTIC_COLUMNS
 
 #: the spec's "working minimum" of questions
@@ -31,7 +32,8 @@ CONVENTION_DOCS = {
     "missing": "golden-set questions a system did not answer: scored 0 (zero) or left out (drop)",
     "depth": "only the top `depth` documents of each ranking are evaluated (None: all)",
     "duplicates": "a document listed twice for one question: error, keep max score, keep first row",
-    "conflicts": "several labels of one (question, document): error, keep max, min or the majority label",
+    "conflicts": "several labels of one (question, document): error, keep max, min or the majority label, "
+                 "or a person's over a model's (human)",
     "no_relevant": "golden-set questions with no relevant document: kept, recall-type measures scoring 0 (zero), "
                    "or left out (drop)",
 }
@@ -75,7 +77,8 @@ def diagnostic_row(check: str, *, system: str | None = None, measure: str | None
 def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
                       summary: pd.DataFrame, *, conventions: Mapping[str, object],
                       measures: Sequence[Measure], n_questions: int, systems: Sequence[str],
-                      confidence: float = 0.95, extra_rows: Sequence[dict] = ()) -> pd.DataFrame:
+                      confidence: float = 0.95, extra_rows: Sequence[dict] = (),
+                      unjudged: str | None = None) -> pd.DataFrame:
     """The report's diagnostics table.
 
     Parameters
@@ -96,6 +99,10 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
     systems : row order.
     confidence : level of the intervals the text and the half-width values refer to.
     extra_rows : rows from other sections (segments), placed before the measures.
+    unjudged : None, ``"nonrelevant"`` or ``"bounds"``
+        How the caller declared the unjudged documents (:func:`evalframe.report`'s
+        ``unjudged=``): when declared, the ``judged_at_k`` rows stay but at level
+        ``"info"`` (no :class:`~evalframe.errors.UnjudgedDocumentsWarning`).
 
     Returns
     -------
@@ -119,23 +126,26 @@ def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.
                                    action=r.action, examples=r.examples))
         if i < first:  # before the questions counted
             rows.insert(i, rows.pop())
-    unjudged = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
+    unjudged_share = {(str(r.system), str(r.measure).split("@")[1]): float(r.mean)
                 for r in judged.itertuples(index=False) if str(r.measure).startswith("Unjudged@")}
     for r in judged.itertuples(index=False):
         if not str(r.measure).startswith("Judged@"):
             continue
         k = int(str(r.measure).split("@")[1])
-        filled = float(r.mean) + unjudged.get((str(r.system), str(k)), 1 - float(r.mean))
+        filled = float(r.mean) + unjudged_share.get((str(r.system), str(k)), 1 - float(r.mean))
         share = float(r.mean) / filled if filled > 0 else 1.0  # of the positions the run filled
         unj = 1 - share
-        bad = share < MIN_JUDGED
+        bad = share < MIN_JUDGED and unjudged is None
         shallow = "" if filled >= 1 - 1e-12 else f" ({filled:.0%} of the top-{k} positions filled)"
+        declared = {"nonrelevant": " (count as not relevant: unjudged='nonrelevant' declared)",
+                    "bounds": " (count as not relevant in the means; unjudged='bounds': see unjudged_bounds)"}
         rows.append(diagnostic_row(
             "judged_at_k", system=str(r.system), measure=str(r.measure), count=int(r.n),
             value=share, level="warning" if bad else "info",
             detail=(f"{unj:.0%} of the top-{k} documents retrieved are unjudged{shallow} and count as not "
                     "relevant, so scores are lower bounds; judge the pooled top documents "
-                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}")))
+                    f"of every system" if bad else f"{unj:.0%} of the top-{k} documents retrieved unjudged{shallow}"
+                    + declared.get(str(unjudged), ""))))
     hw = stats.half_width(p=0.5, n=max(n_questions, 1), confidence=confidence) if n_questions >= 1 else np.nan
     small = n_questions < MIN_QUESTIONS
     rows.append(diagnostic_row(
@@ -240,3 +250,34 @@ def report_warnings(diagnostics: pd.DataFrame) -> ReportWarnings:
         items.append(ReportWarning(f"{r.check}" + (f" [{system}]" if system else "") + f": {r.detail}",
                                    _CATEGORY.get(r.check, EvalframeWarning), r.check, system))
     return ReportWarnings(items, w)
+
+
+def labels_by_judge(golden: pd.DataFrame, *, rel: int = 1, judged: pd.DataFrame | None = None,
+                    k: int = 10) -> list[dict]:
+    """The diagnostics rows of a golden set's provenance (its ``judge`` column; none
+    without one): a ``labels_by_judge`` row per judge (its labels, their share of the
+    golden set, how many relevant, and whether a person or a model gave them,
+    :func:`evalframe.schema.is_human`), and, with ``judged`` (``system, model_share``:
+    per system the share of its judged top-``k`` documents whose label is a model's), a
+    ``model_labels_at_k`` row per system: every measure rests on model labels in that share."""
+    if "judge" not in golden.columns or not len(golden):
+        return []
+    judge = golden["judge"].astype(object).where(golden["judge"].notna(), "(none)")
+    human = is_human(golden["judge"])
+    relevant = golden["relevance"].to_numpy() >= rel
+    t = pd.DataFrame({"judge": judge.to_numpy(), "human": human, "relevant": relevant})
+    g = t.groupby("judge", sort=False).agg(n=("human", "size"), human=("human", "all"), relevant=("relevant", "sum"))
+    rows = [diagnostic_row("labels_by_judge", system=str(name), count=int(r.n), value=r.n / len(t),
+                           detail=f"{int(r.n)} labels ({r.n / len(t):.0%} of the golden set) by "
+                                  f"{'a person' if r.human else 'a model'} ({name}), {int(r.relevant)} relevant")
+            for name, r in g.iterrows()]
+    model_rel = float(relevant[~human].sum()) / max(float(relevant.sum()), 1.0)
+    rows.append(diagnostic_row("labels_by_judge", count=int((~human).sum()), value=model_rel, detail=(
+        f"{int((~human).sum())} labels by a model; {model_rel:.0%} of the relevant labels are a model's "
+        "(recall's denominator and the ideal rankings rest on them in that share)")))
+    for r in (judged.itertuples(index=False) if judged is not None else ()):
+        rows.append(diagnostic_row("model_labels_at_k", system=str(r.system), measure=f"Judged@{k}",
+                                   value=float(r.model_share), detail=(
+                                       f"{r.model_share:.0%} of the judged top-{k} documents retrieved carry a model's "
+                                       "label: every measure at this depth rests on model labels in that share")))
+    return rows

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
+__all__ = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
            "changes_view", "segment_flags", "SEGMENT_VIEW",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
@@ -775,6 +775,9 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
         lines += [f"- {md_text(x)}" for x in warning_lines(rep)]
         lines.append("")
     lines += ["## Summary", "", pipe_table(summary_wide(rep, digits).reset_index()), ""]
+    labels = label_lines(rep)
+    if labels:
+        lines += ["## Model labels and unjudged documents", ""] + [f"- {x}" for x in labels] + [""]
     ref = rep.reference
     if ref and not rep.comparisons.empty:
         lines += [f"▲ / ▼: significantly above / below `{ref}` ({test_description(rep)}).", "",
@@ -852,6 +855,19 @@ def to_latex(rep: ReportView, *, digits: int = 3, caption: str | None = None, la
         *rows, r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])
 
 
+#: diagnostics checks shown under the summary: provenance, PPI and the bounds for the unjudged
+LABEL_CHECKS = ("labels_by_judge", "model_labels_at_k", "ppi", "unjudged_bounds")
+
+
+def label_lines(rep: ReportView) -> list[str]:
+    """The details of the report's provenance, PPI and bounds rows (:data:`LABEL_CHECKS`), in
+    that order: empty for a report without model labels, ``human_qrels`` or ``unjudged="bounds"``."""
+    d = rep.diagnostics
+    rows = d[d["check"].isin(LABEL_CHECKS)]
+    order = np.argsort([LABEL_CHECKS.index(c) for c in rows["check"]], kind="stable")
+    return [str(x) for x in rows["detail"].to_numpy()[order]]
+
+
 # ------------------------------------------------------------------------ text
 def text_tables(rep: ReportView, digits: int = 3, *, changes: int = 1, warnings: bool = True) -> str:
     """Aligned plain-text report, to fit a screen (the CLI's terminal output): summary,
@@ -881,6 +897,9 @@ def text_tables(rep: ReportView, digits: int = 3, *, changes: int = 1, warnings:
     out = ["Summary (mean [%d%% interval], %s%s)" % (round(100 * m["confidence"]), m["interval"],
                                                      ", documents are pages" if m.get("unit") == "page" else ""),
            summary_wide(rep, digits).to_string()]
+    labels = label_lines(rep)
+    if labels:
+        out += ["", "Model labels and unjudged documents"] + [f"- {x}" for x in labels]
     ref = rep.reference
     if ref and not rep.comparisons.empty:
         out += ["", f"Comparisons (▲/▼ above: significantly above/below {ref}; {test_description(rep)})",

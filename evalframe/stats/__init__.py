@@ -35,6 +35,7 @@ Layout (each file imports only the ones above it):
 - ``intervals``: ``summarize``, one function per interval;
 - ``paired``: ``compare``, one function per test in a registry;
 - ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``;
+- ``ppi``: ``summarize_ppi``, ``compare_ppi``: model labels corrected with a few human ones (PPI++);
 - ``sequential``: anytime-valid statistics: ``confidence_sequence``, ``sequential_compare``
   (betting confidence sequences, e-values, anytime p-values), ``e_bh``;
 - ``collection``: evaluating the evaluation: ``rank_correlation``, ``asl_curve``,
@@ -46,6 +47,7 @@ from .collection import asl_curve, discriminative_power, rank_correlation
 from .corrections import adjust_pvalues
 from .intervals import summarize
 from .paired import compare
+from .ppi import compare_ppi, summarize_ppi
 from .sequential import confidence_sequence, e_bh, sequential_compare
 from .planning import (
     detectable_difference,
@@ -69,6 +71,8 @@ from .validation import (
 __all__ = [
     "summarize",
     "compare",
+    "summarize_ppi",
+    "compare_ppi",
     "adjust_pvalues",
     "standard_error",
     "half_width",

@@ -34,7 +34,7 @@ from .validation import (
     unique_key_order,
 )
 
-__all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS"]
+__all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS", "BOUND_COLUMNS"]
 
 
 @dataclass(frozen=True)
@@ -305,6 +305,9 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
         method                  str, the interval actually used ("auto" is resolved)
         confidence              float
         n_resamples, seed       Int64, <NA> for analytic intervals
+        mean_low, mean_high     float, only when the table has ``value_low`` and
+                                ``value_high`` (``evaluate(..., unjudged="bounds")``):
+                                their means (``mean`` is ``mean_low``)
         ======================  ========================================================
 
     Notes
@@ -358,4 +361,13 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     hi = np.full(len(res), np.nan)
     _analytic_bounds(g, methods, confidence, lo, hi)
     _bootstrap_bounds(df, positions, methods, cluster, opts, lo, hi)
-    return _format_summary(res, keys, g, lo, hi, methods, opts)
+    out = _format_summary(res, keys, g, lo, hi, methods, opts)
+    if all(c in per_question.columns for c in BOUND_COLUMNS):  # evaluate(..., unjudged="bounds")
+        for col, name in zip(BOUND_COLUMNS, ("mean_low", "mean_high")):
+            one = per_question.drop(columns=["value", *BOUND_COLUMNS]).assign(value=per_question[col].to_numpy())
+            out[name] = summarize(one, by=by, method="t", cluster=cluster)["mean"].to_numpy()
+    return out
+
+
+#: The columns of ``evaluate(..., unjudged="bounds")`` whose means :func:`summarize` adds.
+BOUND_COLUMNS = ("value_low", "value_high")
