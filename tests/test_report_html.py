@@ -172,7 +172,7 @@ def test_sections_in_order(page, written):
 
 def test_every_table_present(page, rep):
     assert set(page.tables) == {"summary", "comparisons", "changes", "segments", "stages", "diagnostics",
-                                "interval_half_width", "judged_at_k"}
+                                "interval_half_width", "judged_at_k", "explain"}
     for name, t in page.tables.items():
         # one header row, no empty header cell (pandas' index-name row outside Jupyter)
         assert t["head_rows"] == 1 and all(t["head"]), name

@@ -15,7 +15,7 @@ from typing import Literal, Mapping
 import pandas as pd
 
 from ..io import local_path
-from .tables import TABLES
+from .tables import OPTIONAL_TABLES, RANKING_COLUMNS, TABLES
 
 #: the metadata file written next to the tables
 METADATA_FILE = "metadata.json"
@@ -72,6 +72,11 @@ def write_parquet(tables: Tables, metadata: Mapping[str, object], directory) -> 
     return d
 
 
+def _empty(name: str) -> pd.DataFrame:
+    """An optional table a report written by an older evalframe lacks."""
+    return pd.DataFrame(columns=list(RANKING_COLUMNS))
+
+
 def read_parquet_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
     """The tables and metadata written by :func:`write_parquet`."""
     import pyarrow.parquet as pq
@@ -79,6 +84,9 @@ def read_parquet_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
     d = local_path(directory, "saved report")
     tables, meta = {}, None
     for name in TABLES:
+        if name in OPTIONAL_TABLES and not (d / f"{name}.parquet").exists():
+            tables[name] = _empty(name)
+            continue
         t = pq.read_table(d / f"{name}.parquet")
         meta = json.loads(t.schema.metadata[PARQUET_KEY])
         tables[name] = t.to_pandas()
@@ -92,6 +100,9 @@ def read_csv_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
     dtypes = meta.pop("dtypes")
     tables = {}
     for name in TABLES:
+        if name in OPTIONAL_TABLES and name not in dtypes:
+            tables[name] = _empty(name)
+            continue
         dt = dtypes[name]
         text = [c for c, v in dt.items() if v.startswith(("str:", "str?:"))]
         other = {c: v for c, v in dt.items() if c not in text and v not in ("bool", "float64")}

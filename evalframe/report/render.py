@@ -47,6 +47,9 @@ class ReportView(Protocol):
     @property
     def changes(self) -> pd.DataFrame: ...
     @property
+    def rankings(self) -> pd.DataFrame: ...
+    def explain(self, question, system_a=None, system_b=None) -> pd.DataFrame: ...
+    @property
     def metadata(self) -> dict: ...
     @property
     def systems(self) -> list[str]: ...
@@ -566,7 +569,34 @@ def _changes_html(rep: ReportView, n: int = 3, digits: int = 3) -> str:
         prev = (r.system_a, r.system_b)
     return (f"<p>The {n} questions where {H.escape(first)} fell and rose most, per pair (every measure and "
             "more questions: the Report's <code>changes</code> table).</p>"
-            + H.table(cols, rows, row_header=False, row_classes=classes, name="changes"))
+            + H.table(cols, rows, row_header=False, row_classes=classes, name="changes")
+            + _rankings_html(rep, c, digits))
+
+
+def _rankings_html(rep: ReportView, c: pd.DataFrame, digits: int = 3) -> str:
+    """For each top change shown, the two top-k lists side by side with their labels and
+    the first relevant rank, collapsed (``<details>``); nothing when the report kept no
+    rankings."""
+    rk = getattr(rep, "rankings", None)
+    if rk is None or rk.empty:
+        return ""
+    out = []
+    for r in c.drop_duplicates(["system_a", "system_b", "query_id"]).itertuples(index=False):
+        t = rep.explain(r.query_id, r.system_a, r.system_b)
+        if t.empty:
+            continue
+        first = t.attrs.get("first_relevant", {})
+        fr = "; ".join(f"first relevant of {H.escape(k)}: " + (str(v) if v is not None else f"not in the top {len(t)}")
+                       for k, v in first.items())
+        cols = [H.Column("rank", numeric=True), H.Column(f"{r.system_a}"), H.Column("label", numeric=True),
+                H.Column(f"{r.system_b}"), H.Column("label", numeric=True)]
+        lab = lambda v: "" if v != v else f"{v:g}"  # noqa: E731  (NaN: not judged)
+        rows = [[str(x.rank), H.escape(x.doc_a), lab(x.label_a), H.escape(x.doc_b), lab(x.label_b)]
+                for x in t.itertuples(index=False)]
+        out.append(f"<details class='ef-explain'><summary>question {H.escape(r.query_id)}: "
+                   f"{H.escape(r.system_a)} vs {H.escape(r.system_b)} ({fr})</summary>"
+                   + H.table(cols, rows, row_header=False, name="explain") + "</details>")
+    return "".join(out)
 
 
 def _segments_html(rep: ReportView, digits: int = 3, limit: int = 60) -> str:
