@@ -165,3 +165,19 @@ def test_out_dir_holds_one_consistent_report(tmp_path, capsys):
     assert not [p for p in out.iterdir() if p.name.startswith(".evalframe-report-")]
     assert set(pd.read_csv(out / "csv" / "summary.csv")["measure"]) == {"R@5"}
     capsys.readouterr()
+
+
+def test_out_dir_never_removes_folders_it_did_not_write(tmp_path, capsys):
+    """--out . in a folder whose csv/ holds the user's own files: the command stops before
+    writing, nothing is removed."""
+    from pathlib import Path
+
+    from evalframe.cli import main as cli_main
+    data = Path(__file__).resolve().parents[1] / "data" / "sso"
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "mine.csv").write_text("a,b\n1,2\n")
+    argv = ["report", str(data / "qrels.txt"), str(data / "run.trec"), "--n-resamples", "20", "--out", str(tmp_path)]
+    assert cli_main(argv) == 2
+    assert "csv/ there is not an earlier evalframe report's" in capsys.readouterr().err
+    assert (tmp_path / "csv" / "mine.csv").read_text() == "a,b\n1,2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["csv"]

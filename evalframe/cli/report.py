@@ -14,11 +14,11 @@ from pathlib import Path
 import json
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
+from .common import (CommandError, add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
                      memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
                      run_source, stdin_once)
 
-__all__ = ["Progress", "build_parser", "main", "run"]
+__all__ = ["Progress", "build_parser", "main", "run", "check_own_folders", "OUT_ENTRIES"]
 
 PROG = "evalframe report"
 
@@ -109,13 +109,37 @@ def _stages(items):
 OUT_ENTRIES = ("csv", "parquet", "plots", "report.md", "report.tex", "report.html")
 
 
+def _ours(folder: Path) -> bool:
+    """Whether ``folder`` is absent or one evalframe wrote: tables with a ``summary`` table
+    (csv/, parquet/), or only PNG files (plots/)."""
+    if not folder.exists():
+        return True
+    if not folder.is_dir() or folder.is_symlink():
+        return False
+    if folder.name == "plots":
+        return all(f.is_file() and f.suffix == ".png" for f in folder.iterdir())
+    return (folder / "summary.csv").is_file() or (folder / "summary.parquet").is_file()
+
+
+def check_own_folders(out: Path) -> None:
+    """Refuse an --out folder whose csv/, parquet/ or plots/ evalframe did not write (it
+    replaces its own folders whole), before any work."""
+    foreign = [name for name in ("csv", "parquet", "plots") if not _ours(out / name)]
+    if foreign:
+        raise CommandError(f"--out {out}: {', '.join(f'{n}/' for n in foreign)} there "
+                           f"{'is' if len(foreign) == 1 else 'are'} not an earlier evalframe report's (evalframe "
+                           "replaces its own folders whole); choose another --out folder")
+
+
 def _write_out(rep, out: Path, *, golden_set: str, diff=None) -> list[Path]:
     """Write the report's files into a fresh folder beside ``out``, then swap them in for
     the ones an earlier run wrote (:data:`OUT_ENTRIES`), so ``out`` always holds one
     consistent report (no plot of an earlier run left beside the new ones, nothing half
-    written if this run fails). Returns the PNG plots written."""
+    written if this run fails). A csv/, parquet/ or plots/ folder there that evalframe did
+    not write is never removed: the command stops first. Returns the PNG plots written."""
     import shutil
     import tempfile
+    check_own_folders(out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".evalframe-report-", dir=out))
     try:
@@ -154,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None
+    if out is not None:
+        check_own_folders(out)
     previous = None
     if args.previous:
         from .diff import read_saved_report
