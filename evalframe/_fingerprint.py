@@ -87,13 +87,17 @@ def run_digests(run: pd.DataFrame) -> dict[str, str]:
 def source_digests(run, read_run, **kwargs) -> dict[str, str | None]:
     """Hashes of a report's run argument: a path (or paths) by the files' bytes, keyed by
     path; a table, dict or list of them by each system's canonical rows (``read_run``
-    reads it, with ``kwargs``); {} when it is neither (a dataset object)."""
+    reads it, with ``kwargs``); {} when it is neither (a dataset object) or ``read_run``
+    does not take it (the fingerprint is a record: it never stops a report)."""
     if isinstance(run, (str, Path)):
         return {str(run): digest_path(run)}
     if isinstance(run, (list, tuple)) and run and all(isinstance(r, (str, Path)) for r in run):
         return {str(r): digest_path(r) for r in run}
     if isinstance(run, (pd.DataFrame, dict, list, tuple)):
-        return run_digests(read_run(run, **kwargs))
+        try:
+            return run_digests(read_run(run, **kwargs))
+        except (ValueError, TypeError, KeyError, OSError):  # evaluated already: a form read_run does not take
+            return {}
     return {}
 
 

@@ -150,13 +150,12 @@ class ReportDiff:
 
     def to_html(self, path=None, *, title: str = "evalframe: what changed") -> str:
         """The diff as a self-contained HTML page (written to ``path`` when given)."""
-        from pathlib import Path
-
         from .report import html as H
         page = H.document(title, f"<header><h1>{H.escape(title)}</h1></header>\n<section id='diff'>"
                                  f"<h2>Changes</h2>\n{self.to_html_section()}\n</section>")
         if path is not None:
-            Path(path).write_text(page, encoding="utf-8")
+            from .io import local_path
+            local_path(path, "diff output", write=True).write_text(page, encoding="utf-8")
         return page
 
 

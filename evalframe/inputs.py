@@ -28,6 +28,8 @@ Everything here runs before the checks of :mod:`evalframe.schema` and changes on
 """
 from __future__ import annotations
 
+import re
+
 __all__ = ["ALIASES", "TEXT_COLUMN", "TEXT_ALIASES", "COLUMN_NAMES", "check_columns", "apply_columns",
            "alias_candidates", "split_question_text", "run_table", "qrels_table", "question_texts",
            "arrow_frame"]
@@ -139,11 +141,13 @@ def qrels_table(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
 
 
 def run_table(run: pd.DataFrame, problems: list[InputProblem], *,
-              columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+              columns: Mapping[str, str] | None = None, duplicates: str = "error") -> pd.DataFrame:
     """A run's columns as the checks expect them: ``columns=``, the question text, list
-    runs exploded, rank-only runs given ``score = -rank``; problems found are appended."""
+    runs exploded, rank-only runs given ``score = -rank``; problems found are appended.
+    ``duplicates="first"``: whole repeated rows of a list run (same question, same list)
+    count once."""
     df = split_question_text(apply_columns(run, columns))
-    df = _explode(df, problems)
+    df = _explode(df, problems, duplicates)
     return _rank_only(df, problems)
 
 
@@ -191,11 +195,56 @@ def _lengths(arr) -> np.ndarray:
     return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _explode(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
+#: a list written as text, as a CSV file stores one: "['d1', 'd2']", '["d1"]', "(1, 2)"
+_LIST_TEXT = r"^\s*(\[.*\]|\(.*\))\s*$"
+
+
+def _lists_as_text(s: pd.Series) -> str | None:
+    """An example value when every value of a text column is a list written as text (with
+    a comma or a quote: a lone id like ``[A]`` is an id), else None."""
+    if not (pd.api.types.is_string_dtype(s.dtype) or s.dtype == object) or not len(s):
+        return None
+    i = s.first_valid_index()
+    if i is None or not isinstance(s.loc[i], str) or not re.match(_LIST_TEXT, s.loc[i]):
+        return None
+    t = s.dropna().astype(str)
+    if not t.str.match(_LIST_TEXT).all() or not t.str.contains("[,'\"]", regex=True).any():
+        return None
+    return str(s.loc[i])
+
+
+def _drop_repeated_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """A list run without its whole repeated rows (every column equal, lists compared as
+    their joined text, computed by Arrow), the first kept."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    key = {}
+    for c in df.columns:
+        if _is_list_column(df[c]):
+            a = pc.cast(_list_array(df[c]), pa.list_(pa.string()))
+            key[c] = pc.binary_join(a, "\x1f").to_pandas()
+        else:
+            key[c] = df[c].reset_index(drop=True)
+    repeated = pd.DataFrame(key).duplicated(keep="first").to_numpy()
+    return df.loc[~repeated].reset_index(drop=True) if repeated.any() else df
+
+
+def _explode(df: pd.DataFrame, problems: list[InputProblem], duplicates: str = "error") -> pd.DataFrame:
     """One row per (question, listed document) of a run whose document column holds lists."""
     docs = alias_candidates(df, "doc_id")
+    if len(docs) == 1 and (example := _lists_as_text(df[docs[0]])) is not None:
+        problems.append(InputProblem(
+            f"the {docs[0]!r} column holds lists written as text (e.g. {example[:60]!r}): a CSV file stores "
+            "a list as its text",
+            f"parse it first: df[{docs[0]!r}] = df[{docs[0]!r}].map(ast.literal_eval) (json.loads for JSON "
+            "lists), or keep list runs in Parquet or JSONL, which store lists"))
+        if not alias_candidates(df, "score") and not alias_candidates(df, "rank"):
+            df = df.assign(rank=1)  # a list run ranks by position: no "missing score" beside this problem
+        return df
     if len(docs) != 1 or not _is_list_column(df[docs[0]]):
         return df
+    if duplicates == "first":
+        df = _drop_repeated_rows(df)
     import pyarrow.compute as pc
     import pyarrow as pa
     try:
@@ -253,7 +302,8 @@ def _check_one_list_per_question(df: pd.DataFrame, lengths: np.ndarray, problems
         problems.append(InputProblem(
             f"{int((~listed[dup].duplicated([*systems, *queries])).sum())} questions have more than one row "
             "with a list of documents (ranked by list position, their lists' documents would share ranks)",
-            "give each question one list (join them in ranked order), or add a list of scores",
+            "give each question one list (join them in ranked order), or add a list of scores; a row "
+            "repeated whole counts once with duplicates='first' (--duplicates first)",
             listed[dup].head(5).to_string(max_colwidth=40)))
 
 

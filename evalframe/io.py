@@ -67,15 +67,21 @@ _KNOWN = {a for names in ALIASES.values() for a in names} | set(START_NAMES) | s
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:/")
 
 
-def local_path(source: str | os.PathLike, what: str) -> Path:
+def local_path(source: str | os.PathLike, what: str, *, write: bool = False) -> Path:
     """``source`` as a local path; a URL-looking path is refused before any I/O.
 
     pandas and pyarrow resolve ``http:``, ``s3:``, ``gs:`` or ``hdfs:`` paths over
     the network; evalframe reads from the network only when asked (``filesystem=``
-    or an opened file object), never because of how a path is spelled."""
+    or an opened file object), never because of how a path is spelled. ``write``: the
+    path is an output (a writer's file or folder; the message says so)."""
     text = os.fsdecode(os.fspath(source))
     # a string must spell "scheme://"; a Path has already folded "//" into "/"
     url = "://" in text if isinstance(source, (str, bytes)) else True
+    if url and _URL.match(text) and write:
+        raise EvalframeInputError(what, [InputProblem(
+            f"{text!r} looks like a URL; evalframe writes only to local paths (nothing was written or sent)",
+            "write to a local path and copy the files to the remote store with its own tools, or pass an "
+            "opened file object where one is accepted")])
     if url and _URL.match(text):
         raise EvalframeInputError(what, [InputProblem(
             f"{text!r} looks like a URL; a path is read only as a local file",

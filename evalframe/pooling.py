@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .io import read_qrels, read_run
+from .io import local_path, read_qrels, read_run
 from .ranking import list_ranks, ranked_order
 
 __all__ = ["pool", "Pool"]
@@ -60,8 +60,9 @@ class Pool:
     depth: int
 
     def to_csv(self, path: "str | PathLike[str]") -> None:
-        """Write :attr:`documents` as CSV (one row per document to judge)."""
-        self.documents.to_csv(path, index=False)
+        """Write :attr:`documents` as CSV (one row per document to judge) to a local path
+        (a URL-looking path is refused: nothing is sent) or an opened file object."""
+        self.documents.to_csv(_out(path), index=False)
 
     def to_trec(self, path: "str | PathLike[str]") -> None:
         """Write :attr:`documents` as a TREC qrels file to be filled in by assessors.
@@ -70,8 +71,15 @@ class Pool:
         file fed back before it is filled in still counts its documents as unjudged."""
         d = self.documents
         lines = d["query_id"].astype(str) + " 0 " + d["doc_id"].astype(str) + " -1\n"
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with open(_out(path), "w", encoding="utf-8", newline="") as f:
             f.write("".join(lines))
+
+
+def _out(path):
+    """A writer's path as a local path (a URL-looking one refused); a file object as is."""
+    if isinstance(path, (str, bytes, PathLike)):
+        return local_path(path, "pool output", write=True)
+    return path
 
 
 def pool(runs, *, depth: int = 10, qrels=None, systems: Sequence[str] | None = None) -> Pool:

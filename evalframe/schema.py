@@ -734,7 +734,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
                         "use evalframe.read_run() for files and dicts")
     problems: list[InputProblem] = []
     attrs = run.attrs
-    run = run_table(run, problems, columns=check_columns(columns, caller="check_run"))
+    run = run_table(run, problems, columns=check_columns(columns, caller="check_run"), duplicates=duplicates)
     df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank", "tokens"), problems)
     if problems:
         raise EvalframeInputError("run", problems)

@@ -480,3 +480,52 @@ def test_an_id_in_the_index_is_named_in_the_error(data):
     with pytest.raises(ef.EvalframeInputError, match=r"it is the index \('qid'\)"):
         ef.read_qrels(qrels.rename(columns={"query_id": "qid"}).set_index(["qid", "doc_id"]))
     same(ef.evaluate(run.set_index("query_id").reset_index(), qrels, MEASURES), expected(run, qrels))
+
+
+def test_a_list_column_read_from_csv_as_text_is_named(tmp_path):
+    """A list run saved as CSV comes back with lists as text ("['a', 'b']"): one error says
+    so and how to parse it (issue 30); before, the texts were taken as document ids and
+    nothing matched the golden set."""
+    run = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": [["d1", "d2"], ["d3"]]})
+    path = tmp_path / "run.csv"
+    run.to_csv(path, index=False)
+    for source in (str(path), pd.read_csv(path)):
+        with pytest.raises(ef.EvalframeInputError) as e:
+            ef.read_run(source)
+        msg = str(e.value)
+        assert "holds lists written as text" in msg and "ast.literal_eval" in msg
+        assert "missing column 'score'" not in msg and "1 problem" in msg
+    json_lists = pd.DataFrame({"query_id": ["q1"], "doc_id": ['["d1", "d2"]'], "score": [1.0]})
+    with pytest.raises(ef.EvalframeInputError, match="json.loads"):
+        ef.read_run(json_lists)
+    # ids that merely contain brackets are ids
+    ids = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["[A]", "d(2)"], "score": [2.0, 1.0]})
+    assert ef.read_run(ids)["doc_id"].tolist() == ["[A]", "d(2)"]
+    # a real list column is exploded as before
+    assert len(ef.read_run(run)) == 3
+
+
+def test_whole_repeated_rows_of_a_list_run_with_duplicates_first(tmp_path, capsys):
+    """A list run with a row repeated whole is accepted with duplicates='first' (and
+    --duplicates first), as a long run's repeated rows are (issue 30); two different lists
+    for one question stay an error, and without it the error names the option."""
+    import json
+
+    from evalframe.cli import main
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": [["d1", "d2"], ["d1", "d2"], ["d3"]]})
+    with pytest.raises(ef.EvalframeInputError, match="duplicates='first'"):
+        ef.read_run(run)
+    got = ef.read_run(run, duplicates="first")
+    want = ef.read_run(run.iloc[[0, 2]].reset_index(drop=True))
+    pd.testing.assert_frame_equal(got, want)
+    differ = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": [["d1", "d2"], ["d2", "d1"]]})
+    with pytest.raises(ef.EvalframeInputError, match="more than one row with a list"):
+        ef.read_run(differ, duplicates="first")
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps({"query_id": q, "doc_id": d}) + "\n" for q, d in zip(run.query_id, run.doc_id)))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d2 1\nq2 0 d3 1\n")
+    from evalframe.cli import main
+    assert main(["evaluate", str(qrels), str(path), "-m", "RR"]) == 2
+    assert main(["evaluate", str(qrels), str(path), "-m", "RR", "--duplicates", "first", "--format", "csv"]) == 0
+    assert "0.75" in capsys.readouterr().out  # RR (0.5 + 1) / 2

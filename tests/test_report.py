@@ -793,3 +793,17 @@ def test_shallow_rankings_are_checked_against_the_cutoffs_asked_for_not_the_curv
         if warned:
             assert rows["system"].tolist() == ["tfidf"] and rows["count"].tolist() == [1]
             assert "k = 100" in str(shallow[0].message)
+
+
+@pytest.mark.parametrize("names", [("question_id", "question"), ("qid", "query"), ("query_id", "question_text")])
+def test_queries_take_the_usual_aliases(cran, names):
+    """queries= reads the column aliases the golden set's reader does (issue 30)."""
+    q = cran.queries.rename(columns={"query_id": names[0], "text": names[1]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = ef.report(cran.runs, cran.qrels, measures=["R@5"], n_resamples=20, queries=q, baseline="bm25")
+    want = cran.queries.set_index("query_id")["text"]
+    got = r.changes.dropna(subset=["text"])
+    assert len(got) and (got["text"].to_numpy() == want.loc[got["query_id"]].to_numpy()).all()
+    with pytest.raises(ValueError, match="queries must be a DataFrame with columns query_id, text"):
+        ef.report(cran.runs, cran.qrels, measures=["R@5"], queries=q.rename(columns={names[1]: "words"}))

@@ -142,3 +142,42 @@ def test_demo_fits_a_screen_and_more_changes_on_request(capsys):
     assert "Top regressions and improvements" in more and len(more.splitlines()) > 4 * 7 * 6
     assert cli_main(argv + ["--changes", "0"]) == 0
     assert "Top regression" not in capsys.readouterr().out
+
+
+def test_out_dir_holds_one_consistent_report(tmp_path, capsys):
+    """report --out DIR into the folder of an earlier run: the earlier run's plots do not
+    stay beside the new ones (issue 30); files evalframe did not write are kept."""
+    from pathlib import Path
+
+    from evalframe.cli import main as cli_main
+    data = Path(__file__).resolve().parents[1] / "data" / "cranfield"
+    out = tmp_path / "out"
+    base = ["report", str(data / "qrels.txt"), str(data / "runs.parquet"), "-m", "R@5", "--n-resamples", "20",
+            "--out", str(out)]
+    assert cli_main(base + ["--segments", str(data / "segments.parquet")]) == 0
+    first = {p.name for p in (out / "plots").iterdir()}
+    (out / "notes.txt").write_text("mine")
+    assert cli_main(base) == 0
+    second = {p.name for p in (out / "plots").iterdir()}
+    assert first - second, "the segment plots of the first run should be gone"
+    assert second < first
+    assert (out / "notes.txt").read_text() == "mine"
+    assert not [p for p in out.iterdir() if p.name.startswith(".evalframe-report-")]
+    assert set(pd.read_csv(out / "csv" / "summary.csv")["measure"]) == {"R@5"}
+    capsys.readouterr()
+
+
+def test_out_dir_never_removes_folders_it_did_not_write(tmp_path, capsys):
+    """--out . in a folder whose csv/ holds the user's own files: the command stops before
+    writing, nothing is removed."""
+    from pathlib import Path
+
+    from evalframe.cli import main as cli_main
+    data = Path(__file__).resolve().parents[1] / "data" / "sso"
+    (tmp_path / "csv").mkdir()
+    (tmp_path / "csv" / "mine.csv").write_text("a,b\n1,2\n")
+    argv = ["report", str(data / "qrels.txt"), str(data / "run.trec"), "--n-resamples", "20", "--out", str(tmp_path)]
+    assert cli_main(argv) == 2
+    assert "csv/ there is not an earlier evalframe report's" in capsys.readouterr().err
+    assert (tmp_path / "csv" / "mine.csv").read_text() == "a,b\n1,2\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["csv"]

@@ -172,7 +172,7 @@ def test_sections_in_order(page, written):
 
 def test_every_table_present(page, rep):
     assert set(page.tables) == {"summary", "comparisons", "changes", "segments", "stages", "diagnostics",
-                                "interval_half_width", "judged_at_k"}
+                                "interval_half_width", "judged_at_k", "explain"}
     for name, t in page.tables.items():
         # one header row, no empty header cell (pandas' index-name row outside Jupyter)
         assert t["head_rows"] == 1 and all(t["head"]), name
@@ -382,3 +382,54 @@ def test_html_and_pngs_build_each_plot_once(rep, tmp_path, monkeypatch):
     from PIL import Image
     for name in pngs:  # the sizes save_plots writes
         assert Image.open(tmp_path / "plots" / name).size == Image.open(tmp_path / "saved" / name).size
+
+
+def test_dollar_signs_in_names_are_text_not_tex(tmp_path):
+    """A '$' in a system name is not TeX: an invalid expression used to crash the page and
+    save_plots, a valid one ('$0-$50') was drawn garbled (issue 30)."""
+    import warnings
+
+    import evalframe as ef
+    cran = ef.datasets.load_cranfield()
+    names = {"bm25": "$0-$50", "tfidf": "x$\\frac{$y"}
+    runs = cran.runs[cran.runs.system.isin(list(names))].replace({"system": names})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report(runs, cran.qrels, measures=["R@5"], n_resamples=20)
+    page = rep.to_html(tmp_path / "report.html").read_text()
+    svg_text = " ".join(re.findall(r"<svg .*?</svg>", page, re.S))
+    assert ">$0-$50<" in svg_text and ">x$\\frac{$y<" in svg_text  # drawn verbatim, as one text
+    assert len(rep.save_plots(tmp_path / "plots")) >= 3
+    assert "$0-$50" in rep._repr_html_()
+
+
+def test_markdown_names_are_not_live_html():
+    """report.md copies names: a system named <script>... is escaped as report.html does
+    (a '<' that could open a tag becomes &lt;), comparisons' '<0.001' are left alone."""
+    import warnings
+
+    import evalframe as ef
+    from evalframe.report.render import md_text
+    cran = ef.datasets.load_cranfield()
+    evil = "<script>alert(1)</script>"
+    runs = cran.runs[cran.runs.system.isin(["bm25", "hybrid_rrf"])].replace({"system": {"hybrid_rrf": evil}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = ef.report(runs, cran.qrels, measures=["R@5", "nDCG@10"], n_resamples=20, baseline="bm25")
+    md = rep.to_markdown()
+    assert "<script" not in md and "</script" not in md and "&lt;script>alert(1)&lt;/script>" in md
+    assert "<0.001" in md  # a p-value is not a tag
+    assert md_text("a <b> & p < 0.05 <!-- x -->") == "a &lt;b> & p < 0.05 &lt;!-- x -->"
+
+
+def test_a_segment_too_small_is_not_also_below_overall():
+    """The flagged segments name a too-small segment only as too small (issue 30): it was
+    also flagged 'below overall', filling the list with segments nobody can judge."""
+    import pandas as pd
+
+    from evalframe.report.render import segment_flags
+    seg = pd.DataFrame({"system": ["a"] * 3, "segment": "len", "segment_value": ["tiny", "big", "mid"],
+                        "measure": "AP", "n": [5, 80, 60], "too_small": [True, False, False],
+                        "below_overall_bh": [True, True, False], "p_below_bh": [0.01, 0.02, 0.5]})
+    flagged, rest = segment_flags(seg)
+    assert flagged["flags"].tolist() == ["too small to judge", "below overall (BH p=0.02)"] and rest == 1

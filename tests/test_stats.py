@@ -951,3 +951,16 @@ def test_adjust_pvalues_refuses_values_outside_0_1(p):
         with pytest.raises(ValueError, match=r"\[0, 1\]"):
             adjust_pvalues(p, method)
     assert np.isnan(adjust_pvalues([np.nan, 0.5], "holm")[0])  # NaN stays allowed
+
+
+def test_compare_has_the_reports_significant_column():
+    """stats.compare returns the `significant` column rep.comparisons has (issue 30)."""
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0, 1, 40)
+    t = pd.DataFrame({"system": ["a"] * 40 + ["b"] * 40 + ["c"] * 40,
+                      "query_id": [f"q{i}" for i in range(40)] * 3, "measure": "AP",
+                      "value": np.r_[a, np.clip(a + 0.2, 0, 1), a + rng.normal(0, 0.001, 40)]})
+    for conf in (0.95, 0.999):
+        c = compare(t, confidence=conf)
+        assert c["significant"].tolist() == (c["p_adjusted"] < 1 - conf).tolist()
+    assert c["significant"].any() and not c["significant"].all()

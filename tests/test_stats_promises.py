@@ -316,3 +316,22 @@ def test_the_note_says_whether_interval_and_p_are_one_procedure(test, one):
         np.testing.assert_array_equal((c["ci_low_adjusted"] > 0) | (c["ci_high_adjusted"] < 0),
                                       c["p_adjusted"] < 0.05)
         np.testing.assert_array_equal((c["ci_low"] > 0) | (c["ci_high"] < 0), c["p_value"] < 0.05)
+
+
+def test_a_bootstrap_too_large_for_memory_is_refused_up_front(monkeypatch, capsys):
+    """report --n-resamples 1000000000000 ended in a MemoryError traceback (issue 30): the
+    bootstrap distribution (n_resamples x columns floats) is refused before it is
+    allocated, with the memory it needs and the most resamples that fit."""
+    import evalframe as ef
+    from evalframe.cli import main
+    from evalframe.engine import budget
+    with pytest.raises(ValueError, match=r"n_resamples=1000000000000 needs 7,629,395 MiB"):
+        ef.report("no-such-run.trec", "no-such-qrels.txt", n_resamples=10 ** 12)  # before reading anything
+    assert main(["report", "data/sso/qrels.txt", "data/sso/run.trec", "--n-resamples", "1000000000000"]) == 2
+    assert "use n_resamples <=" in capsys.readouterr().err
+    monkeypatch.setattr(budget, "default_memory_budget", lambda: 2 ** 20)  # 1 MiB
+    t = pd.DataFrame({"system": np.repeat(["a", "b"], 30), "query_id": [f"q{i}" for i in range(30)] * 2,
+                      "measure": "AP", "value": np.linspace(0, 1, 60)})
+    with pytest.raises(ValueError, match=r"needs 763 MiB .* use n_resamples <= 131072"):
+        ef.stats.summarize(t, method="bootstrap", n_resamples=100_000_000)
+    assert len(ef.stats.summarize(t, method="bootstrap", n_resamples=1000)) == 2

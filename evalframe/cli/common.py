@@ -473,9 +473,13 @@ def _read_block(block: bytes, path: str, read_run, _io, duplicates):
 
 
 def check_out_file(path: str, flag: str = "--out") -> Path:
-    """Check, before any work, that a file can be written at ``path`` (its folder exists);
-    ``flag`` names the option in the error."""
-    out = Path(path)
+    """Check, before any work, that a file can be written at ``path`` (its folder exists, a
+    local one); ``flag`` names the option in the error."""
+    from ..io import local_path
+    try:
+        out = local_path(path, flag, write=True)
+    except ValueError as exc:
+        raise CommandError(f"{flag} {path}: looks like a URL; evalframe writes only to local paths") from exc
     if out.is_dir():
         raise CommandError(f"{flag} {path}: is a directory; give a "
                            + (".csv or .parquet file name" if flag == "--out" else "file name"))
@@ -490,8 +494,13 @@ def check_out_file(path: str, flag: str = "--out") -> Path:
 
 
 def check_out_dir(path: str) -> Path:
-    """Check, before any work, that a directory can be made or written at ``path``."""
-    out = Path(path)
+    """Check, before any work, that a directory can be made or written at ``path`` (a
+    local one: a URL-looking path is refused)."""
+    from ..io import local_path
+    try:
+        out = local_path(path, "--out", write=True)
+    except ValueError as exc:
+        raise CommandError(f"--out {path}: looks like a URL; evalframe writes only to local paths") from exc
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {path}: exists and is not a directory")
     first = out

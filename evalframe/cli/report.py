@@ -10,14 +10,15 @@ warnings shown and errors reported (one line, exit status 2) by
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import json
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
+from .common import (CommandError, add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
                      memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
                      run_source, stdin_once)
 
-__all__ = ["Progress", "build_parser", "main", "run"]
+__all__ = ["Progress", "build_parser", "main", "run", "check_own_folders", "OUT_ENTRIES"]
 
 PROG = "evalframe report"
 
@@ -104,6 +105,64 @@ def _stages(items):
     return [name for name, _ in pairs]
 
 
+#: what ``--out DIR`` holds: replaced whole on every run, nothing else in DIR is touched
+OUT_ENTRIES = ("csv", "parquet", "plots", "report.md", "report.tex", "report.html")
+
+
+def _ours(folder: Path) -> bool:
+    """Whether ``folder`` is absent or one evalframe wrote: tables with a ``summary`` table
+    (csv/, parquet/), or only PNG files (plots/)."""
+    if not folder.exists():
+        return True
+    if not folder.is_dir() or folder.is_symlink():
+        return False
+    if folder.name == "plots":
+        return all(f.is_file() and f.suffix == ".png" for f in folder.iterdir())
+    return (folder / "summary.csv").is_file() or (folder / "summary.parquet").is_file()
+
+
+def check_own_folders(out: Path) -> None:
+    """Refuse an --out folder whose csv/, parquet/ or plots/ evalframe did not write (it
+    replaces its own folders whole), before any work."""
+    foreign = [name for name in ("csv", "parquet", "plots") if not _ours(out / name)]
+    if foreign:
+        raise CommandError(f"--out {out}: {', '.join(f'{n}/' for n in foreign)} there "
+                           f"{'is' if len(foreign) == 1 else 'are'} not an earlier evalframe report's (evalframe "
+                           "replaces its own folders whole); choose another --out folder")
+
+
+def _write_out(rep, out: Path, *, golden_set: str, diff=None) -> list[Path]:
+    """Write the report's files into a fresh folder beside ``out``, then swap them in for
+    the ones an earlier run wrote (:data:`OUT_ENTRIES`), so ``out`` always holds one
+    consistent report (no plot of an earlier run left beside the new ones, nothing half
+    written if this run fails). A csv/, parquet/ or plots/ folder there that evalframe did
+    not write is never removed: the command stops first. Returns the PNG plots written."""
+    import shutil
+    import tempfile
+    check_own_folders(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".evalframe-report-", dir=out))
+    try:
+        rep.to_csv(tmp / "csv")
+        rep.to_parquet(tmp / "parquet")
+        (tmp / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
+        (tmp / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
+        # each plot is built once, for the page (SVG) and plots/ (PNG)
+        rep.to_html(tmp / "report.html", golden_set=golden_set, plots_dir=tmp / "plots", diff=diff)
+        for name in OUT_ENTRIES:
+            old = out / name
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            elif old.exists() or old.is_symlink():
+                old.unlink()
+        for name in OUT_ENTRIES:
+            if (tmp / name).exists():
+                (tmp / name).rename(out / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sorted((out / "plots").glob("*.png"))
+
+
 def _json_records(df):
     return json.loads(df.to_json(orient="records", double_precision=6))
 
@@ -119,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None
+    if out is not None:
+        check_own_folders(out)
     previous = None
     if args.previous:
         from .diff import read_saved_report
@@ -153,13 +214,7 @@ def run(args: argparse.Namespace) -> int:
         written = []
         if out is not None:
             progress.step("writing tables and plots")
-            rep.to_csv(out / "csv")
-            rep.to_parquet(out / "parquet")
-            (out / "report.md").write_text(rep.to_markdown(), encoding="utf-8")
-            (out / "report.tex").write_text(rep.to_latex(), encoding="utf-8")
-            # each plot is built once, for the page (SVG) and plots/ (PNG)
-            rep.to_html(out / "report.html", golden_set=args.qrels, plots_dir=out / "plots", diff=changed)
-            written = sorted((out / "plots").glob("*.png"))
+            written = _write_out(rep, out, golden_set=args.qrels, diff=changed)
     finally:
         progress.close()
     if args.format == "markdown":

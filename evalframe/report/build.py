@@ -20,17 +20,18 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
 from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
-from .._fingerprint import digest_path, digest_table, fingerprints, source_digests
+from .._fingerprint import digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_qrels, read_run
 from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
-from .changes import change_table, query_texts
+from .changes import RANKINGS_DEPTH, change_table, query_texts, ranking_table
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
 from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
@@ -159,6 +160,7 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("confidence", "a float in (0, 1)", confidence)
     if not _is_int(n_resamples) or n_resamples < 1:
         raise _bad("n_resamples", "an int >= 1", n_resamples)
+    distribution_memory(n_resamples, 1, func="report")  # refused before any work
     if not _is_int(seed) or seed < 0:
         raise _bad("seed", "an int >= 0", seed)
     choices = {"interval": (interval, typing.get_args(Interval)),
@@ -223,6 +225,19 @@ def report_metadata(opts: ReportOptions, *, systems: Sequence[str], segments: Se
         "systems": list(systems), "segments": list(segments), "n_questions": int(n_questions),
         "curve": opts.curve, "curve_ks": list(opts.curve_ks),
     }
+
+
+def _run_table(run, columns, conv, *, plain: bool) -> pd.DataFrame | None:
+    """The run as a canonical table when it is given as one in memory (a DataFrame, a dict
+    or a list of them) and evaluated as is (no roll-up, no chunks); else None."""
+    if not plain or not isinstance(run, (pd.DataFrame, dict, list, tuple)):
+        return None
+    if isinstance(run, (list, tuple)) and not all(isinstance(r, (pd.DataFrame, dict)) for r in run):
+        return None
+    try:
+        return read_run(run, columns=columns, duplicates=conv["duplicates"])
+    except (ValueError, TypeError, KeyError, OSError):  # evaluated already: a form read_run does not take
+        return None
 
 
 def _check_systems(systems: list[str], opts: ReportOptions) -> None:
@@ -579,12 +594,19 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata = report_metadata(opts, systems=systems, segments=seg_cols, n_questions=n_questions,
                                comparisons=comparisons)
     metadata["unit"] = unit
+    # the run as a table once more when it is one in memory (files: hashed by their bytes),
+    # for its fingerprint and the rankings behind the top changes
+    table = _run_table(run, cols, conv, plain=rollup is None and chunks is None)
+    rankings = ranking_table(table, golden, changes, rel=rel, ties=conv["ties"],
+                             k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
-        golden, source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"]),
+        golden, (run_digests(table) if table is not None
+                 else source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"])),
         conventions=conv, measures=names, version=__version__,
         chunks=None if chunks is None else (digest_path(chunks) if isinstance(chunks, (str, Path))
                                             else digest_table(chunks, list(chunks.columns))
                                             if isinstance(chunks, pd.DataFrame) else None))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
-              "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes}
+              "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes,
+              "rankings": rankings}
     return Report.from_tables(tables, metadata)

@@ -2,7 +2,8 @@
 against another (:func:`top_changes`), and the report's ``changes`` table."""
 from __future__ import annotations
 
-__all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table"]
+__all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table", "ranking_table", "explain_table",
+           "RANKINGS_DEPTH"]
 
 import numbers
 from typing import Sequence
@@ -10,13 +11,17 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..inputs import alias_candidates, split_question_text
+
 #: columns of :func:`top_changes` and of the report's ``changes`` table
 CHANGE_COLUMNS = ("system_a", "system_b", "measure", "query_id", "value_a", "value_b", "diff",
                   "direction", "rank", "text")
 
 
 def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") -> pd.Series | None:
-    """The question text by query id (str) of a ``query_id, text`` table (None: None).
+    """The question text by query id (str) of a ``query_id, text`` table (None: None);
+    the usual aliases are read as the golden set's are (``question_id, question``,
+    ``qid, query``...).
 
     Raises
     ------
@@ -25,6 +30,12 @@ def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") ->
     """
     if queries is None:
         return None
+    if isinstance(queries, pd.DataFrame) and not {"query_id", "text"} <= set(queries.columns):
+        q = split_question_text(queries)
+        ids = [c for c in alias_candidates(q, "query_id") if c != "text"]
+        if "query_id" not in q.columns and len(ids) == 1:
+            q = q.rename(columns={ids[0]: "query_id"})
+        queries = q
     if not isinstance(queries, pd.DataFrame) or not {"query_id", "text"} <= set(queries.columns):
         found = list(queries.columns) if isinstance(queries, pd.DataFrame) else type(queries).__name__
         raise ValueError(f"{caller}: queries must be a DataFrame with columns query_id, text, got {found!r}")
@@ -104,3 +115,62 @@ def change_table(per_question: pd.DataFrame, *, systems: Sequence[str], measures
     parts = [top_changes(per_question, ref, s, m, n=n, queries=queries)
              for m in measures for s in systems if s != ref]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(CHANGE_COLUMNS))
+
+
+#: documents kept of each ranking behind a top change (the report's ``rankings`` table)
+RANKINGS_DEPTH = 10
+
+
+def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.DataFrame, *, rel: int,
+                  ties: str, k: int = RANKINGS_DEPTH) -> pd.DataFrame:
+    """The top ``k`` of the two rankings behind every top change: ``system, query_id, rank,
+    doc_id, score, label`` (label NaN when the golden set does not judge the document),
+    ranked as the measures rank (:func:`evalframe.ranking.judge`, same ties and cutoff
+    rules); empty without a run table (``run`` None) or without changes."""
+    from ..ranking import NOT_JUDGED, judge
+    from .tables import RANKING_COLUMNS
+    if run is None or changes.empty or not len(run):
+        return pd.DataFrame(columns=list(RANKING_COLUMNS))
+    wanted = pd.concat([changes[["system_a", "query_id"]].set_axis(["system", "query_id"], axis=1),
+                        changes[["system_b", "query_id"]].set_axis(["system", "query_id"], axis=1)])
+    wanted = wanted.astype(str).drop_duplicates()
+    sys_col = run["system"].astype(str) if "system" in run.columns else pd.Series("system", index=run.index)
+    key = pd.MultiIndex.from_arrays([sys_col.to_numpy(), run["query_id"].astype(str).to_numpy()])
+    sub = run.loc[key.isin(pd.MultiIndex.from_frame(wanted))].reset_index(drop=True)
+    qids = set(wanted["query_id"])
+    gold = golden.loc[golden["query_id"].astype(str).isin(qids), ["query_id", "doc_id", "relevance"]]
+    if sub.empty or gold.empty:
+        return pd.DataFrame(columns=list(RANKING_COLUMNS))
+    J = judge(sub, gold.reset_index(drop=True), rel=rel, ties=ties, missing="drop", depth=k, warn=False,
+              keep_rows=True)
+    groups = J.groups.reset_index(drop=True)
+    out = pd.DataFrame({
+        "system": (groups["system"].astype(str).to_numpy()[J.grp] if "system" in groups
+                   else np.full(len(J.grp), "system", dtype=object)),
+        "query_id": groups["query_id"].astype(str).to_numpy()[J.grp],
+        "rank": J.rank.astype(np.int64),
+        "doc_id": sub["doc_id"].astype(str).to_numpy()[J.source_row],
+        "score": pd.to_numeric(sub["score"], errors="coerce").to_numpy(dtype=float)[J.source_row],
+        "label": np.where(J.label == NOT_JUDGED, np.nan, J.label.astype(float)),
+    })
+    return out.loc[out["rank"] <= k].reset_index(drop=True)[list(RANKING_COLUMNS)]
+
+
+def explain_table(rankings: pd.DataFrame, question: str, system_a: str, system_b: str, *, rel: int = 1
+                  ) -> pd.DataFrame:
+    """The two rankings of ``question`` side by side: ``rank, doc_a, label_a, doc_b,
+    label_b`` (label NaN: not judged); ``attrs["first_relevant"]`` holds each system's
+    first rank with a label >= ``rel`` within the kept depth (None: none there)."""
+    q = str(question)
+    cols = {}
+    first = {}
+    for side, name in (("a", system_a), ("b", system_b)):
+        r = rankings[(rankings["system"].astype(str) == str(name)) & (rankings["query_id"].astype(str) == q)]
+        r = r.sort_values("rank")
+        cols[side] = r.set_index("rank")[["doc_id", "label"]].rename(
+            columns={"doc_id": f"doc_{side}", "label": f"label_{side}"})
+        hit = r.loc[r["label"] >= rel, "rank"]
+        first[str(name)] = int(hit.iloc[0]) if len(hit) else None
+    out = cols["a"].join(cols["b"], how="outer").rename_axis("rank").reset_index()
+    out.attrs["first_relevant"] = first
+    return out

@@ -244,7 +244,9 @@ def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "evalframe", "figure.dpi": 100}):
+    # names are text: a "$" in a system, segment or question name is not TeX (text.parse_math)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "evalframe", "figure.dpi": 100,
+                                "text.parse_math": False}):
         fig = Figure(figsize=figsize)
         ax = fig.subplots()
         draw(ax)

@@ -63,6 +63,11 @@ class Report:
         Top regressions and improvements (:func:`top_changes`) of the baseline (or the first
         system) against each other system, per measure: ``system_a, system_b, measure,
         query_id, value_a, value_b, diff, direction, rank, text`` (text from ``queries=``).
+    rankings : DataFrame
+        The top 10 of the two rankings behind every top change: ``system, query_id, rank,
+        doc_id, score, label`` (label NaN: not judged), ranked as the measures rank them;
+        empty when the run was not a table in memory (a file, a dataset) or was rolled up
+        (:meth:`explain` reads it).
     metadata : dict
         evalframe version, measures, conventions, confidence, seed, n_resamples, test,
         correction, interval method, baseline, stages, systems, n_questions.
@@ -135,6 +140,65 @@ class Report:
     @property
     def changes(self) -> pd.DataFrame:
         return self._tables["changes"].copy()
+
+    @property
+    def rankings(self) -> pd.DataFrame:
+        return self._tables["rankings"].copy()
+
+    def explain(self, question, system_a: str | None = None, system_b: str | None = None) -> pd.DataFrame:
+        """The two rankings behind a top change, side by side: which documents, at which
+        ranks, with which labels.
+
+        Parameters
+        ----------
+        question : str
+            A ``query_id`` of the ``changes`` table.
+        system_a, system_b : str, optional
+            Default: the reference system and the system of the question's largest change.
+
+        Returns
+        -------
+        DataFrame
+            ``rank, doc_a, label_a, doc_b, label_b`` (label NaN: not judged);
+            ``attrs["first_relevant"]``: each system's first relevant rank within the kept
+            depth (None when none is there).
+
+        Raises
+        ------
+        ValueError
+            The question is not among the top changes (only their rankings are kept), or
+            the report kept no rankings (the run was a file or rolled up).
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import evalframe as ef
+        >>> cran = ef.datasets.load_cranfield()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     rep = ef.report(cran.runs, cran.qrels, measures=["RR"], baseline="bm25", n_resamples=20)
+        >>> q = rep.changes["query_id"].iloc[0]
+        >>> t = rep.explain(q)
+        >>> list(t.columns), len(t) <= 10
+        (['rank', 'doc_a', 'label_a', 'doc_b', 'label_b'], True)
+        """
+        from .changes import explain_table
+        ch = self._tables["changes"]
+        rk = self._tables["rankings"]
+        q = str(question)
+        rows = ch[ch["query_id"].astype(str) == q]
+        if rk.empty:
+            raise ValueError("explain: this report kept no rankings (the run was a file or a dataset, or rolled "
+                             "up); build the report from a run table in memory")
+        if rows.empty:
+            raise ValueError(f"explain: question {question!r} is not among the top changes (only their rankings "
+                             f"are kept), e.g. {list(pd.unique(ch['query_id'].astype(str)))[:5]}")
+        if system_a is None:
+            system_a = str(rows["system_a"].iloc[0])
+        if system_b is None:
+            system_b = str(rows.loc[rows["diff"].abs().idxmax(), "system_b"])
+        conv = self._metadata.get("conventions") or {}
+        return explain_table(rk, q, system_a, system_b, rel=int(conv.get("rel", 1)))
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -279,10 +343,12 @@ class Report:
         >>> path.name, text.count("<svg "), "http://" in text or "https://" in text  # 5 plots, no address
         ('report.html', 5, False)
         """
-        p = Path(path)
+        p = persist.output_dir(path, "report.html")
+        if plots_dir is not None:
+            plots_dir = persist.output_dir(plots_dir, "plots_dir")
         p.parent.mkdir(parents=True, exist_ok=True)
         if plots_dir is not None:
-            Path(plots_dir).mkdir(parents=True, exist_ok=True)
+            plots_dir.mkdir(parents=True, exist_ok=True)
         p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi,
                                          diff=diff), encoding="utf-8")
         return p
@@ -548,10 +614,10 @@ class Report:
         import matplotlib
         import matplotlib.pyplot as plt
 
-        d = Path(directory)
+        d = persist.output_dir(directory, "plots")
         d.mkdir(parents=True, exist_ok=True)
         written = []
-        with matplotlib.rc_context({"figure.dpi": dpi}):
+        with matplotlib.rc_context({"figure.dpi": dpi, "text.parse_math": False}):  # names are text, not TeX
             for spec in render.plot_specs(self):
                 fig, ax = plt.subplots(figsize=spec.figsize)
                 try:

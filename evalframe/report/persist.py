@@ -6,7 +6,7 @@ the column dtypes from ``metadata.json``; Parquet keeps them in the files).
 from __future__ import annotations
 
 __all__ = ["METADATA_FILE", "PARQUET_KEY", "write_csv", "write_parquet", "read_csv_tables",
-           "read_parquet_tables", "detect_format"]
+           "read_parquet_tables", "detect_format", "output_dir"]
 
 import json
 from pathlib import Path
@@ -14,7 +14,8 @@ from typing import Literal, Mapping
 
 import pandas as pd
 
-from .tables import TABLES
+from ..io import local_path
+from .tables import OPTIONAL_TABLES, RANKING_COLUMNS, TABLES
 
 #: the metadata file written next to the tables
 METADATA_FILE = "metadata.json"
@@ -34,10 +35,16 @@ def _dtypes(t: pd.DataFrame) -> dict[str, str]:
                 if _is_text(t[c]) else str(t[c].dtype)) for c in t.columns}
 
 
+def output_dir(directory, what: str = "report output") -> Path:
+    """``directory`` as a local folder to write into (a URL-looking path is refused before
+    anything is created: pandas and pyarrow would send it over the network)."""
+    return local_path(directory, what, write=True)
+
+
 def write_csv(tables: Tables, metadata: Mapping[str, object], directory) -> Path:
     """Write every table as ``<name>.csv`` plus ``metadata.json`` (the metadata and every
     column's dtype, key ``dtypes``); returns the directory."""
-    d = Path(directory)
+    d = output_dir(directory)
     d.mkdir(parents=True, exist_ok=True)
     dtypes = {}
     for name in TABLES:
@@ -54,7 +61,7 @@ def write_parquet(tables: Tables, metadata: Mapping[str, object], directory) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    d = Path(directory)
+    d = output_dir(directory)
     d.mkdir(parents=True, exist_ok=True)
     meta = json.dumps(dict(metadata))
     for name in TABLES:
@@ -65,13 +72,21 @@ def write_parquet(tables: Tables, metadata: Mapping[str, object], directory) -> 
     return d
 
 
+def _empty(name: str) -> pd.DataFrame:
+    """An optional table a report written by an older evalframe lacks."""
+    return pd.DataFrame(columns=list(RANKING_COLUMNS))
+
+
 def read_parquet_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
     """The tables and metadata written by :func:`write_parquet`."""
     import pyarrow.parquet as pq
 
-    d = Path(directory)
+    d = local_path(directory, "saved report")
     tables, meta = {}, None
     for name in TABLES:
+        if name in OPTIONAL_TABLES and not (d / f"{name}.parquet").exists():
+            tables[name] = _empty(name)
+            continue
         t = pq.read_table(d / f"{name}.parquet")
         meta = json.loads(t.schema.metadata[PARQUET_KEY])
         tables[name] = t.to_pandas()
@@ -80,11 +95,14 @@ def read_parquet_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
 
 def read_csv_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
     """The tables and metadata written by :func:`write_csv` (dtypes restored)."""
-    d = Path(directory)
+    d = local_path(directory, "saved report")
     meta = json.loads((d / METADATA_FILE).read_text())
     dtypes = meta.pop("dtypes")
     tables = {}
     for name in TABLES:
+        if name in OPTIONAL_TABLES and name not in dtypes:
+            tables[name] = _empty(name)
+            continue
         dt = dtypes[name]
         text = [c for c, v in dt.items() if v.startswith(("str:", "str?:"))]
         other = {c: v for c, v in dt.items() if c not in text and v not in ("bool", "float64")}
@@ -116,7 +134,7 @@ def detect_format(directory, format: Literal["auto", "parquet", "csv"] = "auto")
     """
     if format not in ("auto", "parquet", "csv"):
         raise ValueError(f"read_report: format must be one of ['auto', 'parquet', 'csv'], got {format!r}")
-    d = Path(directory)
+    d = local_path(directory, "saved report")
     for f in (("parquet", "csv") if format == "auto" else (format,)):
         if (d / f"summary.{f}").is_file():
             return f

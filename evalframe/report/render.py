@@ -13,6 +13,7 @@ __all__ = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significanc
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import math
+import re
 from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 import numpy as np
@@ -45,6 +46,9 @@ class ReportView(Protocol):
     def stages(self) -> pd.DataFrame: ...
     @property
     def changes(self) -> pd.DataFrame: ...
+    @property
+    def rankings(self) -> pd.DataFrame: ...
+    def explain(self, question, system_a=None, system_b=None) -> pd.DataFrame: ...
     @property
     def metadata(self) -> dict: ...
     @property
@@ -569,7 +573,34 @@ def _changes_html(rep: ReportView, n: int = 3, digits: int = 3) -> str:
         prev = (r.system_a, r.system_b)
     return (f"<p>The {n} questions where {H.escape(first)} fell and rose most, per pair (every measure and "
             "more questions: the Report's <code>changes</code> table).</p>"
-            + H.table(cols, rows, row_header=False, row_classes=classes, name="changes"))
+            + H.table(cols, rows, row_header=False, row_classes=classes, name="changes")
+            + _rankings_html(rep, c, digits))
+
+
+def _rankings_html(rep: ReportView, c: pd.DataFrame, digits: int = 3) -> str:
+    """For each top change shown, the two top-k lists side by side with their labels and
+    the first relevant rank, collapsed (``<details>``); nothing when the report kept no
+    rankings."""
+    rk = getattr(rep, "rankings", None)
+    if rk is None or rk.empty:
+        return ""
+    out = []
+    for r in c.drop_duplicates(["system_a", "system_b", "query_id"]).itertuples(index=False):
+        t = rep.explain(r.query_id, r.system_a, r.system_b)
+        if t.empty:
+            continue
+        first = t.attrs.get("first_relevant", {})
+        fr = "; ".join(f"first relevant of {H.escape(k)}: " + (str(v) if v is not None else f"not in the top {len(t)}")
+                       for k, v in first.items())
+        cols = [H.Column("rank", numeric=True), H.Column(f"{r.system_a}"), H.Column("label", numeric=True),
+                H.Column(f"{r.system_b}"), H.Column("label", numeric=True)]
+        lab = lambda v: "" if v != v else f"{v:g}"  # noqa: E731  (NaN: not judged)
+        rows = [[str(x.rank), H.escape(x.doc_a), lab(x.label_a), H.escape(x.doc_b), lab(x.label_b)]
+                for x in t.itertuples(index=False)]
+        out.append(f"<details class='ef-explain'><summary>question {H.escape(r.query_id)}: "
+                   f"{H.escape(r.system_a)} vs {H.escape(r.system_b)} ({fr})</summary>"
+                   + H.table(cols, rows, row_header=False, name="explain") + "</details>")
+    return "".join(out)
 
 
 def _segments_html(rep: ReportView, digits: int = 3, limit: int = 60) -> str:
@@ -720,12 +751,13 @@ def segment_flags(seg: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 
     A row is flagged when it is too small to judge (``too_small``) or below the overall mean
     after Benjamini-Hochberg across the segments of its (system, measure)
-    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``); the two flags
-    are named separately. Flagged rows come in table order.
+    (``below_overall_bh``, from the one-sided one-sample t-test ``p_below``). A segment too
+    small to judge is only that: it is not also called below overall (its mean is too
+    uncertain to say so). Flagged rows come in table order.
     """
     small = seg["too_small"].astype(bool).to_numpy()
     below = (seg["below_overall_bh"].astype(bool).to_numpy() if "below_overall_bh" in seg
-             else seg["below_overall"].astype(bool).to_numpy())
+             else seg["below_overall"].astype(bool).to_numpy()) & ~small
     pbh = seg["p_below_bh"].to_numpy(dtype=float) if "p_below_bh" in seg else np.full(len(seg), np.nan)
     words = [", ".join(w for w, on in (("too small to judge", s_), (f"below overall (BH p={p:.3g})"
                                       if p == p else "below overall", b)) if on)
@@ -771,7 +803,7 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
              + _intervals_sentence(m), ""]
     if len(rep.warnings):
         lines += ["## Warnings", ""]
-        lines += [f"- {x}" for x in warning_lines(rep)]
+        lines += [f"- {md_text(x)}" for x in warning_lines(rep)]
         lines.append("")
     lines += ["## Summary", "", pipe_table(summary_wide(rep, digits).reset_index()), ""]
     labels = label_lines(rep)
@@ -808,7 +840,7 @@ def to_markdown(rep: ReportView, digits: int = 3) -> str:
               for r in d[d["check"].isin(["measure", "convention"])].itertuples(index=False)]
     if m.get("fingerprints"):
         lines += ["", "## Fingerprints", ""]
-        lines += [f"- {H.escape(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
+        lines += [f"- {md_text(k)}: `{v}`" for k, v in fingerprint_lines(m["fingerprints"])]
     return "\n".join(lines) + "\n"
 
 
@@ -995,12 +1027,23 @@ def _round(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 
+#: a "<" that could open inline HTML in Markdown (a tag, a closing tag, a comment)
+_MD_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def md_text(text: str) -> str:
+    """Text (a name, a warning) made inert in Markdown: a ``<`` that could open an HTML tag
+    is written ``&lt;`` (viewers that pass inline HTML show it as text), so a system named
+    ``<script>...`` is not live HTML in report.md; ``p < 0.05`` is left alone."""
+    return _MD_TAG.sub("&lt;", text)
+
+
 def _cell(v) -> str:
     if v is None or (not isinstance(v, str) and pd.isna(v)):
         return ""
     if isinstance(v, (float, np.floating)):
         return f"{v:.4g}"
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return md_text(str(v)).replace("|", "\\|").replace("\n", " ")
 
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

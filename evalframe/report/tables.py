@@ -4,7 +4,7 @@ The lowest file of the :mod:`evalframe.report` package: every other file may imp
 """
 from __future__ import annotations
 
-__all__ = ["TABLES", "COMPARISON_COLUMNS", "BY_SEGMENT_COLUMNS", "STAGE_COLUMNS", "CURVE_COLUMNS",
+__all__ = ["TABLES", "OPTIONAL_TABLES", "RANKING_COLUMNS", "COMPARISON_COLUMNS", "BY_SEGMENT_COLUMNS", "STAGE_COLUMNS", "CURVE_COLUMNS",
            "DIAGNOSTIC_COLUMNS", "MeasureRows", "order_by", "order_rows"]
 
 from typing import Mapping, Sequence
@@ -14,7 +14,11 @@ import pandas as pd
 
 #: the tables of a Report, in the order they are written
 TABLES = ("summary", "per_question", "by_segment", "comparisons", "diagnostics", "stages",
-          "curves", "planning", "changes")
+          "curves", "planning", "changes", "rankings")
+#: tables a saved report may lack (written by an older evalframe): read back empty
+OPTIONAL_TABLES = ("rankings",)
+#: columns of the rankings table: the top of each ranking behind a top change
+RANKING_COLUMNS = ("system", "query_id", "rank", "doc_id", "score", "label")
 #: columns of the comparisons table (stats.compare's + ``significant``), also when it is empty
 COMPARISON_COLUMNS = ("measure", "system_a", "system_b", "n", "n_dropped", "cluster", "n_clusters",
                       "mean_a", "mean_b", "diff", "sd_diff", "ci_low", "ci_high", "ci_method",

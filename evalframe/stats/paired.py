@@ -761,6 +761,7 @@ def _format_comparisons(data: PairedData, by: list[str], opts: CompareOptions,
     out["n_resamples"] = pd.array(np.where(resampling, res.n_resamples, 0), dtype="Int64")
     out["seed"] = pd.array(np.full(k, opts.seed), dtype="Int64")
     out.loc[~resampling, ["n_resamples", "seed"]] = pd.NA
+    out["significant"] = out["p_adjusted"].to_numpy(dtype=float) < 1.0 - float(opts.confidence)
     return out
 
 
@@ -872,6 +873,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         confidence          float
         n_resamples         Int64, resamples used (2**n when exact); <NA> if none
         seed                Int64
+        significant         bool, ``p_adjusted < 1 - confidence`` (as the report's
+                            comparisons)
         ==================  ============================================================
 
     Notes

@@ -16,7 +16,7 @@ __all__ = [
     "CHUNK_ELEMENTS", "EXACT_MAX_N", "FEW_CLUSTERS", "chunk_rows", "column_batches", "cluster_sums",
     "cluster_se", "bootstrap_count_chunks", "bootstrap_means", "bootstrap_t_statistics", "jackknife_means", "percentile_ci", "bca_ci",
     "sign_flip_chunks", "sign_flip_pvalues", "sign_flip_interval",
-    "same_question_sets",
+    "same_question_sets", "distribution_memory",
 ]
 
 #: elements of one resampling chunk (float64: 32 MB); bounds memory at any size.
@@ -79,6 +79,22 @@ def bootstrap_count_chunks(units: int, *, n_resamples: int, seed: int):
         yield start, counts
 
 
+def distribution_memory(n_resamples: int, k: int, *, func: str = "bootstrap") -> None:
+    """Refuse, before allocating it, a (n_resamples x k) float64 bootstrap distribution
+    larger than the memory budget (a quarter of the memory available,
+    :func:`evalframe.engine.budget.default_memory_budget`): a ValueError saying how much it
+    needs and the most resamples that fit (instead of a MemoryError traceback)."""
+    from evalframe.engine.budget import default_memory_budget, mib
+    need = int(n_resamples) * max(int(k), 1) * 8
+    budget = default_memory_budget()
+    if need > budget:
+        fit = max(1, budget // (8 * max(int(k), 1)))
+        raise ValueError(f"{func}: n_resamples={n_resamples} needs {mib(need)} for the bootstrap distribution "
+                         f"of {k} column(s) ({n_resamples} x {k} floats), more than the memory budget "
+                         f"{mib(budget)} (a quarter of the memory available); use n_resamples <= {fit} "
+                         "(the default is 10,000)")
+
+
 def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
                     clusters: np.ndarray | None = None) -> np.ndarray:
     """Bootstrap distribution of column means, shape (n_resamples, k).
@@ -92,6 +108,7 @@ def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
         S, sizes = X, None
     else:
         S, sizes = cluster_sums(X, clusters)
+    distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
     for start, counts in bootstrap_count_chunks(S.shape[0], n_resamples=n_resamples, seed=seed):
         sums = counts @ S
@@ -107,6 +124,7 @@ def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int) -> np.
     (NaN when its mean is 0 too); a variance within round-off of 0 counts as 0."""
     n, k = X.shape
     X2 = X * X
+    distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
     for start, counts in bootstrap_count_chunks(n, n_resamples=n_resamples, seed=seed):
         s1 = counts @ X
