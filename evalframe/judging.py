@@ -10,7 +10,8 @@ Conventions
 -----------
 - ``fn(batch)`` gets a DataFrame of at most ``batch_size`` rows, ``query_id, doc_id``
   and, when given, ``query_text`` (the question) and ``doc_text`` (the document), and
-  returns one integer label per row, in the batch's order (a list, an array or a Series).
+  returns one integer label per row, in the batch's order (a list, an array or a Series;
+  booleans read as 1 and 0).
   Nothing ships with evalframe and nothing is downloaded: ``fn`` is yours (a language
   model behind an API, a cross-encoder, a rule).
 - The cache is a JSON-lines file, one line per judged pair, ``{"judge", "query_id",
@@ -209,8 +210,7 @@ def _labels(answer, n: int) -> np.ndarray:
     if values.ndim != 1 or len(values) != n:
         raise ValueError(f"judge: fn must return one integer label per row of its batch ({n}), "
                          f"got {values.shape if values.ndim else type(answer).__name__}")
-    if values.dtype.kind == "b" or values.dtype.kind not in "iuf" and not all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values.tolist()):
+    if values.dtype.kind not in "biuf" and not all(isinstance(v, numbers.Integral) for v in values.tolist()):
         raise ValueError(f"judge: fn must return integer labels, got {values.dtype} values such as {values[:3]!r}")
     out = values.astype(np.float64)
     if not np.all(np.isfinite(out)) or not np.all(out == np.round(out)):

@@ -118,6 +118,8 @@ def test_bad_answers_and_arguments():
         ef.judge(pairs, lambda b: [0.5] * len(b), retries=0, progress=False)
     with pytest.raises(ValueError, match="integer labels"):
         ef.judge(pairs, lambda b: ["yes"] * len(b), retries=0, progress=False)
+    assert ef.judge(pairs, lambda b: b["doc_id"].str.endswith("1"), progress=False)["relevance"].tolist() == [
+        0, 1, 0, 0, 1, 0]  # booleans are 1 and 0
     with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
         ef.judge(pairs, rule, batch_size=0)
     with pytest.raises(ValueError, match="judge_name must be a non-empty str"):

@@ -155,3 +155,12 @@ def test_report_with_human_qrels_adds_the_ppi_summary():
     np.testing.assert_allclose(got["ppi_lambda"], got["lambda"], atol=1e-12)
     rows = rep.diagnostics[rep.diagnostics["check"] == "ppi"]
     assert len(rows) == 4 and rows["detail"].str.contains("corrected with 60 human-labelled questions").all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want_c = stats.compare_ppi(ef.evaluate(runs, model_q, ["R@5", "nDCG@10"]),
+                                   ef.evaluate(runs, human_q, ["R@5", "nDCG@10"]))
+    c = rep.comparisons.merge(want_c, on=["measure", "system_a", "system_b"])
+    assert len(c) == 2
+    np.testing.assert_allclose(c["ppi_diff"], c["diff_y"], atol=1e-12)
+    np.testing.assert_allclose(c["ppi_ci_high"], c["ci_high_y"], atol=1e-12)
+    np.testing.assert_allclose(c["ppi_p_adjusted"], c["p_adjusted_y"], atol=1e-12)

@@ -151,6 +151,12 @@ def test_other_engines_are_refused(tmp_path):
     run, qrels = _random_case(5)
     with pytest.raises(ValueError, match="computed in memory only, not for a Dask run"):
         ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="dask")
+    with pytest.raises(ValueError, match="computed in memory only, not for a Spark run"):
+        ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="spark")
+    chunks = pd.DataFrame({"chunk_id": ["d1#0"], "doc_id": ["d1"], "start": [0], "end": [10]})
+    with pytest.raises(ValueError, match="not available with chunks="):
+        ef.evaluate(run.assign(doc_id="d1#0").drop_duplicates(["system", "query_id"]), qrels, ["P@5"],
+                    chunks=chunks, unjudged="bounds")
     (tmp_path / "runs").mkdir()
     run.to_parquet(tmp_path / "runs" / "part-0.parquet")
     with pytest.raises(ValueError, match="computed in memory only, not for a Parquet dataset"):
@@ -227,6 +233,9 @@ def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
     text = text_tables(rep)
     assert "Model labels and unjudged documents" in text and "bm25: R@5 0.297, between 0.297 and" in text
     assert "corrected with 50 human-labelled questions" in rep.to_markdown()
+    from evalframe.report.render import to_html_page
+    page = to_html_page(rep, plots=False)
+    assert "<section id='labels'>" in page and "between 0.297 and" in page
     runs.to_parquet(tmp_path / "runs.parquet")
     human.to_csv(tmp_path / "human.csv", index=False)
     cran.qrels.to_csv(tmp_path / "qrels.csv", index=False)

@@ -254,25 +254,40 @@ def span_defaults(run, chunks) -> list[str]:
     return list(SPAN_MEASURES) + ([f"SpanRecall(tokens={SPAN_BUDGET})"] if tokens else [])
 
 
-def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup) -> list[dict]:
+def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup, judged: pd.DataFrame
+                     ) -> list[dict]:
     """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
     system's share of judged top-k documents (k: the deepest of the measures, 10 without
-    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all."""
+    one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all
+    (``judged``: the report's aggregate of ``Judged@k``, already computed)."""
     k = max(opts.judged_ks)
     model = golden[~is_human(golden["judge"])]
-    judged = None
+    shares = None
     if len(model):
         conv = {**_partition_conventions(opts), "conflicts": "error"}  # golden is resolved already
         m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
-        def totals(g):
-            t = evaluate_partition(run, g, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
-            if "system" not in t.columns:
-                t.insert(0, "system", "system")
-            return t.groupby("system", sort=False)["value"].sum()
-        everything, by_model = totals(golden), totals(model)
+        t = evaluate_partition(run, model, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
+        if "system" not in t.columns:
+            t.insert(0, "system", "system")
+        by_model = t.groupby(t["system"].astype(str), sort=False)["value"].sum()
+        j = judged[judged["measure"] == f"Judged@{k}"]
+        everything = pd.Series((j["mean"] * j["n"]).to_numpy(), index=j["system"].astype(str).to_numpy())
         share = (by_model.reindex(everything.index).fillna(0) / everything.where(everything > 0)).fillna(0.0)
-        judged = pd.DataFrame({"system": share.index.astype(str), "model_share": share.to_numpy()})
-    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=judged, k=k)
+        shares = pd.DataFrame({"system": share.index, "model_share": share.to_numpy()})
+    return labels_by_judge(golden, rel=opts.conventions["rel"], judged=shares, k=k)
+
+
+def _ppi_comparisons(comparisons: pd.DataFrame, per_q: pd.DataFrame, human_pq: pd.DataFrame, opts: ReportOptions
+                     ) -> pd.DataFrame:
+    """The comparisons with the prediction-powered difference of each pair
+    (:func:`stats.compare_ppi`, same pairs and orientation, Holm within a measure):
+    ``ppi_diff, ppi_ci_low, ppi_ci_high, ppi_p_value, ppi_p_adjusted``."""
+    keys = ["system", "query_id", "measure", "value"]
+    c = stats.compare_ppi(per_q[keys], human_pq[keys], baseline=opts.baseline, confidence=opts.confidence)
+    pairs = ["measure", "system_a", "system_b"]
+    c = c[pairs + ["diff", "ci_low", "ci_high", "p_value", "p_adjusted"]].rename(
+        columns={x: f"ppi_{x}" for x in ("diff", "ci_low", "ci_high", "p_value", "p_adjusted")})
+    return comparisons.merge(c.astype({k: str for k in pairs}), on=pairs, how="left")
 
 
 def _partition_conventions(opts: ReportOptions) -> dict:
@@ -282,7 +297,7 @@ def _partition_conventions(opts: ReportOptions) -> dict:
 
 
 def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
-              ) -> tuple[pd.DataFrame, list[dict]]:
+              ) -> tuple[pd.DataFrame, list[dict], pd.DataFrame]:
     """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
     per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
     ``ppi`` diagnostics row per system and measure."""
@@ -312,7 +327,7 @@ def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts
                                     "are human-labelled (PPI needs questions with model labels only; with every "
                                     "question judged by people, use their labels)"))
             for r in out[at >= 0].itertuples(index=False)]
-    return out, rows
+    return out, rows, table
 
 
 def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup
@@ -444,8 +459,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         every question (e.g. from :func:`evalframe.judge`): the summary gains the
         prediction-powered mean and interval (:func:`evalframe.stats.summarize_ppi`, PPI++)
         as ``ppi_mean, ppi_ci_low, ppi_ci_high, n_human, ppi_lambda``, and the diagnostics a
-        ``ppi`` row per system and measure; fewer than 10 human questions warn
-        (:class:`~evalframe.errors.FewHumanLabelsWarning`).
+        ``ppi`` row per system and measure, and the comparisons the prediction-powered
+        difference of each pair (:func:`evalframe.stats.compare_ppi`: ``ppi_diff,
+        ppi_ci_low, ppi_ci_high, ppi_p_value, ppi_p_adjusted``); fewer than 10 human
+        questions warn (:class:`~evalframe.errors.FewHumanLabelsWarning`).
     **conventions
         ``rel, ties, missing, depth, duplicates, conflicts`` as in :func:`evalframe.evaluate`.
 
@@ -523,9 +540,10 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("resampling: summary intervals")
     summary = summary_table(per_q, resampling=opts.resampling, systems=systems, measures=names)
     bound_rows: list[dict] = []
+    human_pq = None
     if human_qrels is not None:
         step("prediction-powered intervals")
-        summary, ppi_rows = _with_ppi(summary, per_q, run, human_qrels, opts, cols, rollup)
+        summary, ppi_rows, human_pq = _with_ppi(summary, per_q, run, human_qrels, opts, cols, rollup)
         bound_rows += ppi_rows
     if unjudged == "bounds":
         step("bounds for the unjudged")
@@ -538,6 +556,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     comparisons = comparison_table(per_q, systems=systems, measures=names, baseline=opts.baseline,
                                    test=opts.test, correction=opts.correction,
                                    n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence)
+    if human_pq is not None and len(comparisons):
+        comparisons = _ppi_comparisons(comparisons, per_q, human_pq, opts)
     changes = change_table(per_q, systems=systems, measures=names, baseline=opts.baseline, n=n_changes,
                            queries=queries)
     step("metric@k curves")
@@ -548,7 +568,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     planning = planning_table(per_q, n_questions=n_questions, confidence=opts.confidence)
     step("diagnostics")
     judged = aggregate(rows.select(opts.judged_names + opts.unjudged_names))
-    provenance = _provenance_rows(run, golden, opts, cols, rollup) if "judge" in golden.columns else []
+    provenance = _provenance_rows(run, golden, opts, cols, rollup, judged) if "judge" in golden.columns else []
     unit_rows = [diagnostic_row("unit", detail=(
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"

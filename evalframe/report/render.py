@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
-           "changes_view", "segment_flags", "SEGMENT_VIEW",
+           "changes_view", "segment_flags",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
 import math
@@ -353,6 +353,10 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     title = title or (f"evalframe report: {ns} system{'s' if ns != 1 else ''} on {m['n_questions']} questions")
     sections: list[tuple[str, str, str]] = []  # (id, heading, html)
     sections.append(("summary", "Summary", _summary_html(rep)))
+    labels = label_lines(rep)
+    if labels:
+        sections.append(("labels", "Model labels and unjudged documents",
+                         "<ul>" + "".join(f"<li>{H.escape(x)}</li>" for x in labels) + "</ul>"))
     if not rep.comparisons.empty:
         sections.append(("comparisons", "Comparisons", _comparisons_html(rep)))
     if diff is not None:
@@ -745,9 +749,6 @@ def changes_view(rep: ReportView, digits: int = 3, n: int = 5) -> pd.DataFrame:
         cols = [*cols, "text"]
     return _round(c[cols].reset_index(drop=True), digits)
 
-
-SEGMENT_VIEW = ["system", "segment", "segment_value", "measure", "n", "mean", "ci_low", "ci_high",
-                "overall_mean", "flags"]
 
 
 # ------------------------------------------------------------------------ Markdown
