@@ -676,6 +676,9 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
         (as ranx's ``from_df``); see :func:`evalframe.schema.clean_qrels`.
     conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document): see :func:`evalframe.schema.clean_qrels`.
+        The table holds the resolved labels; the record of the pairs resolved (the
+        diagnostics row ``golden_set_conflicting_labels``) travels on
+        :func:`read_golden_set`'s checked golden set.
     filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
         Where a path is read from (e.g. ``pyarrow.fs.S3FileSystem()``): reading
         over the network is always this explicit choice.
