@@ -24,7 +24,7 @@ from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
 
 __all__ = [
     "evaluate", "aggregate", "diagnostics", "index_recall", "report", "Report", "read_report",
-    "read_qrels", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
+    "read_qrels", "read_golden_set", "read_run", "read_chunks", "span_labels", "rechunk", "retrieve", "Retrieval",
     "fuse", "pool", "Pool", "agreement", "judge", "judge_agreement", "JudgeAgreement", "gate", "GateResult",
     "diff", "ReportDiff",
     "Measure", "parse_measure", "parse_measures", "register_measure",
@@ -40,7 +40,7 @@ __all__ = [
 LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluate"),
     **dict.fromkeys(("report", "Report", "read_report"), "report"),
-    **dict.fromkeys(("read_qrels", "read_run", "read_chunks"), "io"),
+    **dict.fromkeys(("read_qrels", "read_golden_set", "read_run", "read_chunks"), "io"),
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
     "fuse": "fusion", "agreement": "agreement", "judge": "judging",

@@ -29,7 +29,7 @@ from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .inputs import check_columns
 from .schema import Conflicts, check_conflicts
-from .io import read_qrels, read_run
+from .io import read_golden_set, read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, natural_order, shallow_rankings, systems_sharing_no_document
 from .rollup import Rollup
@@ -58,9 +58,11 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :class:`pyarrow.dataset.Dataset` larger than ``memory_budget`` is
         evaluated in parts with bounded memory (:mod:`evalframe.streaming`),
         with the same numbers, warnings and diagnostics.
-    qrels : DataFrame, path or dict
+    qrels : DataFrame, path, dict or CheckedQrels
         The golden set (see :func:`evalframe.read_qrels`; also a Parquet
-        dataset, partitioned like the run when larger than half the budget).
+        dataset, partitioned like the run when larger than half the budget; or
+        a checked golden set, :func:`evalframe.read_golden_set`, whose resolved
+        conflicting labels are reported).
     measures : name, Measure or list of them, optional
         Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
         trec_eval names (``ndcg_cut_10``, ``P_5``, ``map``...) keep trec_eval's
@@ -710,7 +712,7 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
         return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
     if (conflicts != "error" or columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
-        qrels = read_qrels(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
+        qrels = read_golden_set(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
     out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
                           options=StreamOptions(budget, progress), shallow=shallow, chunkings=chunkings, **conv)
     if out is not None:

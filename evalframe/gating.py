@@ -316,7 +316,7 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
     evaluated on the same golden set (checked by fingerprint) with the same conventions."""
     from ._fingerprint import golden_digest
     from .evaluate import evaluate
-    from .io import read_qrels
+    from .io import read_golden_set
     problems = []
     systems = rep.systems
     if system is None:
@@ -337,9 +337,9 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
             "conventions differ from the saved report's: " + ", ".join(
                 f"{k}={v!r} (report: {r!r})" for k, (v, r) in clash.items()),
             "evaluate the candidate with the report's conventions (leave them out), or recompute the baseline"))
-    golden = read_qrels(qrels, columns=options.get("columns"), conflicts=conv.get("conflicts", "error"))
+    golden = read_golden_set(qrels, columns=options.get("columns"), conflicts=conv.get("conflicts", "error"))
     want = (rep.metadata.get("fingerprints") or {}).get("golden_set")
-    got = golden_digest(golden)
+    got = golden_digest(golden if isinstance(golden, pd.DataFrame) else golden.table)
     if want != got:
         problems.append(InputProblem(
             "the golden set is not the one the saved report was computed on (fingerprint "

@@ -32,7 +32,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "read_chunks", "read_table", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
+__all__ = ["read_qrels", "read_run", "read_chunks", "read_table", "read_raw", "read_golden_set", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
            "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
@@ -50,7 +50,7 @@ from .errors import EvalframeInputError, InputProblem
 from .inputs import apply_columns, arrow_frame, check_columns
 from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
 from .schema import (ALIASES, CheckedQrels, CheckedRun, Conflicts, check_conflicts, check_qrels, check_run,
-                     clean_qrels, clean_run, encode_run)
+                     clean_run, encode_run)
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -350,9 +350,7 @@ def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
             "fix or remove those lines", "\n".join(shown))])
-    df = table.select(keep).to_pandas(types_mapper=_string_mapper)
-    df.attrs["evalframe_ids_trimmed"] = True  # split on blanks: ids hold none
-    return df
+    return table.select(keep).to_pandas(types_mapper=_string_mapper)
 
 
 #: Bytes per block of Arrow's CSV parser (its unit of work per thread): 16 MiB blocks
@@ -441,28 +439,31 @@ def could_be_data(fields: list[bytes], kind: Literal["qrels", "run"]) -> bool:
 
 
 def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
-                     data: bytes | None = None, encoding: str = "utf-8", drop: Sequence[str] = ()) -> pd.DataFrame:
+                     data: bytes | None = None, encoding: str = "utf-8",
+                     drop: Sequence[str] = ()) -> tuple[pd.DataFrame, bool]:
     """Read one file: ``path`` names it (its suffix gives the format); the bytes
     come from ``data`` (an opened file object), ``filesystem`` or the local disk.
-    A TREC run's columns named in ``drop`` are left out (never converted)."""
+    A TREC run's columns named in ``drop`` are left out (never converted).  Returns the
+    table and whether its ids are trimmed already (a TREC text file, split on blanks)."""
     name = _strip_ext(path)
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if data is None and (name.endswith((".parquet", ".pq")) or (filesystem is None and _parquet_directory(path))):
         import pyarrow.fs as pafs
         # an explicit filesystem: pandas never resolves the path string itself
-        return pd.read_parquet(str(path), filesystem=filesystem if filesystem is not None else pafs.LocalFileSystem())
+        fs = filesystem if filesystem is not None else pafs.LocalFileSystem()
+        return pd.read_parquet(str(path), filesystem=fs), False
     if data is None:
         data = _read_bytes(path, what, filesystem)
     else:
         data = _decompress(data, what, str(path))
     if data[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
-        return pd.read_parquet(_io.BytesIO(data))
+        return pd.read_parquet(_io.BytesIO(data)), False
     try:
         if name.endswith((".jsonl", ".ndjson")):
-            return _read_jsonl(data.decode(encoding), what, str(path))
+            return _read_jsonl(data.decode(encoding), what, str(path)), False
         if name.endswith(".json"):
             import json
-            return _from_mapping(json.loads(data.decode(encoding)), kind)
+            return _from_mapping(json.loads(data.decode(encoding)), kind), False
     except UnicodeDecodeError:
         raise _not_utf8(data, what, str(path)) from None
     run = kind == "run"
@@ -476,27 +477,28 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
         # header's case; the schema step converts scores, labels and ranks.
         try:
             return pd.read_csv(_io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
-                               comment=None, skip_blank_lines=True, encoding=encoding)
+                               comment=None, skip_blank_lines=True, encoding=encoding), False
         except UnicodeDecodeError:
             raise _not_utf8(data, what, str(path)) from None
-    ntok = len(first.split())
+    ntok = len(first.split())  # a TREC text file, split on blanks: its ids hold none (True: trimmed)
     opts = {"indented_comments": run, "encoding": encoding}
     if kind == "qrels":
         if ntok == 4:
             df = _parse_whitespace(data, _QRELS_COLS, what, str(path), **opts)
             if is_diversity_qrels(df):  # TREC diversity qrels: the second column is the subtopic
-                return df.rename(columns={"iteration": "subtopic"})[["query_id", "subtopic", "doc_id", "relevance"]]
-            return df[["query_id", "doc_id", "relevance"]]
+                return df.rename(columns={"iteration": "subtopic"})[["query_id", "subtopic", "doc_id",
+                                                                      "relevance"]], True
+            return df[["query_id", "doc_id", "relevance"]], True
         if ntok == 3:
-            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path), **opts)
+            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path), **opts), True
         raise EvalframeInputError(what, [InputProblem(
             f"{path}: first line has {ntok} fields: {first[:200]!r}",
             "TREC qrels lines are 'query_id iteration doc_id relevance' (4 fields)")])
     if ntok == 6:
         keep = [c for c in ("query_id", "doc_id", "rank", "score", "system") if c not in drop]
-        return _parse_whitespace(data, _RUN_COLS, what, str(path), keep=keep, **opts)
+        return _parse_whitespace(data, _RUN_COLS, what, str(path), keep=keep, **opts), True
     if ntok == 3:
-        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path), **opts)
+        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path), **opts), True
     raise EvalframeInputError(what, [InputProblem(
         f"{path}: first line has {ntok} fields: {first[:200]!r}",
         "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
@@ -594,18 +596,21 @@ def _is_nested_run_mapping(obj: Mapping) -> bool:
 
 
 def _raw(source, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
-         encoding: str = "utf-8", drop: Sequence[str] = ()) -> pd.DataFrame:
+         encoding: str = "utf-8", drop: Sequence[str] = ()) -> tuple[pd.DataFrame, bool]:
+    """The table a source holds (:func:`read_raw`) and whether its ids are trimmed already."""
     what = "golden set (qrels)" if kind == "qrels" else "run"
     if isinstance(source, pd.DataFrame):
-        return source
+        return source, False
+    if isinstance(source, CheckedQrels):
+        return source.table, False
     frame = arrow_frame(source)
     if frame is not None:
-        return frame
+        return frame, False
     if isinstance(source, (str, os.PathLike)):
         path = Path(os.fsdecode(os.fspath(source))) if filesystem is not None else local_path(source, what)
         return _read_table_file(path, kind, filesystem=filesystem, encoding=encoding, drop=drop)
     if isinstance(source, Mapping):
-        return _from_mapping(source, kind)
+        return _from_mapping(source, kind), False
     rows = _rows_not_tables(source, what)
     if rows is not None:
         raise rows
@@ -649,6 +654,15 @@ def read_table(source: Source, kind: Literal["qrels", "run"], *, drop: Sequence[
     >>> read_table({"q1": {"d1": 2.0}}, "run").columns.tolist()
     ['query_id', 'doc_id', 'score']
     """
+    return read_raw(source, kind, drop=drop, filesystem=filesystem, encoding=encoding)[0]
+
+
+def read_raw(source: Source, kind: Literal["qrels", "run"], *, drop: Sequence[str] = (),
+             filesystem: FileSystem | None = None, encoding: str = "utf-8") -> tuple[pd.DataFrame, bool]:
+    """:func:`read_table`'s table, and whether its ids are trimmed already (a TREC text
+    file, split on blanks: an id holds none), to pass as ``trimmed=`` to
+    :func:`~evalframe.schema.check_run` / :func:`~evalframe.schema.check_qrels`, which
+    then skip their trim pass."""
     if kind not in ("qrels", "run"):
         raise ValueError(f"read_table: kind must be 'qrels' or 'run', got {kind!r}")
     return _raw(source, kind, filesystem=filesystem, encoding=encoding, drop=tuple(drop))
@@ -668,6 +682,9 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
         (as ranx's ``from_df``); see :func:`evalframe.schema.clean_qrels`.
     conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document): see :func:`evalframe.schema.clean_qrels`.
+        The table holds the resolved labels; the record of the pairs resolved (the
+        diagnostics row ``golden_set_conflicting_labels``) travels on
+        :func:`read_golden_set`'s checked golden set.
     filesystem : pyarrow.fs.FileSystem or fsspec filesystem, optional
         Where a path is read from (e.g. ``pyarrow.fs.S3FileSystem()``): reading
         over the network is always this explicit choice.
@@ -691,12 +708,39 @@ def read_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conf
     >>> read_qrels({"q1": {"d1": 1, "d2": 0}}).shape
     (2, 3)
     """
+    golden = read_golden_set(source, columns=columns, conflicts=conflicts, filesystem=filesystem, encoding=encoding)
+    return golden if isinstance(golden, pd.DataFrame) else golden.table
+
+
+def read_golden_set(source: Source | CheckedQrels, *, columns: Mapping[str, str] | None = None,
+                    conflicts: Conflicts = "error", filesystem: FileSystem | None = None,
+                    encoding: str = "utf-8") -> CheckedQrels | pd.DataFrame:
+    """:func:`read_qrels`, keeping what the check learnt: the checked golden set
+    (:class:`~evalframe.schema.CheckedQrels`, its :attr:`~evalframe.schema.CheckedQrels.table`
+    is :func:`read_qrels`'s table), or a span golden set's table.
+
+    The conflicting labels ``conflicts`` resolved travel on the checked golden set
+    (:attr:`~evalframe.schema.CheckedQrels.conflicts`): :func:`evalframe.evaluate`,
+    :func:`evalframe.diagnostics` and :func:`evalframe.report` take it as their golden set
+    and report them once (a table from :func:`read_qrels` holds its resolved labels, not
+    the record of them).  A checked golden set is returned as it is.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> g = read_golden_set(pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d1"],
+    ...                                   "relevance": [1, 2]}), conflicts="max")
+    >>> g.table["relevance"].tolist(), g.conflicts.count
+    ([2], 1)
+    """
     check_columns(columns, caller="read_qrels")
     check_conflicts(conflicts, caller="read_qrels")
-    raw = _raw(source, "qrels", filesystem=filesystem, encoding=encoding)
+    if isinstance(source, CheckedQrels):
+        return source
+    raw, trimmed = _raw(source, "qrels", filesystem=filesystem, encoding=encoding)
     if is_span_table(apply_columns(raw, columns)):
         return check_spans(raw, columns=columns)
-    return clean_qrels(raw, columns=columns, conflicts=conflicts)
+    return check_qrels(raw, columns=columns, conflicts=conflicts, trimmed=trimmed)
 
 
 def read_chunks(source: Source, *, columns: Mapping[str, str] | None = None, disjoint: bool = False,
@@ -727,7 +771,7 @@ def read_chunks(source: Source, *, columns: Mapping[str, str] | None = None, dis
     0     d1#0     d1      0  120      30
     """
     check_columns(columns, caller="read_chunks")
-    return check_chunks(_raw(source, "run", filesystem=filesystem, encoding=encoding), columns=columns,
+    return check_chunks(_raw(source, "run", filesystem=filesystem, encoding=encoding)[0], columns=columns,
                         disjoint=disjoint)
 
 
@@ -801,8 +845,8 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
                 f"{len(parts)} runs share the system name(s) {sorted(shared)[:5]}, which would merge their rankings",
                 "give each run its own name: pass a dict {name: run}")])
         return pd.concat(parts, ignore_index=True)
-    return clean_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
-                     duplicates=duplicates, columns=columns, ties=ties)
+    raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
+    return clean_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed)
 
 
 def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,
@@ -817,8 +861,9 @@ def read_checked_run(source: Source | Sequence[Source], *, system: str | None = 
     nested = isinstance(source, Mapping) and _is_nested_run_mapping(source)
     listed = isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike))
     if not nested and not listed:  # read_run's single-source case
-        return check_run(_raw(source, "run", filesystem=filesystem, encoding=encoding), system=system,
-                         duplicates=duplicates, columns=columns, ties=ties, part=part)
+        raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
+        return check_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, part=part,
+                         trimmed=trimmed)
     return encode_run(read_run(source, system=system, duplicates=duplicates, columns=columns, ties=ties,
                                filesystem=filesystem, encoding=encoding))
 
@@ -831,5 +876,7 @@ def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = No
     ``part``: a partition of a golden set, which may hold no row)."""
     check_columns(columns, caller="read_qrels")
     check_conflicts(conflicts, caller="read_qrels")
-    return check_qrels(_raw(source, "qrels", filesystem=filesystem, encoding=encoding), columns=columns,
-                       conflicts=conflicts, part=part)
+    if isinstance(source, CheckedQrels):
+        return source
+    raw, trimmed = _raw(source, "qrels", filesystem=filesystem, encoding=encoding)
+    return check_qrels(raw, columns=columns, conflicts=conflicts, part=part, trimmed=trimmed)

@@ -243,7 +243,7 @@ def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id",
 
 
 def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
-                conflicts: Conflicts = "error") -> pd.DataFrame:
+                conflicts: Conflicts = "error", trimmed: bool = False) -> pd.DataFrame:
     """Check a golden set and return a canonical copy.
 
     The same checks as :func:`check_qrels`, which also returns the factorised ids.
@@ -267,6 +267,9 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
         resolved are counted in the diagnostics (``golden_set_conflicting_labels``).
         The kept row's ``judge`` and ``confidence`` are those of a row giving the
         resolved label (a person's first).
+    trimmed : bool
+        The table's ids hold no leading or trailing blank already (a TREC text file split
+        on blanks, ``evalframe.io.read_raw``): the pass that trims them is skipped.
 
     Returns
     -------
@@ -288,12 +291,12 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
         non-numeric or non-integral labels, conflicting duplicate rows, an
         empty table.
     """
-    checked = check_qrels(qrels, columns=columns, conflicts=conflicts)
-    return checked.frame if checked.subtopics is None else checked.subtopics
+    return check_qrels(qrels, columns=columns, conflicts=conflicts, trimmed=trimmed).table
 
 
 def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
-                conflicts: Conflicts = "error", resolve: bool = True, part: bool = False) -> CheckedQrels:
+                conflicts: Conflicts = "error", resolve: bool = True, part: bool = False,
+                trimmed: bool = False) -> CheckedQrels:
     """Check a golden set and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_qrels`; ``resolve=False`` keeps repeated
@@ -304,21 +307,17 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     Returns
     -------
     CheckedQrels
-        ``frame`` is :func:`clean_qrels`'s table.
+        ``frame`` is :func:`clean_qrels`'s table; ``conflicts`` the conflicting labels
+        resolved (None: none).
     """
     if not isinstance(qrels, pd.DataFrame):
         raise TypeError(f"qrels must be a pandas DataFrame, got {type(qrels).__name__}; "
                         "use evalframe.read_qrels() for files and dicts")
     check_conflicts(conflicts, caller="check_qrels")
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
-    checked = _check_qrels(table, conflicts, resolve, part)
-    prior = qrels.attrs.get("evalframe_conflicts")
-    if checked.conflicts is None and isinstance(prior, ResolvedConflicts):
-        checked = replace(checked, conflicts=prior)  # resolved when this table was read
+    checked = _check_qrels(table, conflicts, resolve, part, trim=not trimmed)
     if TEXT_COLUMN in table.columns:
         checked = replace(checked, frame=_with_text(checked.frame, table))
-    if checked.conflicts is not None:
-        checked.frame.attrs["evalframe_conflicts"] = checked.conflicts
     return checked
 
 
@@ -332,8 +331,10 @@ def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{TEXT_COLUMN: by_query.reindex(frame["query_id"].to_numpy(dtype=object)).to_numpy()})
 
 
-def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True, part: bool = False) -> CheckedQrels:
-    """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`)."""
+def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True, part: bool = False,
+                 trim: bool = True) -> CheckedQrels:
+    """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`);
+    ``trim=False``: its ids hold no blank to trim."""
     problems: list[InputProblem] = []
     df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic", *PROVENANCE), problems)
     if problems:
@@ -380,7 +381,6 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     extra = _provenance(df, problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
-    trim = not qrels.attrs.get("evalframe_ids_trimmed", False)
     ids = {c: (df[c] if status[c] == "clean" else ids_to_str(df[c], trim=trim)).reset_index(drop=True)
            for c in ("query_id", "doc_id")}  # ids already clean are kept as they are
     out = pd.DataFrame({**ids, "relevance": values, **({} if "subtopic" in df else extra)})
@@ -631,12 +631,10 @@ def check_qrels_part(qrels: pd.DataFrame, conflicts: Conflicts,
                      rows: np.ndarray) -> tuple[pd.DataFrame, ResolvedConflicts | None]:
     """A part of a larger golden set holding whole questions (its rows at positions
     ``rows`` of the whole), checked and its conflicting labels resolved: the canonical
-    table (its subtopic table for diversity qrels; no conflicts recorded in its attrs,
-    the whole set's are recorded once) and the pairs resolved, ``first_rows`` counted
-    in the whole golden set (to merge the parts, :func:`merge_conflicts`)."""
+    table (its subtopic table for diversity qrels) and the pairs resolved, ``first_rows``
+    counted in the whole golden set (to merge the parts, :func:`merge_conflicts`)."""
     checked = check_qrels(qrels, conflicts=conflicts)
-    frame = checked.frame if checked.subtopics is None else checked.subtopics
-    frame.attrs.pop("evalframe_conflicts", None)
+    frame = checked.table
     c = checked.conflicts
     return frame, None if c is None else replace(c, first_rows=tuple(int(rows[r]) for r in c.first_rows))
 
@@ -654,7 +652,8 @@ def merge_conflicts(parts: list[ResolvedConflicts | None]) -> ResolvedConflicts 
 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error",
-              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc") -> pd.DataFrame:
+              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc",
+              trimmed: bool = False) -> pd.DataFrame:
     """Check a run (one or many systems) and return a canonical copy.
 
     The same checks as :func:`check_run`, which also returns the factorised ids.
@@ -680,6 +679,9 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
     ties : {"doc_id_desc", "doc_id_asc", "rank"}
         The order the run will be ranked in; with ``"rank"`` the scores are not used,
         so a missing or NaN score is no error.
+    trimmed : bool
+        The table's ids hold no leading or trailing blank already (a TREC text file split
+        on blanks, ``evalframe.io.read_raw``): the pass that trims them is skipped.
 
     Returns
     -------
@@ -692,7 +694,7 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         Listing every problem: missing columns, missing ids, missing, NaN,
         infinite or non-numeric scores, duplicate documents, an empty table.
     """
-    return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties).frame
+    return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed).frame
 
 
 def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None:
@@ -714,7 +716,8 @@ def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None
 
 def check_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error",
-              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc", part: bool = False) -> CheckedRun:
+              columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc", part: bool = False,
+              trimmed: bool = False) -> CheckedRun:
     """Check a run and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_run`; ``part=True``: a partition of a run,
@@ -733,7 +736,6 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
                         "use evalframe.read_run() for files and dicts")
     problems: list[InputProblem] = []
-    attrs = run.attrs
     run = run_table(run, problems, columns=check_columns(columns, caller="check_run"), duplicates=duplicates)
     df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank", "tokens"), problems)
     if problems:
@@ -771,7 +773,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         if np.isfinite(r).all():
             rank = r
     tokens = _tokens(df, problems) if "tokens" in df else None
-    trim = not attrs.get("evalframe_ids_trimmed", False)
+    trim = not trimmed
     data = {}
     if system is not None:
         if "system" in df and df["system"].nunique() > 1:
@@ -1228,8 +1230,9 @@ class CheckedQrels:
         (query_id, doc_id) with the largest label over its subtopics (a
         document relevant to any subtopic is relevant, as ndeval's own MAP).
     conflicts : ResolvedConflicts or None
-        The conflicting labels ``conflicts=`` resolved (also kept in ``frame.attrs``, so a
-        golden set read with :func:`evalframe.read_qrels` still reports them when evaluated).
+        The conflicting labels ``conflicts=`` resolved: the evaluation functions report
+        them once when given this object as their golden set
+        (:func:`evalframe.read_golden_set`).
     """
 
     frame: pd.DataFrame
@@ -1238,6 +1241,11 @@ class CheckedQrels:
     subtopics: pd.DataFrame | None = None
     #: conflicting labels resolved while checking (``conflicts=``), or None
     conflicts: "ResolvedConflicts | None" = None
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""
+        return self.frame if self.subtopics is None else self.subtopics
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:

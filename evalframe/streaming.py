@@ -74,12 +74,12 @@ from .engine import (Chunkings, Duplicates, carried_chunkings, doc_summary, ever
 from .engine import budget as sizing
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
 from .errors import EvalframeInputError, InputProblem
-from .io import read_qrels
+from .io import read_golden_set
 from .measures import Measure
 from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, conflicts_record, diagnostics_table,
                       id_set, natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
-from .schema import (ALIASES, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
+from .schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
                      merge_conflicts)
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
@@ -796,11 +796,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     # (a table the caller resolved has none left: resolving it again changes nothing)
     golden = golden_conflicts = None
     if qrels_dataset is None:
-        frame = qrels if qrels is getattr(chunkings, "spans", None) else read_qrels(qrels, columns=columns,
-                                                                                   conflicts=conflicts)
-        # conflicting labels resolved once, for the whole golden set (a part's slice carrying
-        # them would count them once per part)
-        golden_conflicts = frame.attrs.pop("evalframe_conflicts", None)
+        # conflicting labels resolved once, for the whole golden set (reported once, not per part)
+        frame = qrels if qrels is getattr(chunkings, "spans", None) else read_golden_set(qrels, columns=columns,
+                                                                                        conflicts=conflicts)
+        if isinstance(frame, CheckedQrels):
+            frame, golden_conflicts = frame.table, frame.conflicts
         golden = GoldenIndex(frame)
     golden_rows = 0 if golden is None else len(golden.frame)
     if qrels_dataset is None and n_rows * sizing.WHOLE_BYTES_PER_ROW + golden_rows * sizing.QRELS_BYTES_PER_ROW <= options.budget:

@@ -478,15 +478,15 @@ def _checked_run(source, where: str):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .io import read_table
+    from .io import read_raw
     from .schema import check_run
-    raw = read_table(source, "run", drop=("rank",), encoding=_ENCODING)
-    if "system" in raw and raw.attrs.get("evalframe_ids_trimmed") and len(raw):
+    raw, trimmed = read_raw(source, "run", drop=("rank",), encoding=_ENCODING)
+    if "system" in raw and trimmed and len(raw):
         tags = pa.array(raw["system"])  # the column's own buffers
         last = tags[len(tags) - 1].as_py()
         if last.strip() and pc.all(pc.equal(tags, pa.scalar(last, tags.type))).as_py():
-            return check_run(raw.drop(columns="system"), duplicates="max"), last
-    return _one_run(check_run(raw, duplicates="max"), where)
+            return check_run(raw.drop(columns="system"), duplicates="max", trimmed=True), last
+    return _one_run(check_run(raw, duplicates="max", trimmed=trimmed), where)
 
 
 def _one_run(run, where: str):

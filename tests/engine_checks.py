@@ -50,7 +50,7 @@ def streamed(rows: pd.DataFrame, qrels, measures, directory, *, files: int = 3, 
     os.makedirs(directory, exist_ok=True)
     for i, at in enumerate(np.array_split(np.arange(len(rows)), files)):
         rows.iloc[at].to_parquet(os.path.join(directory, f"part-{i}.parquet"), index=False)
-    budget = len(qrels) * sizing.QRELS_BYTES_PER_ROW + 2 * sizing.BYTES_PER_ROW * len(rows) // parts
+    budget = len(getattr(qrels, "frame", qrels)) * sizing.QRELS_BYTES_PER_ROW + 2 * sizing.BYTES_PER_ROW * len(rows) // parts
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sizing, "plan_batch_rows", lambda *a, **k: max(4, len(rows) // parts))
         return evaluate_with_diagnostics(str(directory), qrels, measures, memory_budget=budget, **kw)

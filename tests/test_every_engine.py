@@ -112,3 +112,44 @@ def test_a_run_sharing_no_document_with_the_golden_set_is_the_same_input_error(e
     if engine != "streaming-shuffled":  # the examples are the run's first documents: a shuffled copy has others
         assert str(got.value) == str(want.value)
     assert "no retrieved document of any system is a document of the golden set" in str(got.value)
+
+
+# ---------------------------------------------------------------- conflicting labels, reported once
+def _conflicting():
+    """A golden set whose (question, document) pairs hold several labels (votes), and a run."""
+    rng = np.random.default_rng(11)
+    votes = pd.DataFrame({"query_id": [f"q{i}" for i in rng.integers(0, 12, 300)],
+                          "doc_id": [f"d{i}" for i in rng.integers(0, 20, 300)], "relevance": rng.integers(0, 3, 300)})
+    pairs = votes.groupby(["query_id", "doc_id"])["relevance"].nunique()
+    run = pd.concat([pd.DataFrame({"system": s, "query_id": votes["query_id"], "doc_id": votes["doc_id"]})
+                     for s in ("a", "b")]).drop_duplicates(ignore_index=True)
+    run["score"] = np.random.default_rng(12).random(len(run))
+    return run, votes, int((pairs > 1).sum())
+
+
+@pytest.mark.parametrize("given", ["raw", "checked"])
+@pytest.mark.parametrize("engine", ["memory", "streaming-grouped", "streaming-shuffled", "dask", "spark"])
+def test_the_resolved_conflicts_are_reported_once_by_every_engine(engine, given, tmp_path, request):
+    """The conflicts resolved travel explicitly (on the checked golden set, or the driver's
+    own resolution), not on DataFrame.attrs: every engine's diagnostics count them once,
+    whether evaluate resolves them (conflicts='max') or the caller did
+    (:func:`evalframe.read_golden_set`, then a call without conflicts=)."""
+    run, votes, n_conflicted = _conflicting()
+    assert n_conflicted > 10  # the case has conflicts to count
+    qrels, kw = (votes, {"conflicts": "max"}) if given == "raw" else (
+        ef.read_golden_set(votes, conflicts="max"), {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if engine == "memory":
+            _, diag = evaluate_with_diagnostics(run, qrels, ["AP", "R@5"], **kw)
+        elif engine.startswith("streaming"):
+            ((_, diag), _), _ = _streamed(run, qrels, ["AP", "R@5"], kw, tmp_path / "run", engine.split("-")[1])
+        elif engine == "dask":
+            import dask.dataframe as dd
+            request.getfixturevalue("cluster")
+            _, diag = evaluate_with_diagnostics(dd.from_pandas(run, npartitions=3), qrels, ["AP", "R@5"], **kw)
+        else:
+            session = request.getfixturevalue("spark")
+            _, diag = evaluate_with_diagnostics(session.createDataFrame(run), qrels, ["AP", "R@5"], **kw)
+    row = diag[diag["check"] == "golden_set_conflicting_labels"]
+    assert row["count"].tolist() == [n_conflicted] and row["action"].tolist() == ["resolved: max label"]

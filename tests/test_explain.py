@@ -59,7 +59,10 @@ def test_explain_side_by_side(rep):
     rk = rep.rankings
     a = rk[(rk.system == row.system_a) & (rk.query_id == row.query_id)].sort_values("rank")
     assert t["doc_a"].dropna().tolist() == a["doc_id"].tolist()
-    first = t.attrs["first_relevant"]
+    first = {}
+    for side, s in (("a", row.system_a), ("b", row.system_b)):
+        hit = t.loc[t[f"label_{side}"] >= 1, "rank"]
+        first[s] = int(hit.min()) if len(hit) else None
     rr = rep.per_question.set_index(["system", "query_id", "measure"])["value"]
     for s in (row.system_a, row.system_b):
         v = rr[(s, row.query_id, "RR")]

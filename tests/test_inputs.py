@@ -337,9 +337,15 @@ def test_conflicts_resolved_as_a_loop_would(how):
     d = ef.diagnostics(run, votes, conflicts=how)
     row = d[d["check"] == "golden_set_conflicting_labels"]
     assert row["count"].tolist() == [n_conflicted] and row["action"].item() == f"resolved: {how} label"
-    # read first, evaluate after: the count is still there
-    d2 = ef.diagnostics(run, ef.read_qrels(votes, conflicts=how))
+    # read first, evaluate after: the count travels on the checked golden set (no DataFrame.attrs)
+    checked = ef.read_golden_set(votes, conflicts=how)
+    pd.testing.assert_frame_equal(checked.table, got)
+    d2 = ef.diagnostics(run, checked)
     assert d2[d2["check"] == "golden_set_conflicting_labels"]["count"].tolist() == [n_conflicted]
+    # the table read_qrels gives holds the resolved labels, not the record: a later call,
+    # whatever its conflicts=, has none to report (no hidden channel, no double count)
+    d3 = ef.diagnostics(run, got.copy(), conflicts=how)
+    assert "golden_set_conflicting_labels" not in set(d3["check"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = ef.report(run, votes, measures=["RR"], n_resamples=20, conflicts=how)

@@ -710,3 +710,26 @@ def test_a_directory_of_parquet_files_is_read_as_one_table(tmp_path):
     pd.DataFrame({"query_id": ["q2"], "doc_id": ["d3"], "score": [1.0]}).to_parquet(d / "b.parquet")
     run = ef.read_run(d)
     assert sorted(zip(run["query_id"], run["doc_id"])) == [("q1", "d1"), ("q1", "d2"), ("q2", "d3")]
+
+
+def test_ids_of_a_trec_text_file_skip_the_trim_pass_by_an_explicit_flag(tmp_path):
+    """A TREC text file is split on blanks, so its ids hold none: the reader says so
+    (``read_raw``'s flag, passed as ``trimmed=``, never DataFrame.attrs) and the checks
+    skip their trim pass.  An id ending in a no-break space (not a field separator) is
+    then kept whole, as trec_eval keeps it; the same table without the flag is trimmed."""
+    from evalframe.io import read_raw
+    nbsp = "d1\u00a0"
+    run_path, qrels_path, csv_path = tmp_path / "run.txt", tmp_path / "qrels.txt", tmp_path / "run.csv"
+    run_path.write_text(f"q1 Q0 {nbsp} 1 2.0 sys\nq1 Q0 d2 2 1.0 sys\n", encoding="utf-8")
+    qrels_path.write_text(f"q1 0 {nbsp} 1\nq1 0 d2 0\n", encoding="utf-8")
+    csv_path.write_text(f"query_id,doc_id,score\nq1,{nbsp},2.0\n", encoding="utf-8")
+    raw, trimmed = read_raw(run_path, "run")
+    assert trimmed and not raw.attrs  # the fact is returned, not carried on the table
+    assert read_raw(csv_path, "run")[1] is False and read_raw(raw, "run")[1] is False
+    assert ef.read_run(run_path)["doc_id"].tolist() == [nbsp, "d2"]
+    assert ef.read_qrels(qrels_path)["doc_id"].tolist() == [nbsp, "d2"]
+    assert ef.read_golden_set(qrels_path).frame["doc_id"].tolist() == [nbsp, "d2"]
+    # the same table, as a DataFrame (no flag): trimmed, as every table is
+    assert ef.read_run(raw)["doc_id"].tolist() == ["d1", "d2"]
+    assert ef.schema.clean_run(raw, trimmed=True)["doc_id"].tolist() == [nbsp, "d2"]
+    assert ef.read_run(csv_path)["doc_id"].tolist() == ["d1"]  # a CSV cell is trimmed

@@ -43,13 +43,13 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..evaluate import aggregate, evaluate
-    from ..io import read_qrels
+    from ..io import read_golden_set
 
     stdin_once(args.qrels, args.runs)
     measures = parse_measure_args(args.measures)
     out = check_out_file(args.out) if args.out else None
     budget = memory_budget_arg(args)
-    qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns, conflicts=args.conflicts,
+    qrels = read_input(args.qrels, read_golden_set, "golden set", columns=args.columns, conflicts=args.conflicts,
                        encoding=args.encoding)
     with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
                     encoding=args.encoding) as runs:

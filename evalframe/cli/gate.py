@@ -56,12 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the gate on the parsed arguments, print the decision; returns the exit status."""
     from ..gating import gate
-    from ..io import read_qrels, read_run
+    from ..io import read_golden_set, read_run
 
     measures = [str(m) for m in parse_measure_args(args.measures)]
     summary = check_out_file(args.summary, "--summary") if args.summary else None
     junit = check_out_file(args.junit, "--junit") if args.junit else None
-    qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns, conflicts=args.conflicts,
+    qrels = read_input(args.qrels, read_golden_set, "golden set", columns=args.columns, conflicts=args.conflicts,
                        encoding=args.encoding)
     want = 1 if args.baseline_report else 2
     if len(args.runs) != want:

@@ -169,7 +169,7 @@ def _json_records(df):
 
 def run(args: argparse.Namespace) -> int:
     """Build the report of the parsed arguments and print it; returns the exit status."""
-    from ..io import read_qrels
+    from ..io import read_golden_set, read_qrels
     from ..report import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(total=len(args.runs) + 9 + (1 if args.out else 0))
     try:
         progress.step("reading the golden set")
-        qrels = read_input(args.qrels, read_qrels, "golden set", columns=args.columns,
+        qrels = read_input(args.qrels, read_golden_set, "golden set", columns=args.columns,
                            conflicts=args.conflicts, encoding=args.encoding)
         with run_source(args.runs, duplicates=args.duplicates, budget=budget, progress=progress.step,
                         columns=args.columns, ties=args.ties, encoding=args.encoding) as runs:

@@ -29,7 +29,7 @@ from ..measures import FAMILIES, Measure, compute
 from ..ranking import (CHUNKING_OF, HAS_JUDGED, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from ..schema import (CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
+from ..schema import (CheckedQrels, CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
                       ids_to_str)
 from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_overlap, check_spans, chunk_labels,
                     chunk_offsets, chunks_in_run, doc_codes, is_span_table, merge_spans, split_run_offsets)
@@ -257,7 +257,8 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
     systems = list(checked.system.names) if checked.system is not None else [None]
     resolved, spans = resolve_chunkings(run, qrels_raw, chunks=chunks, min_overlap=min_overlap, columns=columns,
                                         systems=systems)
-    golden = None if spans is not None else read_checked_qrels(qrels_raw, columns=columns, conflicts=conflicts)
+    golden = None if spans is not None else read_checked_qrels(qrels if isinstance(qrels, CheckedQrels) else qrels_raw,
+                                                                columns=columns, conflicts=conflicts)
     conv = dict(rel=rel, ties=ties, missing=missing, depth=depth)
     if resolved is None and carried is None:
         if spans is None:

@@ -24,9 +24,9 @@ from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
 from ..ranking import Check, Diagnostic, Missing, Ties, conflicts_record, merge_diagnostics
 from ..rollup import UNIT
-from ..schema import (Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints, ids_to_str,
-                      merge_conflicts)
-from ..io import read_checked_qrels, read_checked_run, read_qrels
+from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints,
+                      ids_to_str, merge_conflicts)
+from ..io import read_checked_qrels, read_checked_run, read_golden_set
 from . import (Chunkings, Duplicates, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
@@ -65,15 +65,14 @@ def question_buckets(query_id: "pd.Series | pa.Array | pa.ChunkedArray", n_bucke
 
 
 def held_golden_set(qrels, columns=None, conflicts: Conflicts = "error") -> "tuple[pd.DataFrame, ResolvedConflicts | None]":
-    """A golden set held whole by a driver (a DataFrame, a path, Arrow...): checked, its
-    conflicting labels resolved once (:func:`evalframe.read_qrels`), and that resolution
-    (None: none), reported once by the driver rather than by each partition."""
-    frame = (check_qrels(qrels, columns=columns, conflicts=conflicts).frame if isinstance(qrels, pd.DataFrame)
-             else read_qrels(qrels, columns=columns, conflicts=conflicts))
-    resolved = frame.attrs.get("evalframe_conflicts")
-    frame = frame.copy()
-    frame.attrs = {}
-    return frame, resolved if isinstance(resolved, ResolvedConflicts) else None
+    """A golden set held whole by a driver (a DataFrame, a path, Arrow, a checked golden
+    set...): checked, its conflicting labels resolved once (:func:`evalframe.read_golden_set`),
+    and that resolution (None: none), reported once by the driver rather than by each partition."""
+    golden = read_golden_set(qrels, columns=columns, conflicts=conflicts)
+    if isinstance(golden, pd.DataFrame):  # a span golden set
+        return golden, None
+    frame = golden.frame if isinstance(qrels, (pd.DataFrame, CheckedQrels)) else golden.table
+    return frame, golden.conflicts
 
 
 class GoldenIndex:
@@ -204,7 +203,6 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     span golden set (or of the chunk-level one).
     """
     qrels = qrels.reset_index(drop=True)
-    qrels.attrs = {}  # conflicts resolved on the whole golden set are reported once, by the driver
     resolved = None
     within = systems if "system" in run.columns else [None]
     if chunkings is not None:

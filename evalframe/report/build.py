@@ -28,7 +28,7 @@ from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_path, digest_table, fingerprints, run_digests, source_digests
-from ..io import read_chunks, read_qrels, read_run
+from ..io import read_chunks, read_golden_set, read_qrels, read_run
 from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, ranking_table
@@ -390,8 +390,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     ----------
     run : DataFrame, path, dict, or list/dict of those
         One or many systems (see :func:`evalframe.read_run`).
-    qrels : DataFrame, path or dict
-        The golden set.
+    qrels : DataFrame, path, dict or CheckedQrels
+        The golden set (a checked one, :func:`evalframe.read_golden_set`, reports the
+        conflicting labels it resolved).
     measures : names, optional
         Default: the spec's ``R@5, R@10, R@100, P@5, RR, nDCG@10, AP``.
     segments : DataFrame, path, or column name(s) of the golden-set DataFrame, optional
@@ -525,7 +526,9 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step = progress or (lambda label: None)
     seg_table = resolve_segments(segments, qrels, columns=cols)
     conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
-    golden = read_qrels(qrels, columns=cols, conflicts=conv["conflicts"])  # read once, text kept
+    # read once, text kept; the conflicting labels resolved travel on the checked golden set
+    checked = read_golden_set(qrels, columns=cols, conflicts=conv["conflicts"])
+    golden = checked if isinstance(checked, pd.DataFrame) else checked.table
     if measures is None and "start" in golden.columns and (chunks is not None or is_span_input(run, cols)):
         opts = report_options(measures=span_defaults(run, chunks), **options)  # a span golden set, chunks known
         conv, names, rel = opts.conventions, opts.names, opts.conventions["rel"]
@@ -535,7 +538,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("ranking and judging")
     # rankings are checked against the cutoffs asked for (measures, stages), not the curve's
     asked = list(dict.fromkeys([*opts.measures, *stage_measures(opts.stages, rel=conv["rel"])]))
-    per_all, raw = evaluate_with_diagnostics(run, golden, opts.all_measures(), columns=cols,
+    per_all, raw = evaluate_with_diagnostics(run, checked, opts.all_measures(), columns=cols,
                                                memory_budget=memory_budget, rollup=rollup, chunks=chunks,
                                                min_overlap=min_overlap, tokens=tokens, shallow=asked, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"

@@ -159,18 +159,13 @@ def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.Da
 def explain_table(rankings: pd.DataFrame, question: str, system_a: str, system_b: str, *, rel: int = 1
                   ) -> pd.DataFrame:
     """The two rankings of ``question`` side by side: ``rank, doc_a, label_a, doc_b,
-    label_b`` (label NaN: not judged); ``attrs["first_relevant"]`` holds each system's
-    first rank with a label >= ``rel`` within the kept depth (None: none there)."""
+    label_b`` (label NaN: not judged); each side's first relevant rank is its first row
+    with a label >= ``rel``."""
     q = str(question)
     cols = {}
-    first = {}
     for side, name in (("a", system_a), ("b", system_b)):
         r = rankings[(rankings["system"].astype(str) == str(name)) & (rankings["query_id"].astype(str) == q)]
         r = r.sort_values("rank")
         cols[side] = r.set_index("rank")[["doc_id", "label"]].rename(
             columns={"doc_id": f"doc_{side}", "label": f"label_{side}"})
-        hit = r.loc[r["label"] >= rel, "rank"]
-        first[str(name)] = int(hit.iloc[0]) if len(hit) else None
-    out = cols["a"].join(cols["b"], how="outer").rename_axis("rank").reset_index()
-    out.attrs["first_relevant"] = first
-    return out
+    return cols["a"].join(cols["b"], how="outer").rename_axis("rank").reset_index()

@@ -159,9 +159,9 @@ class Report:
         Returns
         -------
         DataFrame
-            ``rank, doc_a, label_a, doc_b, label_b`` (label NaN: not judged);
-            ``attrs["first_relevant"]``: each system's first relevant rank within the kept
-            depth (None when none is there).
+            ``rank, doc_a, label_a, doc_b, label_b`` (label NaN: not judged); a system's
+            first relevant rank is its first row with a label >= ``rel`` (none when no
+            such row is within the kept depth).
 
         Raises
         ------

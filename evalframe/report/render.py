@@ -577,6 +577,13 @@ def _changes_html(rep: ReportView, n: int = 3, digits: int = 3) -> str:
             + _rankings_html(rep, c, digits))
 
 
+def _first_relevant_rank(t: pd.DataFrame, side: str, rel: int) -> int | None:
+    """The first rank of side ``side`` ("a" or "b") of an explained pair whose label is
+    >= ``rel`` (None: none within the kept depth)."""
+    hit = t.loc[t[f"label_{side}"] >= rel, "rank"]
+    return int(hit.min()) if len(hit) else None
+
+
 def _rankings_html(rep: ReportView, c: pd.DataFrame, digits: int = 3) -> str:
     """For each top change shown, the two top-k lists side by side with their labels and
     the first relevant rank, collapsed (``<details>``); nothing when the report kept no
@@ -589,7 +596,8 @@ def _rankings_html(rep: ReportView, c: pd.DataFrame, digits: int = 3) -> str:
         t = rep.explain(r.query_id, r.system_a, r.system_b)
         if t.empty:
             continue
-        first = t.attrs.get("first_relevant", {})
+        rel = (rep.metadata.get("conventions") or {}).get("rel", 1)
+        first = {name: _first_relevant_rank(t, side, rel) for side, name in (("a", r.system_a), ("b", r.system_b))}
         fr = "; ".join(f"first relevant of {H.escape(k)}: " + (str(v) if v is not None else f"not in the top {len(t)}")
                        for k, v in first.items())
         cols = [H.Column("rank", numeric=True), H.Column(f"{r.system_a}"), H.Column("label", numeric=True),
