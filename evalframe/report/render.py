@@ -350,7 +350,7 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     ...                     n_resamples=100)
     >>> page = to_html_page(rep, plots=False)
     >>> page.startswith("<!DOCTYPE html>"), page.count("<table"), "hybrid_rrf" in page
-    (True, 6, True)
+    (True, 30, True)
     """
     m = rep.metadata
     ns = len(rep.systems)
