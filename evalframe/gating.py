@@ -140,6 +140,9 @@ def _check(margin, alpha) -> None:
             or not math.isfinite(margin) or margin < 0:
         raise param_error("gate", "margin", "a float >= 0", margin)
     check_confidence(alpha, "alpha", func="gate")
+    if alpha >= 0.5:  # both one-sided tests could reject at once
+        raise param_error("gate", "alpha", "a level in (0, 0.5): at 0.5 or more the tests of 'not worse' and "
+                          "'worse' can both reject", alpha)
 
 
 def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: str, margin: float = 0.0,
@@ -207,7 +210,8 @@ def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: s
     sd = _sd_diff(pq, baseline, candidate, out["measure"])
     need = []
     for dec, d, s in zip(decision, out["diff"].to_numpy() + margin, sd):
-        if sequential or dec != "inconclusive" or not (s > 0) or d == 0 or not np.isfinite(d):
+        if sequential or dec != "inconclusive" or not (s > 0) or not np.isfinite(d) \
+                or abs(d) <= 1e-12 * max(1.0, float(s)):  # no difference to detect (float noise)
             need.append(pd.NA)
         else:
             need.append(n_for_difference(abs(float(d)), sd_diff=float(s), alpha=alpha / max(m, 1),

@@ -232,3 +232,37 @@ def test_gate_against_a_saved_report(tmp_path, capsys):
     assert main(["gate", files[0], files[2], "--baseline-report", str(tmp_path / "main"), "-m", "RR",
                  "--rel", "2"]) == 2
     assert "conventions differ" in capsys.readouterr().err
+
+
+def _per_q(a, b, measure="P@5"):
+    n = len(a)
+    return pd.DataFrame({"system": ["base"] * n + ["cand"] * n, "query_id": [f"q{i}" for i in range(n)] * 2,
+                         "measure": measure, "value": np.r_[a, b]})
+
+
+def test_alpha_of_a_half_or_more_is_refused():
+    # at alpha >= 0.5 'not worse' and 'worse' could both reject: an equal candidate failed
+    from evalframe.gating import gate_per_question
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 2, 40).astype(float)
+    with pytest.raises(ValueError, match=r"alpha must be a level in \(0, 0.5\)"):
+        gate_per_question(_per_q(a, rng.permutation(a)), baseline="base", candidate="cand", alpha=0.7)
+
+
+def test_a_difference_of_float_noise_is_inconclusive_without_questions_needed():
+    # equal means up to round-off (1e-17): inconclusive at margin 0, and no 'questions needed'
+    # (n_for_difference used to overflow scipy's t quantile here)
+    from evalframe.gating import gate_per_question
+    a = np.array([0.1, 0.7, 0.2] * 10)
+    b = np.array([0.7, 0.2, 0.1] * 10)
+    b[0] += 1e-16
+    g = gate_per_question(_per_q(a, b), baseline="base", candidate="cand")
+    assert g.decision == "inconclusive" and pd.isna(g.table.loc[0, "n_needed"])
+
+
+def test_questions_needed_for_a_tiny_difference_is_the_normal_answer():
+    # beyond 10^7 questions the normal approximation's n is returned (t and z agree there)
+    from scipy import stats as st
+    d, sd = 1e-6, 0.3
+    z = st.norm.ppf(0.95) + st.norm.ppf(0.8)
+    assert ef.stats.n_for_difference(d, sd_diff=sd, two_sided=False) == math.ceil((z * sd / d) ** 2)

@@ -194,3 +194,21 @@ def test_e_bh_is_its_definition():
         np.testing.assert_array_equal(e_bh(e, alpha), want)
     with pytest.raises(ValueError):
         e_bh([-1.0])
+
+
+@pytest.mark.parametrize("alternative,null,rejected", [
+    ("greater", 1.5, False),   # H0: E[d] <= 1.5 holds for every difference of [0, 1] values
+    ("greater", -1.5, True),   # H0: E[d] <= -1.5 cannot hold
+    ("less", -1.5, False),
+    ("less", 1.5, True),
+    ("two-sided", 1.5, True),
+])
+def test_a_null_outside_the_range_of_differences_is_certain_or_impossible(alternative, null, rejected):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0, 1, 50)
+    b = np.clip(a + 0.1, 0, 1)
+    t = pd.DataFrame({"system": ["A"] * 50 + ["B"] * 50, "query_id": [f"q{i}" for i in range(50)] * 2,
+                      "measure": "nDCG@10", "value": np.r_[a, b]})
+    r = sequential_compare(t, baseline="A", alternative=alternative, null=null)
+    assert bool(r.significant[0]) is rejected
+    assert r.p_value[0] == (0.0 if rejected else 1.0)

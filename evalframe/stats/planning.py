@@ -193,6 +193,11 @@ def power(n: int, delta: float, sd_diff: float, alpha: float = 0.05, *,
     return power_t(int(n), float(delta), float(sd_diff), alpha, two_sided)
 
 
+#: Beyond this many questions :func:`n_for_difference` gives the normal approximation's
+#: answer as it is (the noncentral t's refinement changes it by less than one question).
+LARGE_N = 10 ** 7
+
+
 def n_for_difference(delta: float, *, sd_diff: float, alpha: float = 0.05,
                      power: float = 0.8, two_sided: bool = True) -> int:
     """Questions needed for a paired t-test to detect ``delta`` with the given power.
@@ -232,6 +237,8 @@ def n_for_difference(delta: float, *, sd_diff: float, alpha: float = 0.05,
         raise param_error("n_for_difference", "sd_diff", "a float > 0", sd_diff)
     za = st.norm.ppf(1 - (alpha / 2 if two_sided else alpha))
     n = max(2, math.ceil(((za + st.norm.ppf(power)) * sd_diff / abs(delta)) ** 2))
+    if n > LARGE_N:  # t and normal agree to far below one question here (and t's quantiles overflow)
+        return n
     while power_t(n, delta, sd_diff, alpha, two_sided) < power:
         n += 1
     while n > 2 and power_t(n - 1, delta, sd_diff, alpha, two_sided) >= power:

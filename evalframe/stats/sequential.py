@@ -478,8 +478,10 @@ def sequential_compare(per_question: pd.DataFrame, *, baseline: str | None = Non
         m0 = (null + w) / (2 * w)
         if len(x) == 0:
             continue
-        if not 0.0 <= m0 <= 1.0:  # a null outside the range of a mean difference
-            e_value[i], p_value[i] = math.inf, 0.0
+        if not 0.0 <= m0 <= 1.0:  # a null outside the range of a mean difference:
+            # impossible (rejected outright) unless the one-sided H0 holds for every mean
+            certain = (alternative == "greater" and m0 > 1.0) or (alternative == "less" and m0 < 0.0)
+            e_value[i], p_value[i] = (1.0, 1.0) if certain else (math.inf, 0.0)
             continue
         log_kp, log_km = hedged_capital(x[None, :], np.array([m0]),
                                         opts.alpha / 2 if alternative == "two-sided" else opts.alpha)
