@@ -128,9 +128,17 @@ def judge_agreement(human_qrels, model_qrels, runs, measures, *, top_k: int = 3,
         vm = model[model["measure"] == measure].pivot(index="query_id", columns="system", values="value")
         systems = sorted(set(vh.columns) & set(vm.columns))  # name order: ties broken by name
         questions = vh.index.intersection(vm.index)
-        vh = vh.loc[questions, systems].fillna(0.0).to_numpy(dtype=np.float64)
-        vm = vm.loc[questions, systems].fillna(0.0).to_numpy(dtype=np.float64)
-        point = _statistics(vh.mean(0)[None, :], vm.mean(0)[None, :], top_k)
+        left = sorted(set(vh.columns) ^ set(vm.columns))
+        if left:
+            import warnings
+            warnings.warn(f"judge_agreement: {measure}: systems {left[:5]} have values under one golden set only "
+                          "(missing='drop' and no question answered under the other): left out of the ranking "
+                          "statistics", UserWarning, stacklevel=2)
+        # a question a system did not answer (missing='drop') is NaN: means over its answered questions
+        vh = vh.loc[questions, systems].to_numpy(dtype=np.float64)
+        vm = vm.loc[questions, systems].to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            point = _statistics(_nan_means(vh)[None, :], _nan_means(vm)[None, :], top_k)
         boot = _statistics(*_bootstrap_means([vh, vm], n_resamples, seed), top_k)
         lo_q, hi_q = (1 - confidence) / 2, (1 + confidence) / 2
         for stat in point:
@@ -157,13 +165,23 @@ def _bootstrap_means(values: list[np.ndarray], n_resamples: int, seed: int) -> l
     rng = np.random.default_rng(seed)
     Q = values[0].shape[0]
     out = [np.empty((n_resamples, v.shape[1])) for v in values]
+    answered = [~np.isnan(v) for v in values]
+    filled = [np.nan_to_num(v, nan=0.0) for v in values]
     for lo in range(0, n_resamples, CHUNK):
         b = min(CHUNK, n_resamples - lo)
         idx = rng.integers(0, Q, size=(b, Q))
         counts = np.bincount((np.arange(b)[:, None] * Q + idx).ravel(), minlength=b * Q).reshape(b, Q)
-        for o, v in zip(out, values):
-            o[lo:lo + b] = counts @ v / Q
+        for o, v, w in zip(out, filled, answered):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                o[lo:lo + b] = counts @ v / (counts @ w)  # NaN: no answered question drawn
     return out
+
+
+def _nan_means(v: np.ndarray) -> np.ndarray:
+    """Column means over the answered (non-NaN) questions; NaN for a column with none."""
+    n = (~np.isnan(v)).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nan_to_num(v, nan=0.0).sum(0) / n
 
 
 def _statistics(mh: np.ndarray, mm: np.ndarray, top_k: int) -> dict[str, np.ndarray]:

@@ -115,3 +115,29 @@ def test_bad_arguments():
         ef.judge_agreement(human, model, runs, ["P@5"], top_k=0)
     with pytest.raises(ef.EvalframeInputError, match="fewer than two"):
         ef.judge_agreement(human, model, runs[runs["system"] == "s0"], ["P@5"])
+
+
+def test_missing_drop_ranks_by_the_means_over_answered_questions(monkeypatch):
+    # with missing='drop' a system that answers half the questions is ranked by its mean over
+    # those (evaluate's mean), not with the others scored 0
+    import warnings
+    from evalframe import model_labels as ml
+    rng = np.random.default_rng(1)
+    qh = pd.DataFrame([(f"q{i}", f"d{j}", int(rng.random() < .4)) for i in range(20) for j in range(5)],
+                      columns=["query_id", "doc_id", "relevance"])
+    allq = [f"q{i}" for i in range(20)]
+
+    def run(s, qs, good):
+        return pd.DataFrame([(s, q, d, float(r * good + rng.random())) for q, d, r in qh.itertuples(index=False)
+                             if q in qs], columns=["system", "query_id", "doc_id", "score"])
+    runs = pd.concat([run("A", allq, 0.3), run("B", allq, 0.0), run("C", allq[10:], 5.0)])
+    seen = []
+    real = ml._statistics
+    monkeypatch.setattr(ml, "_statistics", lambda mh, mm, k: (seen.append(mh.copy()), real(mh, mm, k))[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        means = ef.evaluate(runs, qh, ["P@3"], missing="drop").groupby("system")["value"].mean()
+        ef.judge_agreement(qh, qh, runs, ["P@3"], n_resamples=20, missing="drop")
+    assert np.allclose(seen[0][0], means.loc[["A", "B", "C"]].to_numpy())
+    # every resample's means are over the answered questions drawn: C's stays in [0, 1] and differs from 'zero'
+    assert np.nanmax(seen[1][:, 2]) <= 1.0
