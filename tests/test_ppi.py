@@ -164,3 +164,26 @@ def test_report_with_human_qrels_adds_the_ppi_summary():
     np.testing.assert_allclose(c["ppi_diff"], c["diff_y"], atol=1e-12)
     np.testing.assert_allclose(c["ppi_ci_high"], c["ci_high_y"], atol=1e-12)
     np.testing.assert_allclose(c["ppi_p_adjusted"], c["p_adjusted_y"], atol=1e-12)
+
+
+def test_report_warns_when_qrels_mixes_people_labels_into_the_model_labels():
+    # the PPI mean takes qrels as the model's labels on every question: people's labels mixed in
+    # (pd.concat([human, model]) with conflicts='human') bias it; the report says so
+    import evalframe as ef
+    rng = np.random.default_rng(3)
+    qs = [f"q{i}" for i in range(30)]
+    human = pd.DataFrame([(q, f"d{j}", int(rng.integers(0, 2)), "human") for q in qs[:15] for j in range(4)],
+                         columns=["query_id", "doc_id", "relevance", "judge"])
+    model = pd.DataFrame([(q, f"d{j}", int(rng.integers(0, 2)), "llm") for q in qs for j in range(4)],
+                         columns=["query_id", "doc_id", "relevance", "judge"])
+    run = pd.DataFrame([(s, q, f"d{j}", float(rng.random())) for s in ("a", "b") for q in qs for j in range(4)],
+                       columns=["system", "query_id", "doc_id", "score"])
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ef.report(run, pd.concat([human, model]), measures=["P@3"], conflicts="human", human_qrels=human,
+                  n_resamples=50)
+    assert any("labels by people" in str(w.message) for w in got)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        ef.report(run, model, measures=["P@3"], human_qrels=human, n_resamples=50)
+    assert not any("labels by people" in str(w.message) for w in got)

@@ -558,6 +558,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     human_pq = None
     if human_qrels is not None:
         step("prediction-powered intervals")
+        if "judge" in golden.columns and is_human(golden["judge"]).any():
+            import warnings
+            warnings.warn(f"report: qrels holds {int(is_human(golden['judge']).sum()):,} labels by people (judge "
+                          "column) while human_qrels= is given: the prediction-powered mean takes qrels as the "
+                          "model's labels on every question, so people's labels mixed into it bias the "
+                          "correction; pass the model's labels alone as qrels", UserWarning, stacklevel=2)
         summary, ppi_rows, human_pq = _with_ppi(summary, per_q, run, human_qrels, opts, cols, rollup)
         bound_rows += ppi_rows
     if unjudged == "bounds":
