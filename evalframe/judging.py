@@ -104,6 +104,8 @@ def judge(pairs, fn: Callable[[pd.DataFrame], Any], *, batch_size: int = 32, cac
     todo = _pairs(pairs)
     todo = _with_text(todo, queries, "query_id", "query_text", "queries")
     todo = _with_text(todo, documents, "doc_id", "doc_text", "documents")
+    if cache is not None:
+        _check_cache_path(cache)  # before fn is asked anything: its answers must have somewhere to go
     known = _read_cache(cache, judge_name) if cache is not None else _EMPTY.copy()
     key_todo = pd.MultiIndex.from_frame(todo[["query_id", "doc_id"]])
     key_known = pd.MultiIndex.from_frame(known[["query_id", "doc_id"]])
@@ -113,7 +115,7 @@ def judge(pairs, fn: Callable[[pd.DataFrame], Any], *, batch_size: int = 32, cac
         bar.update(len(todo) - len(ask))
         for lo in range(0, len(ask), batch_size):
             batch = ask.iloc[lo:lo + batch_size].reset_index(drop=True)
-            got = batch[["query_id", "doc_id"]].assign(relevance=_ask(fn, batch, retries, judge_name))
+            got = batch[["query_id", "doc_id"]].assign(relevance=_ask(fn, batch, retries, judge_name, cache is not None))
             if cache is not None:
                 _append(cache, got, judge_name)
             labels.append(got)
@@ -190,7 +192,7 @@ def _with_text(todo: pd.DataFrame, texts, key: str, col: str, what: str) -> pd.D
     return todo.assign(**{col: by_id.reindex(todo[key].to_numpy(dtype=object)).to_numpy(dtype=object)})
 
 
-def _ask(fn, batch: pd.DataFrame, retries: int, judge_name: str) -> np.ndarray:
+def _ask(fn, batch: pd.DataFrame, retries: int, judge_name: str, cached: bool) -> np.ndarray:
     """``fn``'s labels of one batch (retried ``retries`` times), checked."""
     for attempt in range(retries + 1):
         try:
@@ -199,7 +201,8 @@ def _ask(fn, batch: pd.DataFrame, retries: int, judge_name: str) -> np.ndarray:
             if attempt == retries:
                 exc.add_note(f"evalframe.judge ({judge_name}): the batch of {len(batch)} pairs starting at "
                              f"{batch['query_id'].iloc[0]}:{batch['doc_id'].iloc[0]} failed {retries + 1} times; "
-                             "the batches before it are in the cache (pass cache= to resume)")
+                             + ("the batches before it are in the cache (call again to resume)"
+                                if cached else "pass cache= to keep the answers of the batches before it"))
                 raise
     raise AssertionError("not reached")
 
@@ -216,6 +219,16 @@ def _labels(answer, n: int) -> np.ndarray:
     if not np.all(np.isfinite(out)) or not np.all(out == np.round(out)):
         raise ValueError(f"judge: fn must return integer labels, got {values[:3]!r}")
     return out.astype(np.int64)
+
+
+def _check_cache_path(path) -> None:
+    """One clear error when the cache cannot be written: its folder missing, or a folder given."""
+    p = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(p))
+    if os.path.isdir(p) or not os.path.isdir(folder):
+        raise EvalframeInputError("judge cache", [InputProblem(
+            f"{p} " + ("is a folder" if os.path.isdir(p) else f"cannot be written: its folder {folder} does not exist"),
+            "pass cache= a file path in an existing folder (it is created on the first batch)")])
 
 
 def _read_cache(path, judge_name: str) -> pd.DataFrame:

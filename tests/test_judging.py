@@ -139,3 +139,18 @@ def test_a_pool_is_judged_and_aliases_read():
         warnings.simplefilter("ignore")
         filled = pd.concat([cran.qrels, got], ignore_index=True)
         assert ef.evaluate(cran.runs, filled, ["Judged@3"], conflicts="human")["value"].min() == 1.0
+
+
+@pytest.mark.parametrize("where", ["missing folder", "a folder"])
+def test_a_cache_that_cannot_be_written_is_refused_before_fn_is_asked(tmp_path, where):
+    # the labels of the first batch (perhaps paid for) were lost to a raw FileNotFoundError
+    calls = []
+
+    def fn(batch):
+        calls.append(len(batch))
+        return [1] * len(batch)
+    cache = tmp_path / "nodir" / "c.jsonl" if where == "missing folder" else tmp_path
+    pairs = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"]})
+    with pytest.raises(ef.errors.EvalframeInputError, match="judge cache"):
+        ef.judge(pairs, fn, cache=cache, judge_name="j", progress=False)
+    assert calls == []
