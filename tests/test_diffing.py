@@ -139,3 +139,13 @@ def test_html_section_and_report_previous(cran, old, tmp_path, capsys):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "<section id='diff'>" in html and "What changed since the earlier report" in html
     assert main(argv[:-4] + ["--previous", str(tmp_path / "nothing")]) == 2
+
+
+def test_read_report_takes_the_out_folder_of_the_report_command(tmp_path, old):
+    # the README's ef.diff(ef.read_report("out/main"), ...) on a folder of `evalframe report --out`
+    rep = old
+    rep.to_csv(tmp_path / "out" / "csv")
+    rep.to_parquet(tmp_path / "out" / "parquet")
+    back = ef.read_report(tmp_path / "out")
+    assert back.summary.equals(ef.read_report(tmp_path / "out" / "parquet").summary)
+    assert ef.read_report(tmp_path / "out", format="csv").summary.shape == rep.summary.shape

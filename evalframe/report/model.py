@@ -637,7 +637,8 @@ def read_report(directory, *, format: Literal["auto", "parquet", "csv"] = "auto"
     Parameters
     ----------
     directory : path
-        The directory the tables were written to.
+        The directory the tables were written to, or the ``--out`` folder of
+        ``evalframe report`` (its ``parquet/`` tables, else its ``csv/`` ones).
     format : {"auto", "parquet", "csv"}
         ``"auto"``: Parquet when ``summary.parquet`` is there, else CSV.
 
@@ -657,6 +658,7 @@ def read_report(directory, *, format: Literal["auto", "parquet", "csv"] = "auto"
     >>> back.summary.equals(rep.summary), back.systems
     (True, ['librarian'])
     """
+    directory = persist.tables_directory(directory, format)
     if persist.detect_format(directory, format) == "parquet":
         return Report.read_parquet(directory)
     return Report.read_csv(directory)

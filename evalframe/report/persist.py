@@ -6,7 +6,7 @@ the column dtypes from ``metadata.json``; Parquet keeps them in the files).
 from __future__ import annotations
 
 __all__ = ["METADATA_FILE", "PARQUET_KEY", "write_csv", "write_parquet", "read_csv_tables",
-           "read_parquet_tables", "detect_format", "output_dir"]
+           "read_parquet_tables", "detect_format", "tables_directory", "output_dir"]
 
 import json
 from pathlib import Path
@@ -120,6 +120,16 @@ def read_csv_tables(directory) -> tuple[dict[str, pd.DataFrame], dict]:
                 t[c] = col if orig == "object" else col.astype(orig)
         tables[name] = t[list(dt)] if dt else pd.DataFrame()
     return tables, meta
+
+
+def tables_directory(directory, format: Literal["auto", "parquet", "csv"] = "auto") -> Path:
+    """Where a saved report's tables are: ``directory`` itself (``Report.to_parquet`` /
+    ``to_csv``), else its ``parquet/`` or ``csv/`` folder (``evalframe report --out DIR``)."""
+    d = local_path(directory, "saved report")
+    for sub in (d, d / "parquet", d / "csv"):
+        if any((sub / f"summary.{f}").is_file() for f in (("parquet", "csv") if format == "auto" else (format,))):
+            return sub
+    return d
 
 
 def detect_format(directory, format: Literal["auto", "parquet", "csv"] = "auto") -> Literal["parquet", "csv"]:
