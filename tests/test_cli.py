@@ -395,3 +395,17 @@ def test_a_stages_error_keeps_its_example_in_the_command_words(capsys):
     assert main(["report", CRAN_QRELS, str(DATA / "cranfield/runs.parquet"), "--stages", "bm25:0"]) == 2
     err = capsys.readouterr().err
     assert "e.g. --stages first_stage:100 reranked:5" in err, err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report"])
+def test_measures_given_with_m_twice_are_both_kept(command, tmp_path, capsys):
+    # `-m nDCG@10 -m P@5` kept P@5 alone (the gate's own -m already extended)
+    argv = [command, str(DATA / "cranfield/qrels.txt"), str(DATA / "cranfield/runs.parquet"),
+            "-m", "nDCG@10", "-m", "P@5"]
+    if command == "evaluate":
+        assert main([*argv, "--format", "csv", "--per-question"]) == 0
+        measures = set(pd.read_csv(io.StringIO(capsys.readouterr().out))["measure"])
+    else:
+        assert main([*argv, "--n-resamples", "50", "--out", str(tmp_path / "r")]) == 0
+        measures = set(pd.read_parquet(tmp_path / "r" / "parquet" / "summary.parquet")["measure"])
+    assert measures == {"nDCG@10", "P@5"}

@@ -23,8 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Measures per system (or per question) for one "
                                                        "or many runs.")
     add_inputs(p)
-    p.add_argument("-m", "--measures", nargs="+", metavar="M",
-                   help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
+    p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="M",
+                   help="measures, e.g. nDCG@10 R@100 AP, or -m nDCG@10 -m AP (default: the spec's seven)")
     p.add_argument("-q", "--per-question", action="store_true", help="print every question's values")
     p.add_argument("--format", choices=["text", "csv", "json"], default="text")
     p.add_argument("--out", help="also write the table to this .csv or .parquet file")

@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--segment-columns", nargs="+", metavar="COLUMN",
                    help="the segment columns of --segments to use (default: every column but the question "
                         "id and free text)")
-    p.add_argument("-m", "--measures", nargs="+", metavar="M",
-                   help="measures, e.g. nDCG@10 R@100 AP (default: the spec's seven)")
+    p.add_argument("-m", "--measures", action="extend", nargs="+", metavar="M",
+                   help="measures, e.g. nDCG@10 R@100 AP, or -m nDCG@10 -m AP (default: the spec's seven)")
     p.add_argument("--baseline", metavar="NAME", help="compare every system with this one (default: all pairs)")
     p.add_argument("--stages", nargs="+", metavar="SYSTEM[:K]",
                    help="pipeline stages, first stage first, e.g. first_stage:100 reranked:5, or a token "
