@@ -94,3 +94,10 @@ def test_saved_html_and_older_reports(rep, tmp_path, cran):
         warnings.simplefilter("ignore")
         from_file = ef.report(str(path), cran.qrels, measures=["RR"], baseline="bm25", n_resamples=20)
     assert from_file.rankings.empty and "ef-explain" not in from_file.to_html(tmp_path / "f.html").read_text()
+
+
+def test_explain_of_a_system_without_a_kept_ranking_is_an_error(rep):
+    # an unknown system gave a table whose side was all NaN
+    q = rep.changes["query_id"].iloc[0]
+    with pytest.raises(ValueError, match="no ranking of \\['nosuch'\\] is kept"):
+        rep.explain(q, "bm25", "nosuch")

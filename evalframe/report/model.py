@@ -197,6 +197,11 @@ class Report:
             system_a = str(rows["system_a"].iloc[0])
         if system_b is None:
             system_b = str(rows.loc[rows["diff"].abs().idxmax(), "system_b"])
+        kept = rk[rk["query_id"].astype(str) == q]["system"].astype(str)
+        absent = [str(s) for s in (system_a, system_b) if str(s) not in set(kept)]
+        if absent:
+            raise ValueError(f"explain: no ranking of {absent} is kept for question {question!r} (the report keeps "
+                             f"the rankings behind its top changes: {sorted(set(kept))} here)")
         conv = self._metadata.get("conventions") or {}
         return explain_table(rk, q, system_a, system_b, rel=int(conv.get("rel", 1)))
 

@@ -593,7 +593,10 @@ def _rankings_html(rep: ReportView, c: pd.DataFrame, digits: int = 3) -> str:
         return ""
     out = []
     for r in c.drop_duplicates(["system_a", "system_b", "query_id"]).itertuples(index=False):
-        t = rep.explain(r.query_id, r.system_a, r.system_b)
+        try:
+            t = rep.explain(r.query_id, r.system_a, r.system_b)
+        except ValueError:  # a ranking not kept (a file run's, or beyond the kept depth)
+            continue
         if t.empty:
             continue
         rel = (rep.metadata.get("conventions") or {}).get("rel", 1)
