@@ -175,6 +175,8 @@ def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: s
             f"(found {sorted(map(str, systems))[:10]})", "name two different systems of the table")])
     pq = per_question[per_question["system"].isin([baseline, candidate])]
     if sequential:
+        from .stats.sequential import measure_bounds
+        measure_bounds(list(pd.unique(pq["measure"])), None, func="gate")  # a range for each, or one clear error
         ni = sequential_compare(pq, baseline=baseline, null=-margin, alternative="greater",
                                 confidence=1 - alpha)
         worse = sequential_compare(pq, baseline=baseline, null=-margin, alternative="less",

@@ -266,3 +266,12 @@ def test_questions_needed_for_a_tiny_difference_is_the_normal_answer():
     d, sd = 1e-6, 0.3
     z = st.norm.ppf(0.95) + st.norm.ppf(0.8)
     assert ef.stats.n_for_difference(d, sd_diff=sd, two_sided=False) == math.ceil((z * sd / d) ** 2)
+
+
+def test_sequential_gate_on_a_measure_without_a_range_says_what_the_gate_takes():
+    # the message told gate users to pass bounds=, which the gate does not take
+    from evalframe.gating import gate_per_question
+    rng = np.random.default_rng(2)
+    a = rng.uniform(0, 3, 30)
+    with pytest.raises(ef.errors.EvalframeInputError, match="without --sequential"):
+        gate_per_question(_per_q(a, a + 0.1, measure="DCG@10"), baseline="base", candidate="cand", sequential=True)

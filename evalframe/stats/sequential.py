@@ -210,8 +210,10 @@ def measure_bounds(measures: Sequence[str], bounds, *, func: str) -> dict[str, t
         if b is None:
             problems.append(InputProblem(
                 f"measure {name!r} has no known range (counts, DCG and utility are unbounded)",
-                f"pass bounds=(low, high) (or bounds={{{name!r}: (low, high)}}) if its values "
-                "cannot leave a range you know; anytime-valid sequences need one"))
+                (f"pass bounds=(low, high) (or bounds={{{name!r}: (low, high)}}) if its values "
+                 "cannot leave a range you know; anytime-valid sequences need one") if func != "gate" else
+                "gate with --sequential takes measures of a known range (P, R, RR, nDCG, AP, ...): "
+                "gate this one without --sequential"))
             continue
         if (not isinstance(b, (tuple, list)) or len(b) != 2
                 or not all(isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) for v in b)
