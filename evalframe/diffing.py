@@ -162,14 +162,20 @@ class ReportDiff:
 def _fingerprint_rows(old: dict, new: dict) -> pd.DataFrame:
     rows = []
     for key in ("golden_set", "chunks", "conventions", "measures", "evalframe_version"):
-        a, b = old.get(key), new.get(key)
+        a, b = _digest(old.get(key)), _digest(new.get(key))
         if a != b:
             rows.append((key.replace("_", " "), a, b))
     ra, rb = old.get("runs") or {}, new.get("runs") or {}
     for name in dict.fromkeys([*ra, *rb]):
-        if ra.get(name) != rb.get(name):
-            rows.append((f"run {name}", ra.get(name), rb.get(name)))
+        a, b = _digest(ra.get(name)), _digest(rb.get(name))
+        if a != b:
+            rows.append((f"run {name}", a, b))
     return pd.DataFrame(rows, columns=["what", "old", "new"])
+
+
+def _digest(value) -> str:
+    """A fingerprint as text; ``"absent"`` for none (None in memory, NaN after a CSV round trip)."""
+    return "absent" if value is None or (isinstance(value, float) and value != value) or value == "" else str(value)
 
 
 def diff(old, new, *, across_golden_sets: bool = False, confidence: float = 0.95) -> ReportDiff:

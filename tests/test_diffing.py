@@ -64,7 +64,7 @@ def test_one_changed_run_and_a_removed_system(cran, old):
         assert c.loc[(s, "nDCG@10"), "change"] == 0 and c.loc[(s, "nDCG@10"), "ci_high"] == 0
     fp = d.fingerprints.set_index("what")
     assert "run bm25" in fp.index and "run dense_exact" not in fp.index and "golden set" not in fp.index
-    assert "run tfidf" in fp.index and pd.isna(fp.loc["run tfidf", "new"])
+    assert "run tfidf" in fp.index and fp.loc["run tfidf", "new"] == "absent"
     text, md = d.to_text(), d.to_markdown()
     assert "systems removed (1): tfidf" in text and "run bm25" in text
     rows = [r for r in md.splitlines() if r.startswith("| bm25 ")]
@@ -149,3 +149,10 @@ def test_read_report_takes_the_out_folder_of_the_report_command(tmp_path, old):
     back = ef.read_report(tmp_path / "out")
     assert back.summary.equals(ef.read_report(tmp_path / "out" / "parquet").summary)
     assert ef.read_report(tmp_path / "out", format="csv").summary.shape == rep.summary.shape
+
+
+def test_an_absent_fingerprint_reads_absent_not_nan():
+    from evalframe.diffing import _fingerprint_rows
+    rows = _fingerprint_rows({"golden_set": "a1", "runs": {"x": "r1"}, "chunks": None},
+                             {"golden_set": "a1", "runs": {"y": float("nan")}, "chunks": float("nan")})
+    assert rows.values.tolist() == [["run x", "r1", "absent"]]
