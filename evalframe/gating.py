@@ -15,6 +15,7 @@ inconclusive otherwise (exit statuses 1, 0 and 3 of ``evalframe gate``).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -134,6 +135,17 @@ class GateResult:
         return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
+@contextlib.contextmanager
+def _quiet_unpaired():
+    """Silence the unpaired-questions warning of a repeated test of the same pairs."""
+    import warnings
+
+    from .errors import UnpairedQuestionsWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnpairedQuestionsWarning)
+        yield
+
+
 def _check(margin, alpha) -> None:
     from .stats.validation import check_confidence, param_error
     if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
@@ -179,15 +191,17 @@ def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: s
         measure_bounds(list(pd.unique(pq["measure"])), None, func="gate")  # a range for each, or one clear error
         ni = sequential_compare(pq, baseline=baseline, null=-margin, alternative="greater",
                                 confidence=1 - alpha)
-        worse = sequential_compare(pq, baseline=baseline, null=-margin, alternative="less",
-                                   confidence=1 - alpha)
-        two = sequential_compare(pq, baseline=baseline, confidence=1 - 2 * alpha) if alpha < 0.5 else ni
+        with _quiet_unpaired():  # the same questions as the first: told once
+            worse = sequential_compare(pq, baseline=baseline, null=-margin, alternative="less",
+                                       confidence=1 - alpha)
+            two = sequential_compare(pq, baseline=baseline, confidence=1 - 2 * alpha)
         method = "betting"
     else:
         shifted = pq.assign(value=np.where(pq["system"] == candidate, pq["value"] + margin, pq["value"]))
         ni = compare(shifted, baseline=baseline, alternative="greater", correction="none")
-        worse = compare(shifted, baseline=baseline, alternative="less", correction="none")
-        two = compare(pq, baseline=baseline, correction="none", confidence=1 - 2 * alpha) if alpha < 0.5 else None
+        with _quiet_unpaired():
+            worse = compare(shifted, baseline=baseline, alternative="less", correction="none")
+            two = compare(pq, baseline=baseline, correction="none", confidence=1 - 2 * alpha)
         method = "t"
     m = len(ni)
     out = pd.DataFrame({"measure": ni["measure"].to_numpy(), "n": ni["n"].to_numpy()})

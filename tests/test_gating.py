@@ -275,3 +275,18 @@ def test_sequential_gate_on_a_measure_without_a_range_says_what_the_gate_takes()
     a = rng.uniform(0, 3, 30)
     with pytest.raises(ef.errors.EvalframeInputError, match="without --sequential"):
         gate_per_question(_per_q(a, a + 0.1, measure="DCG@10"), baseline="base", candidate="cand", sequential=True)
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+def test_unpaired_questions_are_told_once(sequential):
+    # the gate's three tests pair the same questions: the warning came three times (and never
+    # from sequential_compare)
+    from evalframe.gating import gate_per_question
+    rng = np.random.default_rng(4)
+    t = _per_q(rng.uniform(0, 1, 30), rng.uniform(0, 1, 30))
+    t = t.drop(index=[0, 1])  # two questions only the candidate answers
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        gate_per_question(t, baseline="base", candidate="cand", sequential=sequential)
+    told = [w for w in got if issubclass(w.category, ef.errors.UnpairedQuestionsWarning)]
+    assert len(told) == 1 and "2 questions dropped" in str(told[0].message)

@@ -61,7 +61,7 @@ from .validation import (
     sorted_codes,
 )
 
-__all__ = ["compare", "CompareOptions", "PairedData", "systems_and_pairs", "paired_data", "TestOutcome", "PairedTest", "PAIRED_TESTS",
+__all__ = ["warn_dropped", "compare", "CompareOptions", "PairedData", "systems_and_pairs", "paired_data", "TestOutcome", "PairedTest", "PAIRED_TESTS",
            "adjusted_interval", "CI_ADJUSTMENTS", "ROUND_OFF"]
 
 
@@ -697,12 +697,13 @@ def paired_data(df: pd.DataFrame, systems: list, pairs: list[tuple[int, int]],
                       xb=[W[r, i] for r, i in zip(rows, b)], codes=codes)
 
 
-def _warn_dropped(data: PairedData) -> None:
+def warn_dropped(data: PairedData, caller: str = "compare") -> None:
+    """The warning that questions only one system of a pair answers were left out."""
     total = int(data.dropped.sum())
     if total:
         w = int(np.argmax(data.dropped))
         warn_user(
-            f"compare(): {total} questions dropped (summed over pairs) because only one system "
+            f"{caller}(): {total} questions dropped (summed over pairs) because only one system "
             f"of a pair answers them (e.g. {data.dropped[w]} for {data.systems[data.a[w]]} vs "
             f"{data.systems[data.b[w]]}); see column n_dropped", UnpairedQuestionsWarning)
 
@@ -991,7 +992,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     df = clean_table(per_question, by=by, cluster=cluster, codes=known)
     systems, pairs = systems_and_pairs(df, baseline)
     data = paired_data(df, systems, pairs, [*by, "measure"], cluster, known=known)
-    _warn_dropped(data)
+    warn_dropped(data)
     _warn_few_clusters(data, opts)
     spec = PAIRED_TESTS[opts.test]
     res = spec.run(data, opts) if spec.run is not None else TestOutcome.empty(data.k)

@@ -44,7 +44,7 @@ import pandas as pd
 
 from evalframe.errors import EvalframeInputError, InputProblem
 
-from .paired import paired_data, systems_and_pairs
+from .paired import paired_data, systems_and_pairs, warn_dropped
 from .validation import as_list, check_choice, check_confidence, check_seed, clean_table, param_error
 
 __all__ = ["confidence_sequence", "sequential_compare", "e_bh", "SequentialOptions",
@@ -461,6 +461,7 @@ def sequential_compare(per_question: pd.DataFrame, *, baseline: str | None = Non
     _check_in_range(df, ranges)
     systems, pairs = systems_and_pairs(df, baseline)
     data = paired_data(df, systems, pairs, [*by, "measure"], None, known=known)
+    warn_dropped(data, "sequential_compare")
     first_seen = pd.Index(pd.unique(df["query_id"]))
     series, ws, xs_a, xs_b = [], [], [], []
     for fam, rows, xa, xb in zip(data.fam, data.rows, data.xa, data.xb):
