@@ -187,3 +187,19 @@ def test_report_warns_when_qrels_mixes_people_labels_into_the_model_labels():
         warnings.simplefilter("always")
         ef.report(run, model, measures=["P@3"], human_qrels=human, n_resamples=50)
     assert not any("labels by people" in str(w.message) for w in got)
+
+
+def test_lambda_zero_is_the_human_labels_alone_even_when_every_question_is_human_labelled():
+    # lam=0 is documented as the classical interval of the human labels: it was NaN when no
+    # question was left unlabelled
+    from scipy import stats as st
+    rng = np.random.default_rng(5)
+    y = rng.uniform(0, 1, 40)
+    t = lambda v: pd.DataFrame({"system": "s", "query_id": [f"q{i}" for i in range(40)], "measure": "P@5",
+                                "value": v})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = stats.summarize_ppi(t(np.clip(y + 0.2, 0, 1)), t(y), lam=0)
+    assert r["mean"].iloc[0] == pytest.approx(y.mean())
+    half = st.norm.ppf(0.975) * y.std(ddof=0) / np.sqrt(40)  # the ppi_py classical (z) interval
+    assert r["ci_high"].iloc[0] - r["mean"].iloc[0] == pytest.approx(half, rel=1e-9)
