@@ -34,17 +34,18 @@ def read_saved_report(path: str):
     from pathlib import Path
 
     from ..report import read_report
+    from ..report.persist import tables_directory
     d = Path(path)
     if not d.is_dir():
         raise CommandError(f"{path}: not a folder holding a saved report (evalframe report --out DIR)")
-    for sub in (d / "parquet", d / "csv", d):
-        if (sub / "summary.parquet").exists() or (sub / "summary.csv").exists():
-            try:
-                return read_report(sub)
-            except (OSError, ValueError, KeyError) as exc:
-                raise CommandError(f"{path}: cannot read the saved report ({type(exc).__name__}: {exc})") from exc
-    raise CommandError(f"{path}: no saved report here (no summary.parquet or summary.csv, nor parquet/ or csv/ "
-                       "of evalframe report --out DIR)")
+    tables = tables_directory(d)  # the folder itself, else its parquet/ or csv/ (report --out DIR)
+    if not ((tables / "summary.parquet").exists() or (tables / "summary.csv").exists()):
+        raise CommandError(f"{path}: no saved report here (no summary.parquet or summary.csv, nor parquet/ or csv/ "
+                           "of evalframe report --out DIR)")
+    try:
+        return read_report(tables)
+    except (OSError, ValueError, KeyError) as exc:
+        raise CommandError(f"{path}: cannot read the saved report ({type(exc).__name__}: {exc})") from exc
 
 
 def run(args: argparse.Namespace) -> int:
