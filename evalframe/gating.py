@@ -208,10 +208,7 @@ def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: s
     out["mean_baseline"] = ni["mean_a"].to_numpy()
     out["mean_candidate"] = (ni["mean_b"].to_numpy() - (0 if sequential else margin))
     out["diff"] = out["mean_candidate"] - out["mean_baseline"]
-    if two is not None:
-        out["ci_low"], out["ci_high"] = two["ci_low"].to_numpy(), two["ci_high"].to_numpy()
-    else:
-        out["ci_low"], out["ci_high"] = -np.inf, np.inf
+    out["ci_low"], out["ci_high"] = two["ci_low"].to_numpy(), two["ci_high"].to_numpy()
     p_ni = ni["p_value"].to_numpy(dtype=float)
     p_w = worse["p_value"].to_numpy(dtype=float)
     out["p_noninferior"] = p_ni

@@ -101,7 +101,7 @@ def _ppi(codes: np.ndarray, n_groups: int, y: np.ndarray, yhat: np.ndarray, labe
         rect = np.maximum(var_y + lam_g ** 2 * var_h - 2 * lam_g * cov, 0.0)
         se = np.sqrt(np.maximum(lam_g ** 2 * var_u, 0.0) / N + rect / n)
         if lam is not None and float(lam) == 0.0:  # the human labels alone: no unlabelled term at all
-            theta, se = my + 0.0 * mh, np.sqrt(rect / n)
+            theta, se = my, np.sqrt(rect / n)
     return {"n_human": n.astype(np.int64), "n_unlabelled": N.astype(np.int64), "lambda": lam_g,
             "mean": theta, "se": se}
 
