@@ -28,7 +28,6 @@ from __future__ import annotations
 
 __all__ = ["judge"]
 
-import json
 import numbers
 import os
 import sys

@@ -56,7 +56,6 @@ import gc
 import glob as _glob
 import math
 import os
-import re
 import shutil
 import signal
 import sys

@@ -39,7 +39,7 @@ from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
 from .stages import stage_measures, stage_spec, stage_table
-from .tables import MeasureRows, order_by, order_rows
+from .tables import MeasureRows, order_rows
 
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
