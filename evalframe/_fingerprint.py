@@ -109,7 +109,10 @@ def golden_digest(golden: pd.DataFrame) -> str:
 
 def fingerprints(golden: pd.DataFrame, runs: Mapping[str, str | None], *, conventions: Mapping[str, object],
                  measures: Sequence[str], version: str, chunks: str | None = None) -> dict:
-    """The fingerprint record a report keeps in its metadata."""
+    """The fingerprint record a report keeps in its metadata (``ascending=False``, the
+    default added after reports were first saved, is left out of the conventions' hash, so
+    a report saved before it keeps its fingerprint)."""
+    conventions = {k: v for k, v in conventions.items() if not (k == "ascending" and v is False)}
     return {"golden_set": golden_digest(golden), "runs": dict(runs), "chunks": chunks,
             "conventions": digest_json(dict(conventions)), "measures": digest_json(list(measures)),
             "evalframe_version": version}

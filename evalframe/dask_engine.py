@@ -61,26 +61,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import Chunkings, Duplicates, doc_summary, every_system_unjudged, refuse_foreign_run
+from .engine import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
+from .engine.choice import is_dask_frame
 from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
                                question_fingerprints)
 from .errors import EvalframeInputError, InputProblem
 from .measures import Aggregation, Mean, Measure
 from .measures.custom import shipped
-from .ranking import (Missing, Ties, clear_judged_elsewhere, diagnostics_table, id_set, systems_judged,
-                      warn_diagnostics)
+from .ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
 from .rollup import Rollup, rollup_column, rollup_map
-from .schema import Conflicts, ids_to_str
+from .schema import ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
 #: Rows of a partition are numbered ``input partition * ROW_STRIDE + position``.
 ROW_STRIDE = 2 ** 40
-
-
-def is_dask_frame(obj) -> bool:
-    """True for a ``dask.dataframe`` DataFrame (checked without importing dask)."""
-    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(obj, "npartitions")
 
 
 def read_dataset(path) -> "dd.DataFrame":  # noqa: F821 - dask is imported on use
@@ -387,10 +382,8 @@ def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, owners=None, partit
     return out
 
 
-def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
-                  missing: Missing = "zero", depth: int | None = None,
-                  duplicates: Duplicates = "error", warn: bool = True,
-                  columns=None, conflicts: Conflicts = "error", rollup: Rollup | None = None,
+def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True,
+                  rollup: Rollup | None = None,
                   shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
                   ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
     """Per-question table (a Dask DataFrame, computed and kept on the workers) and
@@ -405,9 +398,10 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         The golden set.
     ms : list of Measure
         Resolved measures.
-    rel, ties, missing, depth, duplicates, columns, conflicts, rollup
-        As :func:`evalframe.evaluate`.  ``columns`` renames both tables' columns before
-        the shuffle; ``conflicts`` is resolved once on the client for a golden set held
+    conv, rollup
+        The conventions (:class:`~evalframe.engine.Conventions`), sent with every task, and
+        :func:`evalframe.evaluate`'s ``rollup``.  ``conv.columns`` renames both tables' columns
+        before the shuffle; ``conv.conflicts`` is resolved once on the client for a golden set held
         there, else per partition after the shuffle (partitions hold whole questions);
         ``rollup`` (a chunk -> page table or dict sent once to every worker, or a run
         column, whose map is read from the run's distinct (chunk, page) pairs first) is
@@ -440,9 +434,11 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         run, mapping = _page_map(run, rollup)
     elif rollup is not None:
         mapping = rollup_map(rollup)
+    columns, conflicts = conv.columns, conv.conflicts
     run = _renamed(run, columns)
     if "score" not in run.columns and "rank" in run.columns:  # rank only: ordered by rank, as in memory
-        run = run.assign(score=-run["rank"].astype("float64"))
+        rank = run["rank"].astype("float64")  # (ascending: the partitions' check negates the scores)
+        run = run.assign(score=rank if conv.ascending else -rank)
     _check_columns(run)
     if chunkings is not None and chunkings.spans is not None:  # the spans are the golden set
         golden, resolved = chunkings.spans, None
@@ -451,8 +447,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         if chunkings is not None and is_dask_frame(golden):
             golden, resolved = _golden_set(golden.compute(), None, conflicts)  # held whole beside the chunk tables
     ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
-    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
-                conflicts=conflicts if resolved is None and is_dask_frame(golden) else "error",
+    opts = dict(conv=conv.but(columns=None, conflicts=conflicts if resolved is None and is_dask_frame(golden)
+                              else "error"),
                 shallow=None if shallow is None else shipped(shallow))
     if chunkings is not None:  # the run's systems' chunkings, checked on the client (one pass over system)
         systems = [None] if "system" not in run.columns else _systems_in_order(
@@ -471,7 +467,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         parts, summaries, systems = done
     else:
         parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, ms, mapping, opts)
-    records = merge(summaries, systems, missing=missing, resolved=resolved, ms=ms)
+    records = merge(summaries, systems, missing=conv.missing, resolved=resolved, ms=ms)
     if mapping is None:
         judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
         records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden, judged))
@@ -481,7 +477,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "
         refuse_foreign_run(dask.compute(*[dask.delayed(doc_summary)(p, value_set) for p in run["doc_id"].to_delayed()]),
                            docs)
     if warn:
-        warn_diagnostics(records, rel)
+        warn_diagnostics(records, conv.rel)
     meta = summaries[0].table  # the table's columns, no row
     with dask.config.set({"dataframe.convert-string": False}):
         table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)

@@ -22,19 +22,17 @@ from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .dask_engine import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Chunkings, Duplicates, Unjudged, carried_chunkings, check_unjudged, chunk_sizes, evaluate_partition, is_span_input, prepare,
-                     refuse_foreign_ids, resolve_chunkings, with_records)
+from .engine import (Chunkings, Conventions, Duplicates, Unjudged, carried_chunkings, check_unjudged,
+                     evaluate_partition, is_span_input, resolve_chunkings)
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
-from .inputs import check_columns
-from .schema import Conflicts, check_conflicts
+from .schema import Conflicts
 from .io import read_golden_set, read_qrels, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge, natural_order, shallow_rankings, systems_sharing_no_document
+from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
-from .engine.budget import WHOLE_BYTES_PER_ROW
-from .engine.budget import memory_budget as parse_memory_budget
+from .engine.choice import Choice, choose
 from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
 NoRelevant = Literal["zero", "drop"]
@@ -43,7 +41,7 @@ Engine = Literal["auto", "memory", "dask", "spark"]
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
              rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
              depth: int | None = None, duplicates: Duplicates = "error",
-             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+             columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
              engine: Engine = "auto",
              memory_budget: "int | str | None" = None, progress: bool | None = None,
              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
@@ -94,12 +92,19 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         the highest, the lowest or the most frequent label (a tie: the higher), or
         (``"human"``, with a ``judge`` column) a person's label over a model's; the
         pairs resolved are counted in :func:`diagnostics`.
-    engine : {"auto", "memory", "dask"}
+    ascending : bool
+        The run's ``score`` is a distance (lower is better: L2, cosine distance, a
+        rank-like cost): documents are ranked by ascending score, on every engine (ties
+        still broken by ``ties``; ``duplicates="max"`` keeps the lowest).  Default False:
+        higher scores rank first.  A run without scores is ordered by its ranks either way.
+    engine : {"auto", "memory", "dask", "spark"}
         ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
         any), ``run`` being a ``dask.dataframe.DataFrame`` or a Parquet dataset
         path; the result is then a ``dask.dataframe.DataFrame`` (see
-        :mod:`evalframe.dask_engine`).  ``"auto"`` (default) is ``"dask"`` for a
-        Dask run, else ``"memory"``.
+        :mod:`evalframe.dask_engine`).  ``"spark"``: a ``pyspark.sql.DataFrame`` run
+        (:mod:`evalframe.engine.spark`).  ``"auto"`` (default) is the run's own engine
+        (:func:`evalframe.engine.choice.choose`): Spark or Dask for their frames,
+        streaming for a Parquet dataset larger than ``memory_budget``, else in memory.
     memory_budget : int or str, optional
         Bytes a Parquet-dataset run may hold at once (``"2GiB"``, ``"500MB"``
         or an int); default a quarter of the memory available.  A run that
@@ -183,7 +188,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     """
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
-                                     conflicts=conflicts, engine=engine,
+                                     conflicts=conflicts, ascending=ascending, engine=engine,
                                      memory_budget=memory_budget, progress=progress, rollup=rollup,
                                      chunks=chunks, min_overlap=min_overlap, tokens=tokens,
                                      unjudged=unjudged, no_relevant=no_relevant)[0]
@@ -192,7 +197,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                 rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                 depth: int | None = None, duplicates: Duplicates = "error",
-                columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+                columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
                 engine: Engine = "auto",
                 memory_budget: "int | str | None" = None, progress: bool | None = None,
                 rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
@@ -235,43 +240,13 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     >>> ef.diagnostics(ef.datasets.load_sso().runs, ef.datasets.load_sso().qrels).empty
     True
     """
-    _check_rel(rel)
-    _check_input_options(columns, conflicts, "diagnostics")
+    conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
+                       columns=columns, ascending=ascending, min_overlap=min_overlap, caller="diagnostics")
+    choice = choose(run, engine=engine, memory_budget=memory_budget, caller="diagnostics")
     shallow = [m for m in parse_measures(measures) if m.k is not None] if measures is not None else []
-    ks = [m.k for m in shallow]
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    run = _token_counts(run, tokens, columns, duplicates, ties)
-    chunked = _chunked(run, qrels, chunks, columns, rollup, min_overlap)
-    if chunked is True:  # every measure named: chunk-level ones are flagged
-        named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
-        return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
-                                  rollup=rollup, chunks=chunks, min_overlap=min_overlap, **conv)[1]
-    chunkings, qrels, run = chunked or (None, qrels, run)
-    named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None and chunkings else []
-    # with chunkings, every measure named is computed: chunk-level ones are flagged
-    if _use_spark(run, engine):
-        from .engine.spark import evaluate_spark
-        return evaluate_spark(run, qrels, named, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
-                              rollup=rollup, shallow=shallow, chunkings=chunkings)[1]
-    if _use_dask(run, engine):
-        from .dask_engine import evaluate_dask
-        return evaluate_dask(run, qrels, named, rel=rel, ties=ties, missing=missing, depth=depth,
-                             duplicates=duplicates, warn=False, columns=columns, conflicts=conflicts,
-                             rollup=rollup, shallow=shallow, chunkings=chunkings)[1]
-    streamed, run, qrels = _streamed(run, qrels, named if chunkings else None, conv, memory_budget, progress,
-                                     columns, conflicts, rollup, warn=False, shallow=shallow, chunkings=chunkings)
-    if streamed is None and chunkings is not None:  # a dataset that fits: read whole, in memory
-        return evaluate_partition(run, qrels, named, warn=False, columns=columns, conflicts=conflicts,
-                                  chunks=chunks, min_overlap=min_overlap, **conv)[1]
-    if streamed is not None:
-        return streamed[1]
-    J = prepare(run, qrels, warn=False, columns=columns, conflicts=conflicts, rollup=rollup, **conv)
-    if ks:
-        J = with_records(J, shallow_rankings(J, max(ks), warn=False))
-    J = with_records(J, systems_sharing_no_document(J) + chunk_sizes(J, shallow))
-    refuse_foreign_ids(J)
-    return J.diagnostics
+    named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
+    return _evaluate(run, qrels, named, conv, choice, progress=progress, rollup=rollup, chunks=chunks,
+                     tokens=tokens, shallow=shallow, unjudged=None, measured=False)[1]
 
 
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
@@ -460,7 +435,8 @@ def _aggregation(name: str) -> Aggregation:
             "pass evaluate()'s table, whose measure names are canonical")]) from None
 
 
-def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -> pd.DataFrame:
+def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc",
+                 ascending: bool = False) -> pd.DataFrame:
     """Index recall@k: how much of the exact top k the approximate index returned.
 
     This is the *other* recall (ANN recall): its answer key is exact nearest
@@ -474,6 +450,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
         Results of exact (brute-force) search for the same questions.
     k : int
         Cutoff.
+    ascending : bool
+        Both runs' scores are distances (lower is nearer), as ANN indexes often return.
 
     Returns
     -------
@@ -506,7 +484,7 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
     """
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
-    exact = read_run(exact_run)
+    exact = read_run(exact_run, ascending=ascending)
     if "system" in exact and exact["system"].nunique() > 1:
         raise EvalframeInputError("exact run", [InputProblem(
             f"holds {exact['system'].nunique()} systems", "pass the exact search of one system")])
@@ -515,7 +493,7 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
     dummy = exact[["query_id", "doc_id"]].assign(relevance=np.int64(1))
     Je = judge(exact, dummy, ties=ties, missing="zero", depth=k, warn=False, keep_rows=True)
     key = dummy.iloc[Je.source_row]
-    approx = read_run(approx_run)
+    approx = read_run(approx_run, ascending=ascending)
     J = judge(approx, key.reset_index(drop=True), ties=ties, missing="zero", depth=k, warn=False)
     dropped = J.diagnostics[J.diagnostics["check"] == "run_questions_not_in_golden_set"]
     for row in dropped.itertuples(index=False):
@@ -533,7 +511,7 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc") -
 def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
                               rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
                               depth: int | None = None, duplicates: Duplicates = "error",
-                              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+                              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
                               engine: Engine = "auto",
                               memory_budget: "int | str | None" = None, progress: bool | None = None,
                               rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
@@ -553,14 +531,15 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         The per-question table of :func:`evaluate` and the table of
         :func:`diagnostics`.
     """
-    _check_rel(rel)
-    _check_input_options(columns, conflicts, "evaluate")
+    conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
+                       columns=columns, ascending=ascending, min_overlap=min_overlap)
     _check_no_relevant(no_relevant, chunks)
-    per_q, diag = _evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing, depth=depth,
-                                             duplicates=duplicates, columns=columns, conflicts=conflicts,
-                                             engine=engine, memory_budget=memory_budget, progress=progress,
-                                             rollup=rollup, chunks=chunks, min_overlap=min_overlap, tokens=tokens,
-                                             shallow=shallow, unjudged=unjudged)
+    choice = choose(run, engine=engine, memory_budget=memory_budget)
+    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
+    shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
+    check_unjudged(unjudged, ms)
+    per_q, diag = _evaluate(run, qrels, ms, conv, choice, progress=progress, rollup=rollup, chunks=chunks,
+                            tokens=tokens, shallow=shallow, unjudged=unjudged)
     if no_relevant == "drop":
         per_q = drop_no_relevant(per_q, qrels, rel=rel, columns=columns, conflicts=conflicts)
     return per_q, diag
@@ -590,89 +569,82 @@ def drop_no_relevant(per_q: pd.DataFrame, qrels, *, rel: int, columns=None, conf
     return per_q.loc[keep].reset_index(drop=True)
 
 
-def _evaluate_with_diagnostics(run, qrels, measures, *, rel, ties, missing, depth, duplicates, columns, conflicts,
-                               engine, memory_budget, progress, rollup, chunks, min_overlap, tokens, shallow, unjudged):
-    ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
-    shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
-    check_unjudged(unjudged, ms)
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates)
-    run = _token_counts(run, tokens, columns, duplicates, ties)
-    chunked = _chunked(run, qrels, chunks, columns, rollup, min_overlap)
-    if chunked is True:
-        return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup,
-                                  chunks=chunks, min_overlap=min_overlap, shallow=shallow, unjudged=unjudged,
-                                  **conv)
+def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, *, progress, rollup, chunks,
+              tokens, shallow, unjudged, measured: bool = True) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """The per-question table and the diagnostics of ``run`` on the engine ``choice`` names:
+    every caller's one path.  ``measured=False``: the diagnostics only (:func:`diagnostics`:
+    no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
+    warn = measured
+    run = _token_counts(run, tokens, conv, choice)
+    chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
+    if chunked is True:  # offsets held in memory: every measure named is computed (chunk-level ones are flagged)
+        return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, chunks=chunks, shallow=shallow,
+                                  unjudged=unjudged)
     chunkings, qrels, run = chunked or (None, qrels, run)
+    if not measured and chunkings is None:
+        ms = []
     if unjudged in ("relevant", "bounds"):
-        _bounds_in_memory(run, engine, chunkings, memory_budget, unjudged)
-    if _use_spark(run, engine):
+        _bounds_in_memory(choice, chunkings, unjudged)
+    if choice.name == "spark":
         from .engine.spark import evaluate_spark
-        return evaluate_spark(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                              duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup,
-                              shallow=shallow, chunkings=chunkings)
-    if _use_dask(run, engine):
+        return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+    if choice.name == "dask":
         from .dask_engine import evaluate_dask
-        return evaluate_dask(run, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                             duplicates=duplicates, columns=columns, conflicts=conflicts, rollup=rollup,
-                             shallow=shallow, chunkings=chunkings)
-    streamed, run, qrels = _streamed(run, qrels, ms, conv, memory_budget, progress, columns, conflicts, rollup,
-                                     warn=True, shallow=shallow, chunkings=chunkings)
-    if streamed is not None:
-        return streamed
-    return evaluate_partition(run, qrels, ms, columns=columns, conflicts=conflicts, rollup=rollup, shallow=shallow,
-                              chunks=chunks if chunkings is not None else None, min_overlap=min_overlap,
-                              unjudged=unjudged, **conv)
+        return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+    if choice.name == "streaming":
+        streamed, run, qrels = _streamed(run, qrels, ms if measured or chunkings else None, conv, choice, progress,
+                                         rollup, warn=warn, shallow=shallow, chunkings=chunkings)
+        if streamed is not None:
+            return streamed
+    return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow,
+                              chunks=chunks if chunkings is not None else None, unjudged=unjudged)
 
 
-def _bounds_in_memory(run, engine, chunkings, budget, unjudged: str) -> None:
+def _bounds_in_memory(choice: Choice, chunkings, unjudged: str) -> None:
     """``unjudged="relevant"`` / ``"bounds"`` are computed by the in-memory engine only:
     a Dask or Spark run, a Parquet dataset other than one file that fits the memory
     budget, or chunk offsets are refused with the way out."""
-    where = None
-    if is_spark_frame(run) or engine == "spark":
-        where = "a Spark run"
-    elif is_dask_frame(run) or engine == "dask":
-        where = "a Dask run"
-    elif chunkings is not None:
+    where = {"spark": "a Spark run", "dask": "a Dask run",
+             "streaming": "a Parquet dataset larger than the memory budget (streamed)"}.get(choice.name)
+    if chunkings is not None:
         where = "chunk offsets (chunks= or a span golden set)"
-    elif is_dataset_source(run) and not (isinstance(run, (str, os.PathLike)) and os.path.isfile(run) and
-                                         open_run_dataset(run).count_rows() * WHOLE_BYTES_PER_ROW
-                                         <= parse_memory_budget(budget)):
-        where = "a Parquet dataset larger than the memory budget (streamed)"
     if where is not None:
         raise ValueError(f"evaluate: unjudged={unjudged!r} is computed in memory only, not for {where}: "
                          "evaluate the run in memory (a sample of its questions, or one system at a time), or "
                          "leave unjudged= unset")
 
 
-def _token_counts(run, tokens, columns, duplicates, ties):
+def _token_counts(run, tokens, conv: Conventions, choice: Choice):
     """The run with ``tokens=``'s counts as its ``tokens`` column (read whole: in memory)."""
     if tokens is None:
         return run
-    if is_dask_frame(run) or is_dataset_source(run) and not (isinstance(run, (str, os.PathLike))
-                                                           and os.path.isfile(run)):
-        raise ValueError("evaluate: tokens= joins counts into a run held in memory: for a Dask frame or a "
-                         "Parquet dataset, add a tokens column to the run instead")
-    if isinstance(run, pd.DataFrame) and is_span_input(run, columns):
+    if choice.name != "memory" or choice.dataset and not (isinstance(run, (str, os.PathLike))
+                                                            and os.path.isfile(run)):
+        raise ValueError("evaluate: tokens= joins counts into a run held in memory: for a Dask or Spark frame or "
+                         "a Parquet dataset, add a tokens column to the run instead")
+    if isinstance(run, pd.DataFrame) and is_span_input(run, conv.columns):
         raise ValueError("evaluate: a run carrying chunk offsets takes its token counts from a tokens column")
-    return with_tokens(read_run(run, columns=columns, duplicates=duplicates, ties=ties), tokens, columns=columns)
+    # the scores as given (ascending negates them once, when the engine checks the run)
+    return with_tokens(read_run(run, columns=conv.columns, duplicates=conv.duplicates, ties=conv.ties), tokens,
+                       columns=conv.columns)
 
 
-def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
+def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
     """Whether chunk offsets are in play (``chunks=``, a span golden set, or a run carrying
     offsets), each chunking then judged on its own labels: False (not in play); True (a
     run held in memory: the in-memory engine); or, for a Dask frame or a Parquet dataset,
     the chunkings resolved once for its partitions and the golden set they are judged on
     (:func:`~evalframe.engine.resolve_chunkings`)."""
+    columns, min_overlap = conv.columns, conv.min_overlap
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set
-    if not (is_dask_frame(run) or is_spark_frame(run) or is_dataset_source(run) and not (
+    if not (choice.name in ("dask", "spark") or choice.dataset and not (
             isinstance(run, (str, os.PathLike)) and os.path.isfile(run))):
         return True
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
-    names = list(run.columns) if is_dask_frame(run) or is_spark_frame(run) else open_run_dataset(run).schema.names
+    names = list(run.columns) if choice.name in ("dask", "spark") else open_run_dataset(run).schema.names
     carried = None
     if is_span_table(apply_columns(pd.DataFrame(columns=names), columns)) and is_span_input(qrels, columns):
         if is_spark_frame(run):
@@ -692,29 +664,18 @@ def _chunked(run, qrels, chunks, columns, rollup, min_overlap):
     return chunkings, qrels, run
 
 
-def _check_input_options(columns, conflicts, caller: str) -> None:
-    check_columns(columns, caller=caller)
-    check_conflicts(conflicts, caller=caller)
-
-
-def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup, *, warn: bool,
+def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollup, *, warn: bool,
               shallow: list[Measure] | None = None, chunkings=None):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
-    budget = parse_memory_budget(budget)
     if progress is not None and not isinstance(progress, bool):
         raise ValueError(f"evaluate: progress must be True, False or None, got {progress!r}")
-    if not is_dataset_source(run):
-        return None, run, qrels
-    if (isinstance(run, (str, os.PathLike)) and os.path.isfile(run)
-            and open_run_dataset(run).count_rows() * WHOLE_BYTES_PER_ROW <= budget):
-        return None, run, qrels  # one file that fits: read_run reads it (list runs, columns= ...)
-    if (conflicts != "error" or columns) and not is_dataset_source(qrels) and not (
+    if (conv.conflicts != "error" or conv.columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
-        qrels = read_golden_set(qrels, columns=columns, conflicts=conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, warn=warn, columns=columns, conflicts=conflicts, rollup=rollup,
-                          options=StreamOptions(budget, progress), shallow=shallow, chunkings=chunkings, **conv)
+        qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts
+    out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup,
+                          options=StreamOptions(choice.budget, progress), shallow=shallow, chunkings=chunkings)
     if out is not None:
         return out, run, qrels
     def whole(x):
@@ -724,31 +685,3 @@ def _streamed(run, qrels, ms, conv, budget, progress, columns, conflicts, rollup
             return x
         return open_run_dataset(x).to_table().to_pandas()
     return None, whole(run), whole(qrels)
-
-
-def _check_rel(rel) -> None:
-    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
-        raise ValueError(f"rel must be an int, got {rel!r}")
-
-
-def _use_dask(run, engine) -> bool:
-    if engine not in ("auto", "memory", "dask", "spark"):
-        raise ValueError(f"evaluate: engine must be 'auto', 'memory', 'dask' or 'spark', got {engine!r}")
-    if engine == "memory" and is_dask_frame(run):
-        raise ValueError("evaluate: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
-    return engine == "dask" or is_dask_frame(run)
-
-
-def _use_spark(run, engine) -> bool:
-    """Whether the Spark engine evaluates ``run`` (a ``pyspark.sql.DataFrame``: the only
-    input it takes)."""
-    _use_dask(run, engine)  # the engine name checked
-    if is_spark_frame(run):
-        if engine not in ("auto", "spark"):
-            raise ValueError(f"evaluate: engine must be 'auto' or 'spark' for a pyspark.sql.DataFrame run, "
-                             f"got {engine!r}")
-        return True
-    if engine == "spark":
-        raise ValueError("evaluate: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with "
-                         "spark.read.parquet(...) or spark.createDataFrame(...)")
-    return False

@@ -141,14 +141,16 @@ def qrels_table(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
 
 
 def run_table(run: pd.DataFrame, problems: list[InputProblem], *,
-              columns: Mapping[str, str] | None = None, duplicates: str = "error") -> pd.DataFrame:
+              columns: Mapping[str, str] | None = None, duplicates: str = "error",
+              ascending: bool = False) -> pd.DataFrame:
     """A run's columns as the checks expect them: ``columns=``, the question text, list
     runs exploded, rank-only runs given ``score = -rank``; problems found are appended.
     ``duplicates="first"``: whole repeated rows of a list run (same question, same list)
-    count once."""
+    count once.  ``ascending``: the caller negates the scores (distances) next, so a
+    rank-only run's score is its rank, negated with them."""
     df = split_question_text(apply_columns(run, columns))
     df = _explode(df, problems, duplicates)
-    return _rank_only(df, problems)
+    return _rank_only(df, problems, ascending)
 
 
 def question_texts(qrels: pd.DataFrame) -> pd.DataFrame | None:
@@ -323,7 +325,7 @@ def _from_arrow_array(arr) -> pd.Series:
 
 
 # ---------------------------------------------------------------- rank-only runs
-def _rank_only(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
+def _rank_only(df: pd.DataFrame, problems: list[InputProblem], ascending: bool = False) -> pd.DataFrame:
     ranks = alias_candidates(df, "rank")
     if len(ranks) != 1:
         return df
@@ -340,7 +342,7 @@ def _rank_only(df: pd.DataFrame, problems: list[InputProblem]) -> pd.DataFrame:
             f"{int(bad.sum())} rows have a missing or non-numeric rank (the run has no scores, so it is "
             "ordered by rank)", "give every row a numeric rank, or add a score column",
             df.loc[bad].head(5).to_string(max_colwidth=40)))
-    return df.drop(columns=scores).assign(score=np.where(bad, 0.0, -r))
+    return df.drop(columns=scores).assign(score=np.where(bad, 0.0, r if ascending else -r))
 
 
 # ---------------------------------------------------------------- other frames

@@ -778,7 +778,7 @@ def read_chunks(source: Source, *, columns: Mapping[str, str] | None = None, dis
 def read_run(source: Source | Sequence[Source], *, system: str | None = None,
              duplicates: Literal["error", "max", "first"] = "error", columns: Mapping[str, str] | None = None,
              ties: str = "doc_id_desc", filesystem: FileSystem | None = None,
-             encoding: str = "utf-8") -> pd.DataFrame:
+             encoding: str = "utf-8", ascending: bool = False) -> pd.DataFrame:
     """Read a run (one or many systems) into a canonical DataFrame.
 
     Parameters
@@ -797,6 +797,9 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         Where paths are read from; see :func:`read_qrels`.
     encoding : str
         Encoding of text files; see :func:`read_qrels`.
+    ascending : bool
+        The scores are distances (lower is better): the table's ``score`` is their
+        negation; see :func:`evalframe.schema.clean_run`.
 
     Returns
     -------
@@ -815,7 +818,7 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         if system is not None:
             raise ValueError("system= names a single run; a dict of runs is already named by its keys")
         parts = [read_run(v, system=str(k), duplicates=duplicates, columns=columns, ties=ties,
-                          filesystem=filesystem, encoding=encoding) for k, v in source.items()]
+                          filesystem=filesystem, encoding=encoding, ascending=ascending) for k, v in source.items()]
         return pd.concat(parts, ignore_index=True)
     if isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike)):
         rows = _rows_not_tables(source, "run")
@@ -826,7 +829,7 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
         parts = []
         for i, src in enumerate(source):
             part = read_run(src, duplicates=duplicates, columns=columns, ties=ties, filesystem=filesystem,
-                            encoding=encoding)
+                            encoding=encoding, ascending=ascending)
             if "system" not in part:
                 name = system_name(src) if isinstance(src, (str, os.PathLike)) else f"run{i + 1}"
                 part.insert(0, "system", name)
@@ -846,13 +849,14 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
                 "give each run its own name: pass a dict {name: run}")])
         return pd.concat(parts, ignore_index=True)
     raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
-    return clean_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed)
+    return clean_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed,
+                     ascending=ascending)
 
 
 def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,
                      duplicates: Literal["error", "max", "first"] = "error", columns: Mapping[str, str] | None = None,
                      ties: str = "doc_id_desc", filesystem: FileSystem | None = None,
-                     encoding: str = "utf-8", part: bool = False) -> CheckedRun:
+                     encoding: str = "utf-8", part: bool = False, ascending: bool = False) -> CheckedRun:
     """:func:`read_run`, returning the checked run with its ids factorised once
     (:class:`~evalframe.schema.CheckedRun`), which :func:`evalframe.ranking.judge`
     uses as it is: a single source is factorised once, by its check (``part``: a
@@ -863,9 +867,9 @@ def read_checked_run(source: Source | Sequence[Source], *, system: str | None = 
     if not nested and not listed:  # read_run's single-source case
         raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
         return check_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, part=part,
-                         trimmed=trimmed)
+                         trimmed=trimmed, ascending=ascending)
     return encode_run(read_run(source, system=system, duplicates=duplicates, columns=columns, ties=ties,
-                               filesystem=filesystem, encoding=encoding))
+                               filesystem=filesystem, encoding=encoding, ascending=ascending))
 
 
 def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",

@@ -54,7 +54,7 @@ from __future__ import annotations
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
            "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere",
-           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF"]
+           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF", "check_conventions"]
 
 import re
 from dataclasses import dataclass, field, replace
@@ -555,7 +555,8 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     run = run if isinstance(run, CheckedRun) else encode_run(run)
     qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
     frame = run.frame
-    _check_options(frame, rel=rel, ties=ties, missing=missing, depth=depth)
+    check_conventions(rel=rel, ties=ties, missing=missing, depth=depth, caller="judge")
+    _check_rank_column(frame, ties)
     queries, qq, ql, qrels_order = _golden_set(qrels)
     systems, system_names, sys_codes, rq = _run_ids(run, queries, systems)
     unknown = rq < 0
@@ -646,15 +647,19 @@ def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray,
                      frame["label"].to_numpy(dtype=np.int64))
 
 
-def _check_options(run: pd.DataFrame, *, rel, ties, missing, depth) -> None:
+def check_conventions(*, rel, ties, missing, depth, caller: str) -> None:
+    """Raise ``ValueError`` unless the ranking conventions are valid values."""
     if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
-        raise ValueError(f"judge: rel must be an int, got {rel!r}")
+        raise ValueError(f"{caller}: rel must be an int, got {rel!r}")
     if ties not in ("doc_id_desc", "doc_id_asc", "rank"):
         raise ValueError(f"ties must be 'doc_id_desc', 'doc_id_asc' or 'rank', got {ties!r}")
     if missing not in ("zero", "drop"):
         raise ValueError(f"missing must be 'zero' or 'drop', got {missing!r}")
     if depth is not None and (not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 1):
         raise ValueError(f"depth must be an int >= 1 or None, got {depth!r}")
+
+
+def _check_rank_column(run: pd.DataFrame, ties) -> None:
     if ties == "rank" and ("rank" not in run or not bool(np.isfinite(run["rank"].to_numpy(dtype=float, na_value=np.nan)).all())):
         raise EvalframeInputError("run", [InputProblem(
             "ties='rank' needs a numeric 'rank' column, and the run has none (or it has missing values)",

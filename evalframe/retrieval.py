@@ -502,8 +502,8 @@ def _warn_score_order(run: pd.DataFrame, q: np.ndarray) -> None:
     if len(rising):
         qs = pd.unique(run["query_id"].to_numpy()[rising])
         warn(f"retrieve: {len(qs)} questions have scores that do not descend along fn's order (distances, where "
-             f"lower is better? e.g. {', '.join(map(str, qs[:MAX_EXAMPLES]))}): {hint}, or return -distance "
-             "as the score", RetrieverOutputWarning)
+             f"lower is better? e.g. {', '.join(map(str, qs[:MAX_EXAMPLES]))}): {hint}, evaluate(..., ascending=True) "
+             "ranks lower scores first, or return -distance as the score", RetrieverOutputWarning)
 
 
 def _failures(qids: list[str], texts: list, failed: list, latency: np.ndarray) -> pd.DataFrame:

@@ -653,7 +653,7 @@ def merge_conflicts(parts: list[ResolvedConflicts | None]) -> ResolvedConflicts 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error",
               columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc",
-              trimmed: bool = False) -> pd.DataFrame:
+              trimmed: bool = False, ascending: bool = False) -> pd.DataFrame:
     """Check a run (one or many systems) and return a canonical copy.
 
     The same checks as :func:`check_run`, which also returns the factorised ids.
@@ -682,6 +682,10 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
     trimmed : bool
         The table's ids hold no leading or trailing blank already (a TREC text file split
         on blanks, ``evalframe.io.read_raw``): the pass that trims them is skipped.
+    ascending : bool
+        The scores are distances (lower is better): the table's ``score`` is their
+        negation, so that every step after it ranks higher scores first (a rank-only run
+        is ordered by its rank either way).
 
     Returns
     -------
@@ -694,7 +698,8 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         Listing every problem: missing columns, missing ids, missing, NaN,
         infinite or non-numeric scores, duplicate documents, an empty table.
     """
-    return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed).frame
+    return check_run(run, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed,
+                     ascending=ascending).frame
 
 
 def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None:
@@ -717,7 +722,7 @@ def _tokens(df: pd.DataFrame, problems: list[InputProblem]) -> np.ndarray | None
 def check_run(run: pd.DataFrame, *, system: str | None = None,
               duplicates: Literal["error", "max", "first"] = "error",
               columns: Mapping[str, str] | None = None, ties: str = "doc_id_desc", part: bool = False,
-              trimmed: bool = False) -> CheckedRun:
+              trimmed: bool = False, ascending: bool = False) -> CheckedRun:
     """Check a run and return the canonical copy with its ids factorised once.
 
     Parameters and errors as :func:`clean_run`; ``part=True``: a partition of a run,
@@ -736,7 +741,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
                         "use evalframe.read_run() for files and dicts")
     problems: list[InputProblem] = []
-    run = run_table(run, problems, columns=check_columns(columns, caller="check_run"), duplicates=duplicates)
+    run = run_table(run, problems, columns=check_columns(columns, caller="check_run"), duplicates=duplicates,
+                    ascending=ascending)
     df = _rename(run, ("query_id", "doc_id", "score"), ("system", "rank", "tokens"), problems)
     if problems:
         raise EvalframeInputError("run", problems)
@@ -765,6 +771,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
                                      "(drop the rows, or map -inf/inf to the lowest/highest finite score)"
                                      + ("; or order the run by its rank column with ties='rank'" if "rank" in df else ""),
                                      _examples(df, bad)))
+    if ascending:
+        sc = -sc  # a distance: its negation (a new array, never the caller's), before duplicates="max"
     rank = None
     if "rank" in df:
         r = df["rank"]

@@ -53,7 +53,6 @@ __all__ = ["is_dataset_source", "open_run_dataset", "StreamOptions", "stream_eva
 import contextlib
 import errno
 import gc
-import glob as _glob
 import math
 import os
 import shutil
@@ -68,68 +67,21 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import (Chunkings, Duplicates, carried_chunkings, doc_summary, every_system_unjudged,
+from .engine import (DEFAULT, Chunkings, Conventions, carried_chunkings, doc_summary, every_system_unjudged,
                      refuse_foreign_run)
 from .engine import budget as sizing
+from .engine.choice import is_dataset_source, open_run_dataset
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
-from .errors import EvalframeInputError, InputProblem
 from .io import read_golden_set
 from .measures import Measure
-from .ranking import (Check, Diagnostic, Missing, Ties, clear_judged_elsewhere, conflicts_record, diagnostics_table,
-                      id_set, natural_order, str_column, systems_judged, warn_diagnostics)
+from .ranking import (Check, Diagnostic, clear_judged_elsewhere, conflicts_record, diagnostics_table, id_set,
+                      natural_order, str_column, systems_judged, warn_diagnostics)
 from .rollup import UNIT, Rollup, rollup_column
 from .schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
                      merge_conflicts)
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
-
-def is_dataset_source(source) -> bool:
-    """True for what the streaming engine reads: a :class:`pyarrow.dataset.Dataset`,
-    a directory, a glob pattern, or a path ending in ``.parquet`` / ``.pq``; or a dict
-    ``{system name: one of those}`` (a system per dataset)."""
-    if isinstance(source, Mapping):
-        return bool(source) and all(is_dataset_source(v) and not isinstance(v, Mapping)
-                                    for v in source.values())
-    if _is_dataset(source):
-        return True
-    if not isinstance(source, (str, os.PathLike)):
-        return False
-    text = os.fsdecode(os.fspath(source))
-    if os.path.isdir(text):
-        return True
-    if not os.path.exists(text) and any(c in text for c in "*?["):
-        return True
-    return text.lower().endswith((".parquet", ".pq")) and os.path.isfile(text)
-
-
-def _is_dataset(source) -> bool:
-    """Whether ``source`` is a :class:`pyarrow.dataset.Dataset` (pyarrow.dataset, slow to
-    import, is imported only when used: a Dataset exists only once it was)."""
-    pads = sys.modules.get("pyarrow.dataset")
-    return pads is not None and isinstance(source, pads.Dataset)
-
-
-def open_run_dataset(source, what: str = "run") -> pads.Dataset:
-    """The :class:`pyarrow.dataset.Dataset` of a Parquet file, directory or glob (files in
-    sorted order), or the dataset itself."""
-    import pyarrow.dataset as pads
-    if isinstance(source, pads.Dataset):
-        return source
-    text = os.fsdecode(os.fspath(source))
-    if os.path.isdir(text) or os.path.isfile(text):
-        dataset = pads.dataset(text, format="parquet")
-        if not dataset.files:
-            raise EvalframeInputError(what, [InputProblem(
-                f"{text!r} is a directory with no file in it",
-                "pass a run file, or a directory of Parquet files (a dataset)")])
-        return dataset
-    files = sorted(_glob.glob(text, recursive=True))
-    if not files:
-        raise EvalframeInputError(what, [InputProblem(f"no file matches {text!r}",
-                                                      "check the pattern (e.g. 'runs/*.parquet')")])
-    return pads.dataset(files, format="parquet")
-
 
 def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
@@ -225,7 +177,7 @@ class _Assembler:
     """Evaluates partitions (:func:`~evalframe.engine.partition.evaluate_part`), holds their
     values compactly and their summaries, and puts them together."""
 
-    def __init__(self, ms: list[Measure] | None, systems: list, conventions: dict,
+    def __init__(self, ms: list[Measure] | None, systems: list, conv: Conventions, rollup,
                  shallow: list[Measure] | None = None, golden: GoldenIndex | None = None,
                  batch_rows: int | None = None, chunkings: Chunkings | None = None):
         self.ms, self.systems = ms, systems
@@ -237,7 +189,9 @@ class _Assembler:
         self.golden = golden
         self._judged_docs: pa.Array | None = None
         self.shallow = shallow
-        self.conv = conventions
+        #: the parts' golden-set rows are resolved already (conflicts) and renamed (columns)
+        self.conv = conv.but(conflicts="error", columns=None)
+        self.rollup = rollup
         self.chunkings = chunkings
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
@@ -272,8 +226,8 @@ class _Assembler:
                 sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         if "doc_id" not in run.columns:  # a bucket without run rows
             run = self.empty if self.empty is not None else run
-        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], shallow=self.shallow,
-                            chunkings=self.chunkings, **self.conv)
+        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], self.conv,
+                            shallow=self.shallow, chunkings=self.chunkings, rollup=self.rollup)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
         records = self.judged_elsewhere(list(res.records), part)
@@ -311,7 +265,7 @@ class _Assembler:
         return clear_judged_elsewhere(records, judged)
 
     def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
-        records = merge(self.results, self.systems, missing=self.conv["missing"], ms=self.ms or [])
+        records = merge(self.results, self.systems, missing=self.conv.missing, ms=self.ms or [])
         checks = list(Check)
         records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
         table = None
@@ -349,7 +303,7 @@ class _Assembler:
         names = pa.array([str(m) for m in self.ms], pa.large_string())
         cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
         out = pd.DataFrame(cols)
-        if self.conv.get("rollup") is not None:
+        if self.rollup is not None:
             out.insert(out.columns.get_loc("measure"), "unit", UNIT)
         out["value"] = values[order].ravel()
         return out
@@ -716,10 +670,8 @@ class _Spill:
 
 
 # ---------------------------------------------------------------- the entry point
-def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties: Ties = "doc_id_desc",
-                    missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
-                    warn: bool = True, columns: Mapping[str, str] | None = None,
-                    conflicts: Conflicts = "error", rollup: Rollup | None = None, options: StreamOptions,
+def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DEFAULT, *,
+                    warn: bool = True, rollup: Rollup | None = None, options: StreamOptions,
                     shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
@@ -730,10 +682,9 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     run : Parquet path, directory, glob or pyarrow Dataset
     qrels : golden set (anything :func:`evalframe.read_qrels` reads, or a Parquet dataset)
     ms : list of Measure, or None for diagnostics only
-    columns : dict, optional
-        ``{your column name: canonical name}`` for the run dataset's columns and the golden set's.
-    conflicts : {"error", "max", "min", "majority", "human"}
-        Conflicting labels of a golden set read here (a Parquet dataset), resolved once
+    conv : Conventions
+        Its ``columns`` (``{your column name: canonical name}``) rename the run dataset's
+        columns and the golden set's; its ``conflicts`` resolve conflicting labels of a golden set read here (a Parquet dataset), resolved once
         (a table the caller read was resolved by it); a golden set hashed into buckets
         (larger than half the budget) is resolved bucket by bucket (all of a question's
         rows are in its bucket), the record merged: the in-memory call's count and examples.
@@ -759,6 +710,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
         The per-question table (ordered as the in-memory engine orders it; None
         when ``ms`` is None) and the diagnostics table.
     """
+    columns, conflicts = conv.columns, conv.conflicts
     if chunkings is not None and chunkings.split_run:  # rows carrying offsets: split as they are copied
         rows = sum(d.count_rows() for d, _ in _run_sources(run))
         golden_rows = len(chunkings.spans) if chunkings.spans is not None else 0
@@ -769,8 +721,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             split = replace(chunkings, split_run=False)
             if not chunkings.tables:
                 split = carried_chunkings(table, chunkings.spans, chunkings.min_overlap)
-            return stream_evaluate(tmp, qrels, ms, rel=rel, ties=ties, missing=missing, depth=depth,
-                                   duplicates=duplicates, warn=warn, conflicts=conflicts, rollup=rollup,
+            return stream_evaluate(tmp, qrels, ms, conv.but(columns=None), warn=warn, rollup=rollup,
                                    options=options, shallow=shallow, chunkings=split)
     page_column = None
     if isinstance(rollup, str):
@@ -779,7 +730,6 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
                              f"Parquet dataset read with columns=, got the run column {rollup!r}; pass the table "
                              "of that column's (chunk, page) pairs")
         page_column, rollup = rollup, None  # the map is read from the whole run once it must stream
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, rollup=rollup)
     reader = _Reader(_run_sources(run), columns)
     n_rows = reader.count_rows()
     qrels_dataset = None
@@ -805,7 +755,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     if qrels_dataset is None and n_rows * sizing.WHOLE_BYTES_PER_ROW + golden_rows * sizing.QRELS_BYTES_PER_ROW <= options.budget:
         return None
     if page_column is not None:
-        conv["rollup"] = rollup = _page_pairs(_run_sources(run), page_column)
+        rollup = _page_pairs(_run_sources(run), page_column)
     systems = reader.systems()
     if chunkings is not None:  # the run's systems' chunkings, checked before any part is read
         chunkings = chunkings.for_systems(systems)
@@ -813,7 +763,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = sizing.plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     sizing.warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
-    asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows, chunkings)
+    asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -823,7 +773,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, shallow, golden, batch_rows, chunkings)
+                asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:
@@ -834,11 +784,11 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, *, rel: int = 1, ties:
     c = bucketed if golden is None else golden_conflicts
     asm.whole += conflicts_record(c)  # as engine.with_conflicts records it, once
     table, diag, records = asm.result()
-    if (golden is not None and conv["rollup"] is None and chunkings is None
+    if (golden is not None and rollup is None and chunkings is None
             and every_system_unjudged(records, systems)):  # as in memory: one more pass over doc_id
         value_set = id_set(ids_to_str(golden.frame["doc_id"]).unique())
         refuse_foreign_run((doc_summary(t.column("doc_id").to_pandas(), value_set) for t in reader.batches(1 << 20)),
                            golden.frame["doc_id"])
     if warn:
-        warn_diagnostics(records, rel)
+        warn_diagnostics(records, conv.rel)
     return table, diag

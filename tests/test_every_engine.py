@@ -34,7 +34,14 @@ def _spans():
     return run, spans, SPAN_MEASURES, {"chunks": {"a": CHUNKS_A, "b": CHUNKS_B}}
 
 
-CASES = {"cranfield": _cranfield, "spans": _spans}
+def _distances():
+    """Cranfield with each score stored as a distance (its exact negation: no new tie),
+    declared with ascending=True: every engine must rank it as the scores rank."""
+    run, qrels, measures, _ = _cranfield()
+    return run.assign(score=-run["score"]), qrels, measures, {"ascending": True}
+
+
+CASES = {"cranfield": _cranfield, "spans": _spans, "distances": _distances}
 
 
 @pytest.fixture(scope="module")

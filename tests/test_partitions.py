@@ -198,7 +198,8 @@ def test_integer_question_ids_list_examples_numerically_whole_and_in_parts():
 def judged_part(run, qrels, systems, **kw):
     """A partition judged knowing every system of the run (prepare(systems=))."""
     from evalframe.engine import prepare
-    return prepare(run.reset_index(drop=True), qrels.reset_index(drop=True), warn=False, systems=systems, **kw)
+    from evalframe.engine import Conventions
+    return prepare(run.reset_index(drop=True), qrels.reset_index(drop=True), Conventions(**kw), warn=False, systems=systems)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

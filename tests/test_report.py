@@ -148,7 +148,8 @@ def test_diagnostics(rep, cran):
     assert ties.to_dict() == raw[raw["check"] == "score_ties"].set_index("system")["count"].to_dict()
     assert set(d.loc[d["check"] == "measure", "measure"]) == set(MEASURES)
     conv = d[d["check"] == "convention"]
-    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts", "no_relevant"}
+    assert set(conv["system"]) == {"rel", "ties", "missing", "depth", "duplicates", "conflicts", "no_relevant",
+                                   "ascending"}
     assert (d["check"] == "duplicates").sum() == 1
 
 

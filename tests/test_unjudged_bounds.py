@@ -151,8 +151,8 @@ def test_other_engines_are_refused(tmp_path):
     run, qrels = _random_case(5)
     with pytest.raises(ValueError, match="computed in memory only, not for a Dask run"):
         ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="dask")
-    with pytest.raises(ValueError, match="computed in memory only, not for a Spark run"):
-        ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="spark")
+    with pytest.raises(ValueError, match="engine='spark' evaluates a pyspark.sql.DataFrame run"):
+        ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="spark")  # the engine is chosen first
     chunks = pd.DataFrame({"chunk_id": ["d1#0"], "doc_id": ["d1"], "start": [0], "end": [10]})
     with pytest.raises(ValueError, match="not available with chunks="):
         ef.evaluate(run.assign(doc_id="d1#0").drop_duplicates(["system", "query_id"]), qrels, ["P@5"],

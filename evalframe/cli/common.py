@@ -130,6 +130,8 @@ def add_conventions(parser: argparse.ArgumentParser) -> None:
                         help="several labels of one (question, document) in the golden set: error (default), "
                              "keep the max, the min or the majority label (a tie: the higher), or a person's "
                              "over a model's (human: reads the judge column)")
+    parser.add_argument("--ascending", action="store_true",
+                        help="the runs' scores are distances: lower ranks first (default: higher ranks first)")
     parser.add_argument("--no-relevant", choices=["zero", "drop"], default="zero",
                         help="golden-set questions with no relevant document (no-answer questions): keep them, "
                              "recall-type measures scoring 0 (default), or drop them")
@@ -189,7 +191,22 @@ def read_rollup(path: str | None):
 def conventions(args: argparse.Namespace) -> dict:
     """The conventions flags of parsed arguments, as keyword arguments of evaluate/report."""
     return {"rel": args.rel, "ties": args.ties, "missing": args.missing, "depth": args.depth,
-            "duplicates": args.duplicates, "conflicts": args.conflicts, "no_relevant": args.no_relevant}
+            "duplicates": args.duplicates, "conflicts": args.conflicts, "no_relevant": args.no_relevant,
+            "ascending": args.ascending}
+
+
+def run_reader(ascending: bool = False) -> Callable:
+    """:func:`evalframe.read_run` for runs the commands read before evaluating them: with
+    ``ascending`` (distances), ``duplicates="max"`` keeps each document's lowest distance
+    and the scores come back as given (the evaluation negates them, once)."""
+    from ..io import read_run
+    if not ascending:
+        return read_run
+
+    def read(source, **kw):
+        frame = read_run(source, ascending=True, **kw)
+        return frame.assign(score=-frame["score"])
+    return read
 
 
 def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":
@@ -292,7 +309,7 @@ def read_input(path: str, read: Callable, what: str, **kwargs):
 
 def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first"] = "error",
               progress: Callable[[str], None] | None = None, columns: dict[str, str] | None = None,
-              ties: str = "doc_id_desc", encoding: str = "utf-8") -> "pd.DataFrame":
+              ties: str = "doc_id_desc", encoding: str = "utf-8", ascending: bool = False) -> "pd.DataFrame":
     """Read run arguments (``PATH`` or ``NAME=PATH``) into one run table with a ``system`` column.
 
     Systems are named by :data:`NAMING_RULE`. Every file is read with
@@ -309,6 +326,8 @@ def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first
         Called with a short label before each file is read.
     columns, ties, encoding
         Passed to :func:`evalframe.read_run` (``--columns``, ``--ties``, ``--encoding``).
+    ascending : bool
+        ``--ascending``: the scores are distances (:func:`run_reader`).
 
     Returns
     -------
@@ -317,8 +336,7 @@ def read_runs(args: Sequence[str], *, duplicates: Literal["error", "max", "first
     """
     import pandas as pd
 
-    from ..io import read_run
-
+    read_run = run_reader(ascending)
     parts, owner = [], {}
     for i, arg in enumerate(args):
         name, path = split_run_arg(arg)
@@ -387,7 +405,7 @@ def memory_budget_arg(args: argparse.Namespace) -> int:
 def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "first"] = "error",
                budget: int, progress: Callable[[str], None] | None = None,
                columns: dict[str, str] | None = None, ties: str = "doc_id_desc",
-               encoding: str = "utf-8") -> Iterator[object]:
+               encoding: str = "utf-8", ascending: bool = False) -> Iterator[object]:
     """The run arguments as what :func:`evalframe.evaluate` takes: one table (:func:`read_runs`)
     when they fit ``budget``, else a Parquet dataset the streaming engine reads.
 
@@ -416,7 +434,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     if any(p == STDIN for _, p in named) or (
             not any(os.path.isdir(p) or not os.path.exists(p) for _, p in named) and rows * WHOLE_BYTES_PER_ROW <= budget):
         yield read_runs(args, duplicates=duplicates, progress=progress, columns=columns, ties=ties,
-                        encoding=encoding)
+                        encoding=encoding, ascending=ascending)
         return
     if columns or encoding.lower().replace("-", "") != "utf8":
         raise CommandError("--columns and --encoding are not yet supported on runs larger than --memory-budget: "
@@ -432,19 +450,20 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
         for i, (arg, (name, path)) in enumerate(zip(args, named)):
             if progress is not None:
                 progress(f"reading run {i + 1}/{len(args)}: {Path(path).name}")
-            for j, part in enumerate(_blocks(path, datasets[i], duplicates)):
+            for j, part in enumerate(_blocks(path, datasets[i], duplicates, ascending)):
                 part = _named(part, arg, name, path.rstrip("/"))
                 _own_systems(part["system"].unique(), path, owner, i)
                 part.to_parquet(os.path.join(tmp, f"run-{i:04d}-{j:06d}.parquet"), index=False)
         yield tmp
 
 
-def _blocks(path: str, is_dataset: bool, duplicates) -> "Iterator[pd.DataFrame]":
+def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) -> "Iterator[pd.DataFrame]":
     """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
     import io as _io
 
     from ..engine import budget as sizing
-    from ..io import line_blocks, open_binary, read_run
+    from ..io import line_blocks, open_binary
+    read_run = run_reader(ascending)
     if is_dataset:
         from ..streaming import open_run_dataset
         for b in open_run_dataset(path).to_batches(batch_size=1 << 20):

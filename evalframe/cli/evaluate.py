@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     qrels = read_input(args.qrels, read_golden_set, "golden set", columns=args.columns, conflicts=args.conflicts,
                        encoding=args.encoding)
     with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
-                    encoding=args.encoding) as runs:
+                    encoding=args.encoding, ascending=args.ascending) as runs:
         per_q = evaluate(runs, qrels, measures, memory_budget=budget, rollup=read_rollup(args.rollup),
                          chunks=read_chunks_arg(args.chunks), min_overlap=args.min_overlap,
                          unjudged=args.unjudged, **conventions(args))

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from .common import (CommandError, add_conventions, check_out_file, column_map, conventions, parse_measure_args,
-                     read_input, run_command)
+                     read_input, run_command, run_reader)
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -18,7 +18,7 @@ PROG = "evalframe gate"
 
 #: the conventions flags' defaults: with --baseline-report only flags set otherwise are checked against it
 DEFAULTS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
-            "conflicts": "error", "no_relevant": "zero"}
+            "conflicts": "error", "no_relevant": "zero", "ascending": False}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run the gate on the parsed arguments, print the decision; returns the exit status."""
     from ..gating import gate
-    from ..io import read_golden_set, read_run
+    from ..io import read_golden_set
 
     measures = [str(m) for m in parse_measure_args(args.measures)]
     summary = check_out_file(args.summary, "--summary") if args.summary else None
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                            f", got {len(args.runs)} run(s): {' '.join(args.runs)}")
     if args.baseline_system and not args.baseline_report:
         raise CommandError("--baseline-system names a system of --baseline-report DIR; give the report too")
-    runs = [read_input(path, read_run, "run", columns=args.columns, duplicates=args.duplicates,
+    runs = [read_input(path, run_reader(args.ascending), "run", columns=args.columns, duplicates=args.duplicates,
                        encoding=args.encoding) for path in args.runs]
     if args.baseline_report:
         from .diff import read_saved_report

@@ -191,7 +191,8 @@ def run(args: argparse.Namespace) -> int:
         qrels = read_input(args.qrels, read_golden_set, "golden set", columns=args.columns,
                            conflicts=args.conflicts, encoding=args.encoding)
         with run_source(args.runs, duplicates=args.duplicates, budget=budget, progress=progress.step,
-                        columns=args.columns, ties=args.ties, encoding=args.encoding) as runs:
+                        columns=args.columns, ties=args.ties, encoding=args.encoding,
+                        ascending=args.ascending) as runs:
             segments = None
             if args.segments:
                 progress.step("reading segments")

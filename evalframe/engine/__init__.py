@@ -14,7 +14,8 @@ __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings",
            "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table"]
+           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table",
+           "Conventions", "DEFAULT"]
 
 import os
 from dataclasses import dataclass, field, replace
@@ -29,13 +30,13 @@ from ..measures import FAMILIES, Measure, compute
 from ..ranking import (CHUNKING_OF, HAS_JUDGED, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from ..schema import (CheckedQrels, CheckedRun, Conflicts, ResolvedConflicts, check_qrels, encode_qrels, encode_run, fingerprints,
-                      ids_to_str)
+from ..schema import (CheckedQrels, CheckedRun, ResolvedConflicts, check_qrels, encode_qrels, encode_run,
+                      fingerprints, ids_to_str)
 from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_overlap, check_spans, chunk_labels,
                     chunk_offsets, chunks_in_run, doc_codes, is_span_table, merge_spans, split_run_offsets)
 from ..inputs import apply_columns
+from .conventions import DEFAULT, Conventions, Duplicates
 
-Duplicates = Literal["error", "max", "first"]
 #: What the unjudged retrieved documents count as (:func:`evalframe.evaluate`'s ``unjudged=``).
 Unjudged = Literal["nonrelevant", "relevant", "bounds"]
 #: The families whose value with every unjudged document of the top k (every retrieved
@@ -49,9 +50,7 @@ Unjudged = Literal["nonrelevant", "relevant", "bounds"]
 BOUND_FAMILIES = ("P", "R", "Success", "RR")
 
 
-def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Missing = "zero",
-            depth: int | None = None, duplicates: Duplicates = "error", warn: bool = True,
-            columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
+def prepare(run, qrels, conv: Conventions = DEFAULT, *, warn: bool = True,
             rollup: Rollup | None = None, systems: Sequence[str | None] | None = None) -> Judged:
     """Read and check both inputs (never trusting, never modifying them), roll chunks up
     to pages when ``rollup`` is given (:mod:`evalframe.rollup`), then judge.
@@ -59,9 +58,9 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     A DataFrame is checked by :func:`~evalframe.schema.check_run` /
     :func:`~evalframe.schema.check_qrels` (what :func:`~evalframe.read_run` and
     :func:`~evalframe.read_qrels` do with one), whose factorised ids the ranking step reuses.
-    ``columns`` maps both tables' column names; ``conflicts`` resolves the golden set's
-    conflicting labels, counted in the diagnostics (``golden_set_conflicting_labels``);
-    ``systems``: every system of the whole run, ``run`` and ``qrels`` a partition of
+    ``conv``: the conventions (:class:`Conventions`): its ``columns`` map both tables' column
+    names; its ``conflicts`` resolve the golden set's conflicting labels, counted in the
+    diagnostics (``golden_set_conflicting_labels``); ``systems``: every system of the whole run, ``run`` and ``qrels`` a partition of
     whole questions (either may hold no row; :func:`~evalframe.ranking.judge`)."""
     mapping = None
     if isinstance(rollup, str):
@@ -69,17 +68,18 @@ def prepare(run, qrels, *, rel: int = 1, ties: Ties = "doc_id_desc", missing: Mi
     elif rollup is not None:
         mapping = rollup_map(rollup)
     part = systems is not None
-    run = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties, part=part)  # ids factorised once
-    qrels = read_checked_qrels(qrels, columns=columns, conflicts=conflicts, part=part)
+    run = read_checked_run(run, duplicates=conv.duplicates, columns=conv.columns, ties=conv.ties, part=part,
+                           ascending=conv.ascending)  # ids factorised once
+    qrels = read_checked_qrels(qrels, columns=conv.columns, conflicts=conv.conflicts, part=part)
     resolved = qrels.conflicts
     if mapping is None:
-        J = judge(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, warn=warn, systems=systems)
+        J = judge(run, qrels, warn=warn, systems=systems, **conv.judging)
         return with_conflicts(_note_foreign_ids(J, run, qrels), resolved)
-    if ties == "rank" and "rank" not in run.frame:
-        judge(run, qrels, ties=ties, warn=False)  # the same error as without a roll-up
-    run, run_records = rollup_run(run, mapping, ties=ties)
+    if conv.ties == "rank" and "rank" not in run.frame:
+        judge(run, qrels, ties=conv.ties, warn=False)  # the same error as without a roll-up
+    run, run_records = rollup_run(run, mapping, ties=conv.ties)
     qrels, qrels_records = rollup_qrels(qrels, mapping)
-    J = judge(run, qrels, rel=rel, ties="rank", missing=missing, depth=depth, warn=warn, systems=systems)
+    J = judge(run, qrels, warn=warn, systems=systems, **conv.but(ties="rank").judging)
     return with_conflicts(with_records(J, run_records + qrels_records), resolved)
 
 
@@ -231,10 +231,7 @@ def resolve_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERL
     return (resolved.for_systems(systems) if systems is not None else resolved), spans
 
 
-def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP, rel: int = 1,
-                    ties: Ties = "doc_id_desc", missing: Missing = "zero", depth: int | None = None,
-                    duplicates: Duplicates = "error", columns: Mapping[str, str] | None = None,
-                    conflicts: Conflicts = "error") -> tuple[list[Judged], list]:
+def judge_chunkings(run, qrels, conv: Conventions = DEFAULT, *, chunks=None) -> tuple[list[Judged], list]:
     """Judge a run whose documents are chunks with offsets: one ranked table per chunking,
     and the run's systems in order of first appearance.
 
@@ -246,6 +243,7 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
     counts (a run without a ``tokens`` column gets its chunks').  Systems sharing one
     chunk table (the same object or path) are judged together.  Warnings are left to the
     caller (the records are in each table)."""
+    columns = conv.columns
     qrels_raw = read_table(qrels, "qrels") if not isinstance(qrels, pd.DataFrame) else qrels
     spans_here = is_span_table(apply_columns(qrels_raw, columns))
     carried = None
@@ -253,24 +251,24 @@ def judge_chunkings(run, qrels, *, chunks=None, min_overlap: float = MIN_OVERLAP
         split = split_run_offsets(apply_columns(run, columns))
         if split is not None:
             run, carried = split
-    checked = read_checked_run(run, duplicates=duplicates, columns=columns, ties=ties)
+    checked = read_checked_run(run, duplicates=conv.duplicates, columns=columns, ties=conv.ties,
+                               ascending=conv.ascending)
     systems = list(checked.system.names) if checked.system is not None else [None]
-    resolved, spans = resolve_chunkings(run, qrels_raw, chunks=chunks, min_overlap=min_overlap, columns=columns,
+    resolved, spans = resolve_chunkings(run, qrels_raw, chunks=chunks, min_overlap=conv.min_overlap, columns=columns,
                                         systems=systems)
     golden = None if spans is not None else read_checked_qrels(qrels if isinstance(qrels, CheckedQrels) else qrels_raw,
-                                                                columns=columns, conflicts=conflicts)
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth)
+                                                                columns=columns, conflicts=conv.conflicts)
     if resolved is None and carried is None:
         if spans is None:
             raise ValueError("evaluate: chunks= is None")  # not reached: the caller checks
         # no offsets: the span golden set judges whole documents (a document holds the
         # evidence of its spans); span measures then need chunks=
         doc_level = spans.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-        J = judge(checked, check_qrels(doc_level), warn=False, **conv)
+        J = judge(checked, check_qrels(doc_level), warn=False, **conv.judging)
         return [_note_foreign_ids(J, checked, check_qrels(doc_level))], systems
     if resolved is None:
-        resolved = carried_chunkings(carried, spans, min_overlap)
-    return judge_chunked(checked, golden, resolved, systems=None, **conv), systems
+        resolved = carried_chunkings(carried, spans, conv.min_overlap)
+    return judge_chunked(checked, golden, resolved, systems=None, **conv.judging), systems
 
 
 def carried_chunkings(carried: pd.DataFrame, spans: pd.DataFrame | None,
@@ -479,12 +477,8 @@ def _arrow_strings(s: pd.Series):
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
-def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
-                       missing: Missing = "zero", depth: int | None = None,
-                       duplicates: Duplicates = "error", warn: bool = True,
-                       columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error",
-                       rollup: Rollup | None = None, chunks=None, min_overlap: float = MIN_OVERLAP,
-                       shallow: list[Measure] | None = None,
+def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True,
+                       rollup: Rollup | None = None, chunks=None, shallow: list[Measure] | None = None,
                        unjudged: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-question table and diagnostics table of one partition (measures already resolved).
 
@@ -497,13 +491,12 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     (:mod:`evalframe.spans`), each chunking is judged against the labels it gets from
     the spans (:func:`judge_chunkings`), and chunk-level measures asked of several
     chunkings are a ``chunkings_differ`` record (and a warning)."""
-    conv = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, columns=columns,
-                conflicts=conflicts)
+    rel = conv.rel
     shallow = ms if shallow is None else shallow
-    if chunks is None and not is_span_input(qrels, columns):
-        J = prepare(run, qrels, warn=False, rollup=rollup, **conv)
+    if chunks is None and not is_span_input(qrels, conv.columns):
+        J = prepare(run, qrels, conv, warn=False, rollup=rollup)
         J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
-                         + chunk_sizes(J, ms))
+                         + chunk_sizes(J, list(ms) + [m for m in shallow if m not in ms]))  # every measure named
         refuse_foreign_ids(J)
         if warn:
             warn_diagnostics(J.records, rel)
@@ -517,7 +510,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Tie
     if unjudged in ("relevant", "bounds"):
         raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
                          "(a chunk's label comes from the spans): evaluate without unjudged=")
-    judged, systems = judge_chunkings(run, qrels, chunks=chunks, min_overlap=min_overlap, **conv)
+    judged, systems = judge_chunkings(run, qrels, conv, chunks=chunks)
     tables, parts = [], []
     for J in judged:
         J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J))

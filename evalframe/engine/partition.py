@@ -22,12 +22,12 @@ import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
-from ..ranking import Check, Diagnostic, Missing, Ties, conflicts_record, merge_diagnostics
+from ..ranking import Check, Diagnostic, Missing, conflicts_record, merge_diagnostics
 from ..rollup import UNIT
-from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, fingerprints,
-                      ids_to_str, merge_conflicts)
+from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
+                      merge_conflicts)
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Duplicates, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from . import (Chunkings, Conventions, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -185,16 +185,15 @@ class PartResult:
         return replace(self, groups=empty, values=np.empty((0, self.values.shape[1])))  # slice keeps the whole
 
 
-def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], *,
-                  rel: int, ties: Ties, missing: Missing, depth: int | None, duplicates: Duplicates,
-                  conflicts: Conflicts = "error", qrels_rows: np.ndarray | None = None,
-                  rollup: pd.Series | None = None, shallow: list[Measure] | None = None,
-                  chunkings: Chunkings | None = None) -> PartResult:
+def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], conv: Conventions, *,
+                  qrels_rows: np.ndarray | None = None, rollup: pd.Series | None = None,
+                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None) -> PartResult:
     """Evaluate the questions of one partition, knowing every system of the run.
 
-    ``conflicts`` resolves the partition's golden-set rows when ``qrels_rows`` gives their
-    positions in the whole golden set (whole questions, so the same pairs as on the whole
-    golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
+    ``run`` and ``qrels`` hold canonical column names (``conv.columns`` applied by the
+    engine); ``conv.conflicts`` resolves the partition's golden-set rows when ``qrels_rows``
+    gives their positions in the whole golden set (whole questions, so the same pairs as
+    on the whole golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
     ``rollup`` is a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied inside
     the partition; ``shallow``: the measures whose cutoffs rankings are checked against
     (default ``ms``: a report checks the measures asked for, not its curve's);
@@ -205,14 +204,13 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     qrels = qrels.reset_index(drop=True)
     resolved = None
     within = systems if "system" in run.columns else [None]
+    conv = conv.but(columns=None)  # the engine renamed the columns
     if chunkings is not None:
-        return _evaluate_chunked(run, qrels, within, ms, chunkings, shallow, rel=rel, ties=ties, missing=missing,
-                                 depth=depth, duplicates=duplicates)
-    if conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
-        qrels, resolved = check_qrels_part(qrels, conflicts, qrels_rows)
-        conflicts = "error"  # no repeated pair is left
-    J = prepare(run, qrels, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, warn=False,
-                conflicts=conflicts, rollup=rollup, systems=within)
+        return _evaluate_chunked(run, qrels, within, ms, chunkings, shallow, conv)
+    if conv.conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
+        qrels, resolved = check_qrels_part(qrels, conv.conflicts, qrels_rows)
+        conv = conv.but(conflicts="error")  # no repeated pair is left
+    J = prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
     return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
                       J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
@@ -226,16 +224,14 @@ def _silent(J, systems: list) -> list:
 
 
 def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure],
-                      chunkings: Chunkings, shallow: list[Measure] | None, *, rel: int, ties: Ties,
-                      missing: Missing, depth: int | None, duplicates: Duplicates) -> PartResult:
+                      chunkings: Chunkings, shallow: list[Measure] | None, conv: Conventions) -> PartResult:
     """:func:`evaluate_part` of a run whose chunkings are judged each on its own labels."""
-    checked = read_checked_run(run, duplicates=duplicates, ties=ties, part=True)
+    checked = read_checked_run(run, duplicates=conv.duplicates, ties=conv.ties, part=True, ascending=conv.ascending)
     if chunkings.spans is not None:
         golden, chunkings = None, replace(chunkings, spans=qrels)
     else:
         golden = read_checked_qrels(qrels, part=True)
-    judged = judge_chunked(checked, golden, chunkings, systems=systems, rel=rel, ties=ties, missing=missing,
-                           depth=depth, whole=False)
+    judged = judge_chunked(checked, golden, chunkings, systems=systems, whole=False, **conv.judging)
     records, groups, values, tokens, silent = [], [], [], {}, set()
     for J, names in zip(judged, chunkings.groups(systems).values()):
         J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)

@@ -19,10 +19,9 @@ import pyarrow as pa
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure
 from ..measures.custom import shipped
-from ..ranking import (Missing, Ties, clear_judged_elsewhere, diagnostics_table, id_set, systems_judged,
-                       warn_diagnostics)
-from ..schema import Conflicts, ids_to_str
-from . import Chunkings, Duplicates, doc_summary, every_system_unjudged, refuse_foreign_run
+from ..ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
+from ..schema import ids_to_str
+from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
 from .partition import GoldenIndex, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
@@ -128,9 +127,7 @@ def _judged_systems(plan):
     return task
 
 
-def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = "doc_id_desc",
-                   missing: Missing = "zero", depth: int | None = None, duplicates: Duplicates = "error",
-                   warn: bool = True, columns=None, conflicts: Conflicts = "error", rollup=None,
+def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True, rollup=None,
                    shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
                    buckets: int | None = None):
     """Per-question table (a Spark DataFrame, persisted) and diagnostics table (pandas) of a
@@ -144,10 +141,12 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
     from pyspark.sql import functions as F
     from ..rollup import rollup_map
     spark = run.sparkSession
+    columns, conflicts = conv.columns, conv.conflicts
     if columns:
         run = run.withColumnsRenamed({k: v for k, v in columns.items() if k in run.columns})
     if "score" not in run.columns and "rank" in run.columns:  # rank only: ordered by rank, as in memory
-        run = run.withColumn("score", -F.col("rank").cast("double"))
+        rank = F.col("rank").cast("double")  # (ascending: the partitions' check negates the scores)
+        run = run.withColumn("score", rank if conv.ascending else -rank)
     lacking = [c for c in ("query_id", "doc_id", "score") if c not in run.columns]
     if lacking:
         raise EvalframeInputError("run", [InputProblem(
@@ -175,7 +174,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
     n = buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     held = GoldenIndex(golden)
     golden_bucket = question_buckets(pd.Series(held.ids, dtype=object), n)
-    opts = dict(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
+    opts = dict(conv=conv.but(columns=None, conflicts="error"),  # resolved on the driver
                 shallow=None if shallow is None else shipped(shallow), chunkings=chunkings,
                 rollup=None if rollup is None else rollup_map(rollup))
     ms = shipped(ms)
@@ -199,7 +198,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
         summaries.append(rest.summary())
         if len(rest.groups):
             table = table.unionByName(spark.createDataFrame(rest.table, schema=table.schema))
-    records = merge(summaries, systems, missing=missing, resolved=resolved, ms=ms)
+    records = merge(summaries, systems, missing=conv.missing, resolved=resolved, ms=ms)
     if rollup is None:
         judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
         records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(run, flagged, golden, judged,
@@ -211,7 +210,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], *, rel: int = 1, ties: Ties = 
         refuse_foreign_run([(r["hit"], list(r["first"])) for r in sorted(found, key=lambda r: r["at"])],
                            golden["doc_id"])
     if warn:
-        warn_diagnostics(records, rel)
+        warn_diagnostics(records, conv.rel)
     return table, diagnostics_table(records)
 
 

@@ -23,13 +23,13 @@ from .. import stats
 from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
+from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
 from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_golden_set, read_qrels, read_run
-from ..schema import check_conflicts, is_human
+from ..schema import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, ranking_table
 from .comparisons import comparison_table
@@ -44,7 +44,7 @@ from .tables import MeasureRows, order_rows
 Interval = Literal["bootstrap", "bca", "t", "auto"]
 #: the evaluation conventions report() accepts as keywords, with their defaults
 CONVENTIONS = {"rel": 1, "ties": "doc_id_desc", "missing": "zero", "depth": None, "duplicates": "error",
-               "conflicts": "error", "no_relevant": "zero"}
+               "conflicts": "error", "no_relevant": "zero", "ascending": False}
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("curve_ks", "a non-empty list of ints >= 1",
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
-    check_conflicts(conv["conflicts"], caller="report")
+    Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once, here
     if conv["no_relevant"] not in ("zero", "drop"):
         raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
@@ -279,9 +279,9 @@ def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollu
     model = golden[~is_human(golden["judge"])]
     shares = None
     if len(model):
-        conv = {**_partition_conventions(opts), "conflicts": "error"}  # golden is resolved already
-        m = [resolve(x, rel=conv["rel"]) for x in parse_measures([f"Judged@{k}"])]
-        t = evaluate_partition(run, model, m, warn=False, columns=cols, rollup=rollup, **conv)[0]
+        conv = _partition_conventions(opts, cols, conflicts="error")  # golden is resolved already
+        m = [resolve(x, rel=conv.rel) for x in parse_measures([f"Judged@{k}"])]
+        t = evaluate_partition(run, model, m, conv, warn=False, rollup=rollup)[0]
         if "system" not in t.columns:
             t.insert(0, "system", "system")
         by_model = t.groupby(t["system"].astype(str), sort=False)["value"].sum()
@@ -305,10 +305,11 @@ def _ppi_comparisons(comparisons: pd.DataFrame, per_q: pd.DataFrame, human_pq: p
     return comparisons.merge(c.astype({k: str for k in pairs}), on=pairs, how="left")
 
 
-def _partition_conventions(opts: ReportOptions) -> dict:
+def _partition_conventions(opts: ReportOptions, columns, **changes) -> Conventions:
     """The conventions :func:`~evalframe.engine.evaluate_partition` takes (``no_relevant``
     is applied to its table afterwards, as :func:`~evalframe.evaluate.evaluate` does)."""
-    return {k: v for k, v in opts.conventions.items() if k != "no_relevant"}
+    conv = {k: v for k, v in opts.conventions.items() if k != "no_relevant"}
+    return Conventions(**{**conv, **changes}, columns=columns, caller="report")
 
 
 def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
@@ -316,9 +317,9 @@ def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts
     """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
     per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
     ``ppi`` diagnostics row per system and measure."""
-    conv = _partition_conventions(opts)
-    human = read_qrels(human_qrels, columns=cols, conflicts=conv["conflicts"])
-    table = evaluate_partition(run, human, list(opts.measures), warn=False, columns=cols, rollup=rollup, **conv)[0]
+    conv = _partition_conventions(opts, cols)
+    human = read_qrels(human_qrels, columns=cols, conflicts=conv.conflicts)
+    table = evaluate_partition(run, human, list(opts.measures), conv, warn=False, rollup=rollup)[0]
     if opts.conventions["no_relevant"] == "drop":  # the questions the model's table kept
         table = table[table["query_id"].isin(per_q["query_id"])]
     if "system" not in table.columns:
@@ -355,8 +356,8 @@ def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportO
         return out, [diagnostic_row("unjudged_bounds", detail=(
             f"no measure of P, R, Success or RR was asked for: none of {opts.names[:4]} has a true upper bound "
             "when unjudged documents count as relevant"))]
-    table = evaluate_partition(run, golden, ms, warn=False, columns=cols, rollup=rollup, unjudged="bounds",
-                               **_partition_conventions(opts))[0]
+    table = evaluate_partition(run, golden, ms, _partition_conventions(opts, cols), warn=False, rollup=rollup,
+                               unjudged="bounds")[0]
     if opts.conventions["no_relevant"] == "drop":
         table = drop_no_relevant(table, golden, rel=opts.conventions["rel"])
     if "system" not in table.columns:
@@ -606,7 +607,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     # the run as a table once more when it is one in memory (files: hashed by their bytes),
     # for its fingerprint and the rankings behind the top changes
     table = _run_table(run, cols, conv, plain=rollup is None and chunks is None)
-    rankings = ranking_table(table, golden, changes, rel=rel, ties=conv["ties"],
+    rankings = ranking_table(table, golden, changes, rel=rel, ties=conv["ties"], ascending=conv["ascending"],
                              k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
         golden, (run_digests(table) if table is not None

@@ -122,11 +122,12 @@ RANKINGS_DEPTH = 10
 
 
 def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.DataFrame, *, rel: int,
-                  ties: str, k: int = RANKINGS_DEPTH) -> pd.DataFrame:
+                  ties: str, k: int = RANKINGS_DEPTH, ascending: bool = False) -> pd.DataFrame:
     """The top ``k`` of the two rankings behind every top change: ``system, query_id, rank,
     doc_id, score, label`` (label NaN when the golden set does not judge the document),
     ranked as the measures rank (:func:`evalframe.ranking.judge`, same ties and cutoff
-    rules); empty without a run table (``run`` None) or without changes."""
+    rules; ``ascending``: the scores are distances, shown as given); empty without a run
+    table (``run`` None) or without changes."""
     from ..ranking import NOT_JUDGED, judge
     from .tables import RANKING_COLUMNS
     if run is None or changes.empty or not len(run):
@@ -141,7 +142,8 @@ def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.Da
     gold = golden.loc[golden["query_id"].astype(str).isin(qids), ["query_id", "doc_id", "relevance"]]
     if sub.empty or gold.empty:
         return pd.DataFrame(columns=list(RANKING_COLUMNS))
-    J = judge(sub, gold.reset_index(drop=True), rel=rel, ties=ties, missing="drop", depth=k, warn=False,
+    ranked = sub.assign(score=-pd.to_numeric(sub["score"], errors="coerce")) if ascending else sub
+    J = judge(ranked, gold.reset_index(drop=True), rel=rel, ties=ties, missing="drop", depth=k, warn=False,
               keep_rows=True)
     groups = J.groups.reset_index(drop=True)
     out = pd.DataFrame({

@@ -1,0 +1,85 @@
+"""The conventions of one evaluation, validated once where they are built and carried
+whole by every engine (:class:`Conventions`)."""
+from __future__ import annotations
+
+__all__ = ["Conventions", "DEFAULT", "Duplicates"]
+
+from dataclasses import dataclass, field, replace
+from typing import Literal, Mapping
+
+import numpy as np
+
+from ..inputs import check_columns
+from ..ranking import Missing, Ties, check_conventions
+from ..schema import Conflicts, check_conflicts
+from ..spans import MIN_OVERLAP, check_min_overlap
+
+Duplicates = Literal["error", "max", "first"]
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How every question is counted: the options of :func:`evalframe.evaluate` that every
+    engine applies the same way (a frozen value, validated when built; engines pass it to
+    their partitions, pickled or broadcast, as it is).
+
+    Attributes
+    ----------
+    rel : the lowest relevant label
+    ties : how rows of equal score are ordered (``"doc_id_desc"``: trec_eval's order)
+    missing : a golden-set question a system does not answer: ``"zero"`` or ``"drop"``
+    depth : rankings cut at this rank (None: whole)
+    duplicates : a document repeated in one ranking: ``"error"``, ``"max"``, ``"first"``
+    conflicts : a (question, document) pair labelled twice in the golden set
+    columns : ``{your column name: canonical name}`` for the run and the golden set
+    ascending : the run's ``score`` is a distance: lower ranks first
+    min_overlap : the share of a chunk a span must cover to label it (span golden sets)
+    caller : the function named in the messages of invalid values
+
+    Examples
+    --------
+    >>> Conventions(ties="doc_id_asc", ascending=True).judging["ties"]
+    'doc_id_asc'
+    >>> Conventions(depth=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: depth must be an int >= 1 or None, got 0
+    """
+
+    rel: int = 1
+    ties: Ties = "doc_id_desc"
+    missing: Missing = "zero"
+    depth: int | None = None
+    duplicates: Duplicates = "error"
+    conflicts: Conflicts = "error"
+    columns: Mapping[str, str] | None = None
+    ascending: bool = False
+    min_overlap: float = MIN_OVERLAP
+    caller: str = field(default="evaluate", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_conventions(rel=self.rel, ties=self.ties, missing=self.missing, depth=self.depth, caller=self.caller)
+        if self.duplicates not in ("error", "max", "first"):
+            raise ValueError(f"{self.caller}: duplicates must be 'error', 'max' or 'first', got {self.duplicates!r}")
+        check_conflicts(self.conflicts, caller=self.caller)
+        columns = check_columns(self.columns, caller=self.caller)
+        object.__setattr__(self, "columns", columns or None)
+        if not isinstance(self.ascending, (bool, np.bool_)):
+            raise ValueError(f"{self.caller}: ascending must be True or False, got {self.ascending!r}")
+        object.__setattr__(self, "ascending", bool(self.ascending))
+        object.__setattr__(self, "min_overlap", check_min_overlap(self.min_overlap, self.caller))
+
+    @property
+    def judging(self) -> dict:
+        """The keyword arguments of :func:`evalframe.ranking.judge` (``ascending`` is
+        applied where the run is checked: :func:`evalframe.schema.check_run`)."""
+        return dict(rel=self.rel, ties=self.ties, missing=self.missing, depth=self.depth)
+
+    def but(self, **changes) -> "Conventions":
+        """These conventions with ``changes`` (validated again)."""
+        return replace(self, **changes)
+
+
+#: The defaults of :func:`evalframe.evaluate`.
+DEFAULT = Conventions()
+

@@ -1,0 +1,210 @@
+"""evalframe.engine.conventions and evalframe.engine.choice: the conventions every engine
+applies, validated once (a distance score declared with ascending=True among them), and
+the one place an engine is chosen for a run."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import evalframe as ef
+from evalframe import datasets
+from evalframe.engine import Conventions
+from evalframe.engine.choice import choose
+
+MEASURES = ["P@5", "R@10", "nDCG@10", "AP", "RR", "bpref"]
+
+pytestmark = pytest.mark.filterwarnings("ignore::evalframe.NoRelevantWarning")
+
+
+def _random_case(seed: int, n_q: int = 25, n_d: int = 30):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in ("a", "b"):
+        for q in range(n_q):
+            docs = rng.choice(n_d, size=rng.integers(1, 20), replace=False)
+            score = rng.integers(0, 6, size=len(docs)).astype(float)  # many ties
+            rows.append(pd.DataFrame({"system": s, "query_id": f"q{q}", "doc_id": [f"d{d}" for d in docs],
+                                      "score": score}))
+    run = pd.concat(rows, ignore_index=True)
+    qrels = pd.DataFrame({"query_id": [f"q{q}" for q in range(n_q) for _ in range(4)],
+                          "doc_id": [f"d{d}" for _ in range(n_q) for d in rng.choice(n_d, 4, replace=False)],
+                          "relevance": rng.integers(0, 3, size=4 * n_q)})
+    return run, qrels
+
+
+def _by_hand(run: pd.DataFrame, qrels: pd.DataFrame, k: int) -> pd.Series:
+    """P@k by a loop written here: lowest score first, ties by doc_id descending (trec_eval's order)."""
+    rel = {(q, d) for q, d, r in qrels.itertuples(index=False) if r >= 1}
+    out = {}
+    for (s, q), g in run.groupby(["system", "query_id"]):
+        by_doc = sorted(g.itertuples(index=False), key=lambda r: r.doc_id.encode(), reverse=True)
+        ranked = sorted(by_doc, key=lambda r: r.score)  # stable: equal distances keep doc_id descending
+        out[(s, q)] = sum((q, r.doc_id) in rel for r in ranked[:k]) / k
+    return pd.Series(out)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ascending_ranks_the_lowest_score_first(seed):
+    run, qrels = _random_case(seed)
+    got = ef.evaluate(run, qrels, ["P@5"], ascending=True, missing="drop")
+    want = _by_hand(run, qrels, 5)
+    got = got.set_index(["system", "query_id"])["value"]
+    pd.testing.assert_series_equal(got.sort_index(), want.reindex(got.index).sort_index(), check_names=False)
+
+
+def test_a_distance_declared_scores_as_its_negation_does():
+    run, qrels = _random_case(3)
+    want = ef.evaluate(run, qrels, MEASURES)
+    got = ef.evaluate(run.assign(score=-run["score"]), qrels, MEASURES, ascending=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    # one convention among others: ties, depth and duplicates="max" (the lowest distance kept)
+    dup = pd.concat([run, run.iloc[:40].assign(score=run["score"].iloc[:40] - 3)], ignore_index=True)
+    want = ef.evaluate(dup, qrels, MEASURES, ties="doc_id_asc", depth=7, duplicates="max")
+    got = ef.evaluate(dup.assign(score=-dup["score"]), qrels, MEASURES, ties="doc_id_asc", depth=7,
+                      duplicates="max", ascending=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_a_rank_only_run_is_ordered_by_rank_either_way():
+    run, qrels = _random_case(4)
+    run = run.drop_duplicates(["system", "query_id", "doc_id"])
+    run["rank"] = run.groupby(["system", "query_id"]).cumcount() + 1
+    ranked = run.drop(columns="score")
+    want = ef.evaluate(ranked, qrels, MEASURES)
+    pd.testing.assert_frame_equal(ef.evaluate(ranked, qrels, MEASURES, ascending=True), want, check_exact=True)
+    pd.testing.assert_frame_equal(ef.evaluate({"a": ranked[ranked.system == "a"].drop(columns="system"),
+                                               "b": ranked[ranked.system == "b"].drop(columns="system")},
+                                              qrels, MEASURES, ascending=True), want, check_exact=True)
+
+
+def test_the_callers_table_is_not_modified():
+    run, qrels = _random_case(5)
+    before = run.copy()
+    ef.evaluate(run, qrels, ["P@5"], ascending=True)
+    pd.testing.assert_frame_equal(run, before)
+
+
+def test_report_and_streaming_take_ascending(tmp_path):
+    cran = datasets.load_cranfield()
+    runs = cran.runs.assign(score=-cran.runs["score"])
+    want = ef.report(cran.runs, cran.qrels, measures=["nDCG@10", "R@5"], n_resamples=200, baseline="bm25")
+    got = ef.report(runs, cran.qrels, measures=["nDCG@10", "R@5"], n_resamples=200, baseline="bm25",
+                    ascending=True)
+    pd.testing.assert_frame_equal(got.per_question, want.per_question, check_exact=True)
+    assert got.metadata["conventions"]["ascending"] is True
+    # the rankings behind the top changes show the distances as given, lowest first
+    r = got.rankings
+    if len(r):
+        first = r.groupby(["system", "query_id"], sort=False)["score"].apply(lambda s: s.is_monotonic_increasing)
+        assert first.all()
+        assert (r["score"] <= 0).all()  # the negated Cranfield scores, not their negation again
+    # a streamed Parquet dataset (several files: the streaming engine)
+    for i, part in enumerate(np.array_split(np.arange(len(runs)), 3)):
+        runs.iloc[part].to_parquet(tmp_path / f"p{i}.parquet", index=False)
+    streamed = ef.evaluate(str(tmp_path), cran.qrels, ["nDCG@10"], ascending=True, memory_budget=1)
+    memory = ef.evaluate(cran.runs, cran.qrels, ["nDCG@10"])
+    key = ["system", "query_id", "measure"]
+    pd.testing.assert_frame_equal(streamed.sort_values(key).reset_index(drop=True),
+                                  memory.sort_values(key).reset_index(drop=True), check_exact=True)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"rel": 1.5}, "evaluate: rel must be an int, got 1.5"),
+    ({"ties": "random"}, "ties must be 'doc_id_desc', 'doc_id_asc' or 'rank', got 'random'"),
+    ({"missing": "skip"}, "missing must be 'zero' or 'drop', got 'skip'"),
+    ({"depth": 0}, "depth must be an int >= 1 or None, got 0"),
+    ({"duplicates": "min"}, "evaluate: duplicates must be 'error', 'max' or 'first', got 'min'"),
+    ({"conflicts": "mean"}, "evaluate: conflicts must be one of"),
+    ({"columns": {"a": "nope"}}, "evaluate: columns must map column names"),
+    ({"ascending": "yes"}, "evaluate: ascending must be True or False, got 'yes'"),
+    ({"min_overlap": 2}, "evaluate: min_overlap must be a number in [0, 1]"),
+])
+def test_conventions_are_checked_when_built(bad, message):
+    with pytest.raises(ValueError) as e:
+        Conventions(**bad)
+    assert message in str(e.value)
+    run, qrels = _random_case(0, n_q=3)
+    with pytest.raises(ValueError) as e:  # evaluate builds them first: the same message
+        ef.evaluate(run, qrels, ["P@5"], **bad)
+    assert message in str(e.value)
+
+
+def test_conventions_travel_whole():
+    import pickle
+    c = Conventions(rel=2, ties="doc_id_asc", ascending=True, columns={"qid": "query_id"})
+    assert pickle.loads(pickle.dumps(c)) == c
+    assert c.judging == {"rel": 2, "ties": "doc_id_asc", "missing": "zero", "depth": None}
+    assert c.but(columns=None).columns is None and c.columns == {"qid": "query_id"}
+    with pytest.raises(Exception):
+        c.rel = 3  # frozen
+
+
+def test_choose_names_one_engine_per_run(tmp_path):
+    run, _ = _random_case(0, n_q=3)
+    assert choose(run).name == "memory"
+    run.to_parquet(tmp_path / "one.parquet")
+    assert choose(str(tmp_path / "one.parquet")).name == "memory"  # a file that fits: read whole
+    small = choose(str(tmp_path / "one.parquet"), memory_budget=1)
+    assert (small.name, small.rows, small.dataset) == ("streaming", len(run), True)
+    assert choose(str(tmp_path)).name == "streaming"  # a directory: the streaming engine plans it
+    assert choose(run, engine="dask").name == "dask"
+    with pytest.raises(ValueError, match="engine must be 'auto', 'memory', 'dask' or 'spark', got 'gpu'"):
+        choose(run, engine="gpu")
+    with pytest.raises(ValueError, match="engine='spark' evaluates a pyspark.sql.DataFrame run"):
+        choose(run, engine="spark")
+    dd = pytest.importorskip("dask.dataframe")
+    with pytest.raises(ValueError, match="engine must be 'auto' or 'dask' for a dask.dataframe run"):
+        choose(dd.from_pandas(run, npartitions=1), engine="memory")
+
+
+def test_evaluate_probes_a_dataset_once(tmp_path, monkeypatch):
+    """The engine is chosen once: a Parquet file is opened to count its rows once."""
+    import sys
+    import evalframe.engine.choice as choice
+    import evalframe.streaming as streaming
+    evaluate_module = sys.modules["evalframe.evaluate"]  # the package's attribute is the function
+    run, qrels = _random_case(1, n_q=5)
+    run.to_parquet(tmp_path / "run.parquet")
+    opened = []
+    real = choice.open_run_dataset
+
+    def counting(*a, **k):
+        opened.append(a[0])
+        return real(*a, **k)
+    for module in (choice, evaluate_module, streaming):
+        monkeypatch.setattr(module, "open_run_dataset", counting)
+    ef.evaluate(str(tmp_path / "run.parquet"), qrels, ["P@5"], unjudged="bounds")
+    assert len(opened) == 1
+
+
+def test_commands_take_ascending(tmp_path):
+    """--ascending on evaluate, report and gate: the numbers of the scores as similarities;
+    --duplicates max keeps the lowest distance."""
+    from evalframe.cli import main
+    cran = datasets.load_cranfield()
+    qrels = tmp_path / "qrels.txt"
+    cran.qrels.assign(it=0)[["query_id", "it", "doc_id", "relevance"]].to_csv(qrels, sep=" ", header=False,
+                                                                                index=False)
+    runs = cran.runs[cran.runs.system.isin(["bm25", "tfidf"])]
+    dist = runs.assign(score=-runs["score"])
+    dup = pd.concat([dist, dist.iloc[:50].assign(score=dist["score"].iloc[:50] + 100)], ignore_index=True)
+    dup.to_parquet(tmp_path / "dist.parquet", index=False)
+    runs.to_parquet(tmp_path / "sim.parquet", index=False)
+    for name, extra in (("sim", []), ("dist", ["--ascending", "--duplicates", "max"])):
+        assert main(["evaluate", str(qrels), str(tmp_path / f"{name}.parquet"), "-m", "nDCG@10", "-m", "P@5",
+                     "--per-question", "--out", str(tmp_path / f"{name}.csv"), *extra]) == 0
+    a, b = pd.read_csv(tmp_path / "sim.csv"), pd.read_csv(tmp_path / "dist.csv")
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_index_recall_of_distances():
+    sci = datasets.load_scifact()
+    hnsw = sci.runs[sci.runs["system"] == "dense_hnsw"]
+    exact = sci.runs[sci.runs["system"] == "dense_exact"]
+    want = ef.index_recall(hnsw, exact, k=10)
+    got = ef.index_recall(hnsw.assign(score=-hnsw["score"]), exact.assign(score=-exact["score"]), k=10,
+                          ascending=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert not ef.index_recall(hnsw.assign(score=-hnsw["score"]), exact.assign(score=-exact["score"]),
+                               k=10).equals(want)  # undeclared, the distances rank backwards
