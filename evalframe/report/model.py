@@ -282,7 +282,10 @@ class Report:
         return render.summary_wide(self, digits)
 
     def comparisons_view(self, digits: int = 3) -> pd.DataFrame:
-        """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted, significant``.
+        """The comparisons in words, one short cell per value (whole in a notebook's table):
+        ``measure, system_a, system_b, diff, CI`` (unadjusted), ``adjusted CI`` (adjusted as
+        ``p_adjusted`` is), ``adjustment, interval, p_adjusted, test, significant``; see
+        :func:`evalframe.report.render.comparisons_view`.
 
         Examples
         --------
