@@ -496,6 +496,17 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     (:class:`~evalframe.errors.UnjudgedDocumentsWarning`, ...) are issued to the caller,
     so reports built in several threads at once lose none.
 
+    Warnings are shown once, in scripts, CI and notebooks alike: every warning of the
+    report is issued as a Python warning while it is computed, so ``python -W error``,
+    ``warnings.filterwarnings`` and ``pytest.warns`` work as everywhere, and a notebook
+    cell ``rep = ef.report(...)`` that displays nothing still shows them. The Report
+    keeps them (:attr:`Report.warnings`, the diagnostics rows at level ``"warning"``);
+    its notebook view (``_repr_html_``) then does not repeat them: its warnings box is
+    one line ("2 warnings, issued as Python warnings when this report was computed")
+    that opens to the list (:attr:`Report.warnings_issued`). A report read back with
+    :func:`read_report`, whose warnings this session never issued, lists them open, as
+    the page (:meth:`Report.to_html`), Markdown and text always do.
+
     Examples
     --------
     >>> import evalframe as ef
@@ -618,4 +629,4 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes,
               "rankings": rankings}
-    return Report.from_tables(tables, metadata)
+    return Report.from_tables(tables, metadata, warnings_issued=True)

@@ -94,15 +94,28 @@ class Report:
 
     _tables: Mapping[str, pd.DataFrame] = field(repr=False)
     _metadata: Mapping[str, object] = field(repr=False)
+    _warnings_issued: bool = field(default=False, repr=False)
 
     @classmethod
-    def from_tables(cls, tables: Mapping[str, pd.DataFrame], metadata: Mapping[str, object]) -> "Report":
-        """A Report of these tables (one per name of :data:`TABLES`) and metadata (copied)."""
+    def from_tables(cls, tables: Mapping[str, pd.DataFrame], metadata: Mapping[str, object], *,
+                    warnings_issued: bool = False) -> "Report":
+        """A Report of these tables (one per name of :data:`TABLES`) and metadata (copied).
+
+        ``warnings_issued``: its warnings were issued as Python warnings when it was
+        computed (:func:`evalframe.report` says so); see :attr:`warnings_issued`."""
         missing = [n for n in TABLES if n not in tables]
         if missing:
             raise ValueError(f"Report: tables must hold {list(TABLES)}, got {sorted(tables)!r}")
         return cls(MappingProxyType({n: tables[n].reset_index(drop=True) for n in TABLES}),
-                   MappingProxyType(json.loads(json.dumps(dict(metadata)))))
+                   MappingProxyType(json.loads(json.dumps(dict(metadata)))), bool(warnings_issued))
+
+    @property
+    def warnings_issued(self) -> bool:
+        """True when this Report's warnings were issued as Python warnings as it was computed
+        (a Report from :func:`evalframe.report`, in this process); False for one read back
+        (:func:`read_report`) or built from tables. The notebook view then lists them
+        collapsed, under one line, rather than a second time (see :func:`evalframe.report`)."""
+        return self._warnings_issued
 
     # ---- tables (copies)
     @property

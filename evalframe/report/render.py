@@ -58,6 +58,8 @@ class ReportView(Protocol):
     @property
     def warnings(self) -> Sequence: ...
     @property
+    def warnings_issued(self) -> bool: ...
+    @property
     def reference(self) -> str | None: ...
     @property
     def alpha(self) -> float: ...
@@ -303,7 +305,7 @@ def to_html(rep: ReportView) -> str:
     stylesheet follows JupyterLab's light and dark themes."""
     parts = ["<div class='evalframe-report ef-compact'>", f"<style>{H.CSS}</style>",
              "<h3>evalframe report</h3>", f"<p>{_question_html(rep)} {_method_html(rep)}</p>",
-             _warnings_html(rep, level="h3"), "<h3>Summary</h3>", _summary_html(rep)]
+             _warnings_html(rep, level="h3", collapsed=rep.warnings_issued), "<h3>Summary</h3>", _summary_html(rep)]
     if not rep.comparisons.empty:
         parts += ["<h3>Comparisons</h3>", _comparisons_html(rep, limit=COMPACT_ROWS)]
     conf = f"{rep.metadata['confidence']:.0%}"
@@ -457,14 +459,21 @@ def _meta_html(rep: ReportView, golden_set: str | None) -> str:
     return "<dl class='ef-meta'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _warnings_html(rep: ReportView, level: str) -> str:
+def _warnings_html(rep: ReportView, level: str, collapsed: bool = False) -> str:
+    """The warnings box; ``collapsed`` (the notebook view of a report whose warnings were
+    issued as Python warnings): one line that opens to the list, so a notebook shows each
+    warning once."""
     lines = warning_lines(rep)
     if not lines:
         return "<p class='ef-ok' id='warnings'>No warnings.</p>" if level == "h2" else ""
     items = "".join(f"<li>{H.escape(x)}</li>" for x in lines)
     n = len(lines)
-    return (f"<div class='ef-warnings' role='note' id='warnings'><{level}>&#9888; {n} warning{'s' if n > 1 else ''}"
-            f"</{level}><ul>{items}</ul></div>")
+    head = f"&#9888; {n} warning{'s' if n > 1 else ''}"
+    if collapsed:
+        return (f"<details class='ef-warnings' role='note' id='warnings'><summary>{head}, issued as Python "
+                f"warning{'s' if n > 1 else ''} when this report was computed (<code>.warnings</code>)"
+                f"</summary><ul>{items}</ul></details>")
+    return f"<div class='ef-warnings' role='note' id='warnings'><{level}>{head}</{level}><ul>{items}</ul></div>"
 
 
 def _summary_html(rep: ReportView, digits: int = 3) -> str:
