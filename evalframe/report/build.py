@@ -31,7 +31,7 @@ from .._fingerprint import digest_path, digest_table, fingerprints, run_digests,
 from ..io import read_chunks, read_golden_set, read_qrels, read_run
 from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
-from .changes import RANKINGS_DEPTH, change_table, query_texts, ranking_table
+from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
 from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
@@ -616,8 +616,12 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata["unit"] = unit
     # the run as a table once more when it is one in memory (files: hashed by their bytes),
     # for its fingerprint and the rankings behind the top changes
-    table = _run_table(run, cols, conv, plain=rollup is None and chunks is None)
-    rankings = ranking_table(table, golden, changes, rel=rel, ties=conv["ties"],
+    plain = rollup is None and chunks is None
+    table = _run_table(run, cols, conv, plain=plain)
+    # a run given by path: only the top changes' questions are read (a filter on a Parquet dataset)
+    ranked = table if table is not None or not plain or changes.empty else question_rows(
+        run, changes["query_id"], columns=cols, duplicates=conv["duplicates"])
+    rankings = ranking_table(ranked, golden, changes, rel=rel, ties=conv["ties"],
                              k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
         golden, (run_digests(table) if table is not None
