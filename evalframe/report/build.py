@@ -27,7 +27,7 @@ from ..engine import BOUND_FAMILIES, evaluate_partition, is_span_input
 from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
-from .._fingerprint import digest_path, digest_table, fingerprints, run_digests, source_digests
+from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_golden_set, read_qrels, read_run
 from ..schema import check_conflicts, is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
@@ -238,6 +238,20 @@ def _run_table(run, columns, conv, *, plain: bool) -> pd.DataFrame | None:
         return read_run(run, columns=columns, duplicates=conv["duplicates"])
     except (ValueError, TypeError, KeyError, OSError):  # evaluated already: a form read_run does not take
         return None
+
+
+def _chunks_digest(chunks) -> str | None:
+    """The fingerprint of ``chunks=``: a file by its bytes, a table by its rows, a dict
+    ``{system: table or path}`` by its systems' fingerprints; None without chunks."""
+    if chunks is None:
+        return None
+    if isinstance(chunks, (str, Path)):
+        return digest_path(chunks)
+    if isinstance(chunks, pd.DataFrame):
+        return digest_table(chunks, list(chunks.columns))
+    if isinstance(chunks, Mapping):
+        return digest_json({str(k): _chunks_digest(v) for k, v in sorted(chunks.items(), key=lambda kv: str(kv[0]))})
+    return None
 
 
 def _check_systems(systems: list[str], opts: ReportOptions) -> None:
@@ -627,9 +641,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         golden, (run_digests(table) if table is not None
                  else source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"])),
         conventions=conv, measures=names, version=__version__,
-        chunks=None if chunks is None else (digest_path(chunks) if isinstance(chunks, (str, Path))
-                                            else digest_table(chunks, list(chunks.columns))
-                                            if isinstance(chunks, pd.DataFrame) else None))
+        chunks=_chunks_digest(chunks))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes,
               "rankings": rankings}
