@@ -32,7 +32,7 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "read_chunks", "read_table", "read_raw", "read_golden_set", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
+__all__ = ["read_qrels", "read_run", "read_run_as_given", "read_chunks", "read_table", "read_raw", "read_golden_set", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
            "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
 
 import gzip
@@ -851,6 +851,15 @@ def read_run(source: Source | Sequence[Source], *, system: str | None = None,
     raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
     return clean_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, trimmed=trimmed,
                      ascending=ascending)
+
+
+def read_run_as_given(source, *, ascending: bool = False, **options) -> pd.DataFrame:
+    """:func:`read_run` keeping the scores as given: with ``ascending`` (distances),
+    ``duplicates="max"`` keeps each document's lowest distance, and the table's scores are
+    the distances still (what a table shown to the user, or evaluated later with
+    ``ascending=True``, holds)."""
+    frame = read_run(source, ascending=ascending, **options)
+    return frame.assign(score=-frame["score"]) if ascending else frame
 
 
 def read_checked_run(source: Source | Sequence[Source], *, system: str | None = None,

@@ -47,6 +47,8 @@ def test_one_changed_run_and_a_removed_system(cran, old):
     assert d.systems_removed == ["tfidf"] and d.systems_added == []
     assert d.measures_removed == ["R@10"] and d.measures_added == ["AP"]
     assert d.questions_added == [] and d.questions_removed == []
+    back = ef.diff(new, old)  # the other way round: the system and measure are added
+    assert back.systems_added == ["tfidf"] and back.measures_added == ["R@10"] and back.systems_removed == []
     c = d.changes.set_index(["system", "measure"])
     assert set(c.index) == {(s, "nDCG@10") for s in ["bm25", "dense_exact", "dense_hnsw", "hybrid_rrf"]}
     # the paired interval is scipy's paired t on the per-question values
@@ -83,6 +85,8 @@ def test_refuses_pairing_across_golden_sets_unless_told(cran, old):
     assert (d.changes["method"] == "not paired: golden sets differ").all()
     assert any("across_golden_sets=True" in n for n in d.notes)
     assert d.questions_removed == [dropped]
+    back = ef.diff(new, old)  # the other way round: the question is added
+    assert back.questions_added == [dropped] and back.questions_removed == []
     told = ef.diff(old, new, across_golden_sets=True)
     assert (told.changes["method"] == "paired t").all() and (told.changes["n_paired"] == 224).all()
 

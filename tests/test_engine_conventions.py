@@ -208,3 +208,28 @@ def test_index_recall_of_distances():
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert not ef.index_recall(hnsw.assign(score=-hnsw["score"]), exact.assign(score=-exact["score"]),
                                k=10).equals(want)  # undeclared, the distances rank backwards
+
+
+@pytest.mark.parametrize("given", ["table", "path"])
+def test_report_rankings_of_distances_keep_the_lowest_copy(given, tmp_path):
+    """The rankings behind the top changes, of distances with a document repeated: ranked
+    lowest first, the repeated document shown once with its lowest distance (duplicates='max'
+    keeps the best row), for a run in memory and one given by path."""
+    cran = datasets.load_cranfield()
+    runs = cran.runs[cran.runs.system.isin(["bm25", "tfidf"])]
+    dist = runs.assign(score=-runs["score"])
+    worse = dist.groupby(["system", "query_id"]).head(1).assign(score=lambda d: d["score"] + 1000)
+    dup = pd.concat([dist, worse], ignore_index=True)
+    run = dup
+    if given == "path":
+        dup.to_parquet(tmp_path / "run.parquet", index=False)
+        run = str(tmp_path / "run.parquet")
+    rep = ef.report(run, cran.qrels, measures=["nDCG@10"], n_resamples=200, baseline="bm25", ascending=True,
+                    duplicates="max")
+    plain = ef.report(runs, cran.qrels, measures=["nDCG@10"], n_resamples=200, baseline="bm25")
+    pd.testing.assert_frame_equal(rep.per_question, plain.per_question, check_exact=True)
+    r = rep.rankings
+    assert len(r)
+    assert r.groupby(["system", "query_id"], sort=False)["score"].apply(lambda s: s.is_monotonic_increasing).all()
+    assert (r["score"] < 500).all()  # never the repeated copy's distance
+    assert not r.duplicated(["system", "query_id", "doc_id"]).any()

@@ -95,3 +95,30 @@ def test_a_run_file_is_hashed_by_its_bytes(tmp_path):
         r = ef.report(str(path), sso.qrels, n_resamples=20)
     assert r.metadata["fingerprints"]["runs"] == {str(path): hashlib.sha256(path.read_bytes()).hexdigest()[:16]}
     assert digest_path(tmp_path / "missing") is None
+
+
+def test_the_chunk_table_is_fingerprinted(tmp_path):
+    """Issue 30: "of the chunk table when spans are used" -- a table, a file, and a dict
+    {system: table} (recorded as None before); a moved chunk boundary changes it, row
+    order does not."""
+    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    spans, _a, _b, run = help_centre()
+
+    def fp(chunks):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = ef.report(run, spans, chunks=chunks, measures=["SpanRecall@5"], n_resamples=20)
+        return r.metadata["fingerprints"]["chunks"]
+
+    both = {"a": CHUNKS_A, "b": CHUNKS_B}
+    d = fp(both)
+    assert isinstance(d, str) and len(d) == 16
+    assert fp({"b": CHUNKS_B.iloc[::-1], "a": CHUNKS_A.sample(frac=1, random_state=0)}) == d
+    moved = CHUNKS_B.copy()
+    moved.loc[moved.index[0], "end"] = moved["end"].iloc[0] - 1
+    assert fp({"a": CHUNKS_A, "b": moved}) != d
+    one = pd.concat([CHUNKS_A, CHUNKS_B], ignore_index=True)
+    assert fp(one) == digest_table(one, list(one.columns))
+    path = tmp_path / "chunks.parquet"
+    one.to_parquet(path)
+    assert fp(str(path)) == digest_path(path)

@@ -290,3 +290,18 @@ def test_unpaired_questions_are_told_once(sequential):
         gate_per_question(t, baseline="base", candidate="cand", sequential=sequential)
     told = [w for w in got if issubclass(w.category, ef.errors.UnpairedQuestionsWarning)]
     assert len(told) == 1 and "2 questions dropped" in str(told[0].message)
+
+
+@pytest.mark.parametrize("margin, status", [("0.01", 3), ("0.05", 0)])
+def test_command_sequential_flag(margin, status, tmp_path, capsys):
+    """--sequential on the command: the anytime-valid gate, its decision the API's
+    (oracle: ef.gate(..., sequential=True), itself checked against sequential_compare);
+    the fixed-n gate decides otherwise on the same 400 questions at margin 0.01."""
+    same = _ranks(400)
+    files = _files(tmp_path, same)
+    args = ["gate", *files, "-m", "RR", "-m", "Success@1", "--margin", margin]
+    assert main([*args, "--sequential"]) == status
+    api = _gate(same, margin=float(margin), sequential=True)
+    assert api.exit_status == status
+    assert capsys.readouterr().out.startswith(f"gate: {api.decision.upper()}")
+    assert main(args) == 0  # the fixed-n t-test passes identical systems at 400 questions

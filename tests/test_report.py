@@ -385,11 +385,53 @@ def test_diagnostics_text_follows_confidence():
     assert "90% interval" in r.to_markdown()
 
 
+def test_comparisons_view_keeps_both_intervals_whole_in_a_notebook(rep):
+    """Issue 30: the view's one ``diff [CI]`` cell ran to 56 characters, so a notebook (pandas'
+    HTML, cells cut at display.max_colwidth = 50) showed ``bonferroni-adj. [-0.05...``. Each
+    value has its own cell now; oracle: the comparisons table's numbers, rounded here."""
+    import html as html_lib
+    import re
+    v = rep.comparisons_view()
+    c = rep.comparisons
+    assert len(v) == len(c) and len(c) > 1
+    cells = [html_lib.unescape(x) for x in re.findall(r"<td>(.*?)</td>", v._repr_html_(), re.S)]
+    assert cells and not any(x.endswith("...") for x in cells)
+    width = pd.get_option("display.max_colwidth")
+    assert v.map(len).to_numpy().max() <= width
+    interval = r"^\[(-?\d+\.\d{3}), (-?\d+\.\d{3})\]$"
+    for col, lo, hi in (("CI", "ci_low", "ci_high"), ("adjusted CI", "ci_low_adjusted", "ci_high_adjusted")):
+        got = v[col].str.extract(interval).astype(float)
+        assert got.notna().all().all(), col
+        np.testing.assert_allclose(got[0], c[lo].to_numpy(), atol=5e-4 + 1e-12)
+        np.testing.assert_allclose(got[1], c[hi].to_numpy(), atol=5e-4 + 1e-12)
+        assert (got[0] <= got[1]).all()
+    np.testing.assert_allclose(v["diff"].astype(float), c["diff"].to_numpy(), atol=5e-4 + 1e-12)
+    assert v["diff"].str.match(r"^[+-]\d\.\d{3}$").all()
+    assert (v["adjustment"] == c["ci_adjustment"].astype(str).to_numpy()).all()
+    assert set(v["adjustment"]) == {"bonferroni"}  # Holm's default: the adjusted interval is shown
+    wider = (got[0] <= c["ci_low"].round(3).to_numpy() + 1e-9).all()  # adjusted (last got) contains the unadjusted
+    assert wider
+    # digits= is the number of decimals of every number
+    assert rep.comparisons_view(digits=5)["CI"].str.match(r"^\[-?\d\.\d{5}, -?\d\.\d{5}\]$").all()
+
+
+def test_comparisons_view_without_adjustment(cran):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = report(cran.runs[cran.runs.system.isin(["bm25", "tfidf"])], cran.qrels, measures=["RR"],
+                   baseline="bm25", n_resamples=B, correction="none")
+    v = r.comparisons_view()
+    assert list(v["adjustment"]) == ["none"] and list(v["adjusted CI"]) == [""]
+    c = r.comparisons.iloc[0]
+    assert v["CI"].iloc[0] == f"[{c.ci_low:.3f}, {c.ci_high:.3f}]"
+    assert "CI: the 95% interval of each comparison (unadjusted, as p_adjusted)" in r.to_markdown()
+
+
 def test_comparisons_view_has_the_documented_significant_column(rep):
     """Defect 3: comparisons_view documented a ``significant`` column and returned ``sig``."""
     v = rep.comparisons_view()
-    assert list(v.columns) == ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test",
-                               "significant"]
+    assert list(v.columns) == ["measure", "system_a", "system_b", "diff", "CI", "adjusted CI", "adjustment",
+                               "interval", "p_adjusted", "test", "significant"]
     assert "significant" in (Report.comparisons_view.__doc__ or "")
     np.testing.assert_array_equal(v["significant"] == "*", rep.comparisons["significant"].to_numpy())
     assert rep.comparisons["significant"].any()  # the marks are exercised

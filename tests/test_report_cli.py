@@ -181,3 +181,30 @@ def test_out_dir_never_removes_folders_it_did_not_write(tmp_path, capsys):
     assert "csv/ there is not an earlier evalframe report's" in capsys.readouterr().err
     assert (tmp_path / "csv" / "mine.csv").read_text() == "a,b\n1,2\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["csv"]
+
+
+def test_dollar_signs_in_system_segment_and_question_names(tmp_path, capsys):
+    """Issue 30: a '$' in a system, segment or question name was parsed as TeX; with an
+    invalid expression `report --out` exited 2 after writing everything but report.html.
+    Names are text: the command writes the whole report, the page draws them verbatim."""
+    runs = pd.read_parquet(RUNS)
+    runs = runs[runs.system.isin(["bm25", "tfidf"])].replace({"system": {"tfidf": "x$\\frac{$y"}})
+    runs["query_id"] = "$" + runs["query_id"].astype(str)
+    run_path = tmp_path / "runs.parquet"
+    runs.to_parquet(run_path)
+    qrels = pd.read_csv(QRELS, sep=r"\s+", header=None, names=["query_id", "it", "doc_id", "relevance"],
+                        dtype=str)
+    qrels["query_id"] = "$" + qrels["query_id"]
+    qrels_path = tmp_path / "qrels.tsv"
+    qrels[["query_id", "doc_id", "relevance"]].to_csv(qrels_path, sep="\t", index=False)
+    seg = pd.read_parquet(SEGMENTS)
+    seg["query_id"] = "$" + seg["query_id"].astype(str)
+    seg["length"] = seg["length"].map({"short": "$0-$50", "medium": "$50-$1{00", "long": "$$"})
+    seg_path = tmp_path / "seg.parquet"
+    seg.to_parquet(seg_path)
+    out = tmp_path / "out"
+    assert main([str(qrels_path), str(run_path), "--segments", str(seg_path), "--baseline", "bm25",
+                 "--out", str(out), *FAST]) == 0, capsys.readouterr().err
+    page = (out / "report.html").read_text()
+    assert "x$\\frac{$y" in page and "$0-$50" in page
+    assert len(list((out / "plots").glob("*.png"))) >= 3

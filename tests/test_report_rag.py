@@ -85,7 +85,7 @@ def test_report_shows_both_intervals_labelled():
     assert tf["ci_high"] < 0 and not tf["significant"]
     assert tf["ci_low_adjusted"] < 0 < tf["ci_high_adjusted"]
     v = r.comparisons_view()
-    assert v["diff [CI]"].str.contains("bonferroni-adj.").all()
+    assert (v["adjustment"] == "bonferroni").all() and v["adjusted CI"].str.match(r"^\[-?\d\.\d{3}, -?\d\.\d{3}\]$").all()
     text = r.to_text() if hasattr(r, "to_text") else r.to_markdown()
     assert "unadjusted" in text and "bonferroni-adj." in text
 

@@ -199,14 +199,10 @@ def run_reader(ascending: bool = False) -> Callable:
     """:func:`evalframe.read_run` for runs the commands read before evaluating them: with
     ``ascending`` (distances), ``duplicates="max"`` keeps each document's lowest distance
     and the scores come back as given (the evaluation negates them, once)."""
-    from ..io import read_run
-    if not ascending:
-        return read_run
+    from functools import partial
 
-    def read(source, **kw):
-        frame = read_run(source, ascending=True, **kw)
-        return frame.assign(score=-frame["score"])
-    return read
+    from ..io import read_run, read_run_as_given
+    return partial(read_run_as_given, ascending=True) if ascending else read_run
 
 
 def parse_measure_args(names: Sequence[str] | None) -> "list[Measure] | None":

@@ -27,11 +27,11 @@ from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_in
 from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
-from .._fingerprint import digest_path, digest_table, fingerprints, run_digests, source_digests
-from ..io import read_chunks, read_golden_set, read_qrels, read_run
+from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
+from ..io import read_chunks, read_golden_set, read_qrels, read_run, read_run_as_given
 from ..schema import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
-from .changes import RANKINGS_DEPTH, change_table, query_texts, ranking_table
+from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
 from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
@@ -235,9 +235,23 @@ def _run_table(run, columns, conv, *, plain: bool) -> pd.DataFrame | None:
     if isinstance(run, (list, tuple)) and not all(isinstance(r, (pd.DataFrame, dict)) for r in run):
         return None
     try:
-        return read_run(run, columns=columns, duplicates=conv["duplicates"])
+        return read_run_as_given(run, columns=columns, duplicates=conv["duplicates"], ascending=conv["ascending"])
     except (ValueError, TypeError, KeyError, OSError):  # evaluated already: a form read_run does not take
         return None
+
+
+def _chunks_digest(chunks) -> str | None:
+    """The fingerprint of ``chunks=``: a file by its bytes, a table by its rows, a dict
+    ``{system: table or path}`` by its systems' fingerprints; None without chunks."""
+    if chunks is None:
+        return None
+    if isinstance(chunks, (str, Path)):
+        return digest_path(chunks)
+    if isinstance(chunks, pd.DataFrame):
+        return digest_table(chunks, list(chunks.columns))
+    if isinstance(chunks, Mapping):
+        return digest_json({str(k): _chunks_digest(v) for k, v in sorted(chunks.items(), key=lambda kv: str(kv[0]))})
+    return None
 
 
 def _check_systems(systems: list[str], opts: ReportOptions) -> None:
@@ -497,6 +511,17 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     (:class:`~evalframe.errors.UnjudgedDocumentsWarning`, ...) are issued to the caller,
     so reports built in several threads at once lose none.
 
+    Warnings are shown once, in scripts, CI and notebooks alike: every warning of the
+    report is issued as a Python warning while it is computed, so ``python -W error``,
+    ``warnings.filterwarnings`` and ``pytest.warns`` work as everywhere, and a notebook
+    cell ``rep = ef.report(...)`` that displays nothing still shows them. The Report
+    keeps them (:attr:`Report.warnings`, the diagnostics rows at level ``"warning"``);
+    its notebook view (``_repr_html_``) then does not repeat them: its warnings box is
+    one line ("2 warnings, issued as Python warnings when this report was computed")
+    that opens to the list (:attr:`Report.warnings_issued`). A report read back with
+    :func:`read_report`, whose warnings this session never issued, lists them open, as
+    the page (:meth:`Report.to_html`), Markdown and text always do.
+
     Examples
     --------
     >>> import evalframe as ef
@@ -606,17 +631,19 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     metadata["unit"] = unit
     # the run as a table once more when it is one in memory (files: hashed by their bytes),
     # for its fingerprint and the rankings behind the top changes
-    table = _run_table(run, cols, conv, plain=rollup is None and chunks is None)
-    rankings = ranking_table(table, golden, changes, rel=rel, ties=conv["ties"], ascending=conv["ascending"],
+    plain = rollup is None and chunks is None
+    table = _run_table(run, cols, conv, plain=plain)
+    # a run given by path: only the top changes' questions are read (a filter on a Parquet dataset)
+    ranked = table if table is not None or not plain or changes.empty else question_rows(
+        run, changes["query_id"], columns=cols, duplicates=conv["duplicates"], ascending=conv["ascending"])
+    rankings = ranking_table(ranked, golden, changes, rel=rel, ties=conv["ties"], ascending=conv["ascending"],
                              k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
         golden, (run_digests(table) if table is not None
                  else source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"])),
         conventions=conv, measures=names, version=__version__,
-        chunks=None if chunks is None else (digest_path(chunks) if isinstance(chunks, (str, Path))
-                                            else digest_table(chunks, list(chunks.columns))
-                                            if isinstance(chunks, pd.DataFrame) else None))
+        chunks=_chunks_digest(chunks))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
               "diagnostics": diagnostics, "stages": stages_t, "curves": curves, "planning": planning, "changes": changes,
               "rankings": rankings}
-    return Report.from_tables(tables, metadata)
+    return Report.from_tables(tables, metadata, warnings_issued=True)

@@ -3,15 +3,17 @@ against another (:func:`top_changes`), and the report's ``changes`` table."""
 from __future__ import annotations
 
 __all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table", "ranking_table", "explain_table",
-           "RANKINGS_DEPTH"]
+           "question_rows", "RANKINGS_DEPTH"]
 
 import numbers
-from typing import Sequence
+import os
+import re
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..inputs import alias_candidates, split_question_text
+from ..inputs import alias_candidates, apply_columns, split_question_text
 
 #: columns of :func:`top_changes` and of the report's ``changes`` table
 CHANGE_COLUMNS = ("system_a", "system_b", "measure", "query_id", "value_a", "value_b", "diff",
@@ -156,6 +158,69 @@ def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.Da
         "label": np.where(J.label == NOT_JUDGED, np.nan, J.label.astype(float)),
     })
     return out.loc[out["rank"] <= k].reset_index(drop=True)[list(RANKING_COLUMNS)]
+
+
+def _question_column(names: Sequence[str], columns: Mapping[str, str] | None) -> str | None:
+    """The dataset column that is ``query_id`` once ``columns=`` and the aliases apply
+    (None when there is none or more than one)."""
+    renamed = apply_columns(pd.DataFrame(columns=list(names)), columns)
+    found = alias_candidates(renamed, "query_id")
+    if len(found) != 1:
+        return None
+    back = {v: k for k, v in (columns or {}).items() if k in names}
+    return back.get(found[0], found[0])
+
+
+def _question_filter(dataset, column: str, questions: Sequence[str]):
+    """A pyarrow filter keeping the rows of ``questions``: on the column's own type when it
+    holds text or integers (row groups pruned by their statistics), else on its text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    kind = dataset.schema.field(column).type
+    field = pc.field(column)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return field.isin(pa.array(list(questions), type=kind))
+    if pa.types.is_integer(kind):
+        ints = [int(q) for q in questions if re.fullmatch(r"[+-]?\d{1,18}", q)]
+        return field.isin(pa.array(ints, type=pa.int64()))
+    return field.cast(pa.string()).isin(pa.array(list(questions), type=pa.string()))
+
+
+def question_rows(run, questions: Sequence[str], *, columns: Mapping[str, str] | None = None,
+                  duplicates: str = "error", ascending: bool = False) -> pd.DataFrame | None:
+    """The rows of ``questions`` of a run given by path, as :func:`evalframe.read_run`'s
+    canonical table: a Parquet file, directory, glob or :class:`pyarrow.dataset.Dataset`
+    (or a dict ``{system: one of those}``) is read with a filter on its question column,
+    so only those questions' rows are loaded; another run file (TREC, CSV, JSONL; or a list
+    of paths) is read whole and cut. None when ``run`` is none of these, or its question
+    column cannot be told (the report then keeps no rankings)."""
+    from ..io import read_run_as_given
+    from ..streaming import is_dataset_source, open_run_dataset
+    questions = [str(q) for q in pd.unique(pd.Series(list(questions), dtype=object).astype(str))]
+    try:
+        if is_dataset_source(run):
+            parts = []
+            for name, src in (run.items() if isinstance(run, Mapping) else [(None, run)]):
+                dataset = open_run_dataset(src)
+                column = _question_column(dataset.schema.names, columns)
+                if column is None:
+                    return None
+                df = dataset.to_table(filter=_question_filter(dataset, column, questions)).to_pandas()
+                if not len(df):
+                    continue
+                part = read_run_as_given(df, columns=columns, duplicates=duplicates, ascending=ascending)
+                if name is not None:
+                    part = part.drop(columns="system", errors="ignore")
+                    part.insert(0, "system", str(name))
+                parts.append(part)
+            return pd.concat(parts, ignore_index=True) if parts else None
+        paths = run if isinstance(run, (list, tuple)) else [run]
+        if not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
+            return None
+        table = read_run_as_given(run, columns=columns, duplicates=duplicates, ascending=ascending)
+    except (ValueError, TypeError, KeyError, OSError):  # evaluated already: a form read here differently
+        return None
+    return table[table["query_id"].astype(str).isin(set(questions))].reset_index(drop=True)
 
 
 def explain_table(rankings: pd.DataFrame, question: str, system_a: str, system_b: str, *, rel: int = 1

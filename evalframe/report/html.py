@@ -65,6 +65,7 @@ CSS = """
 .evalframe-report .ef-warnings h2, .evalframe-report .ef-warnings h3 { border: 0; margin: 0.1em 0 0.2em;
   color: var(--ef-warn); font-size: 1.05em; }
 .evalframe-report .ef-warnings ul { margin: 0.2em 0; padding-left: 1.2em; }
+.evalframe-report details.ef-warnings summary { color: var(--ef-warn); font-weight: 600; cursor: pointer; }
 .evalframe-report .ef-ok { color: var(--ef-muted); }
 .evalframe-report .ef-scroll { overflow-x: auto; max-width: 100%; }
 .evalframe-report table.ef-table { border-collapse: collapse; border: 0; margin: 0.3em 0 0.5em;

@@ -65,9 +65,11 @@ class Report:
         query_id, value_a, value_b, diff, direction, rank, text`` (text from ``queries=``).
     rankings : DataFrame
         The top 10 of the two rankings behind every top change: ``system, query_id, rank,
-        doc_id, score, label`` (label NaN: not judged), ranked as the measures rank them;
-        empty when the run was not a table in memory (a file, a dataset) or was rolled up
-        (:meth:`explain` reads it).
+        doc_id, score, label`` (label NaN: not judged), ranked as the measures rank them
+        (:meth:`explain` reads it). A run given by path gives them too: a Parquet file or
+        dataset is read again for those questions alone (a filter on its question column),
+        a text file read again whole; empty when the run was rolled up (``rollup=``) or
+        given with ``chunks=``.
     metadata : dict
         evalframe version, measures, conventions, confidence, seed, n_resamples, test,
         correction, interval method, baseline, stages, systems, n_questions.
@@ -94,15 +96,28 @@ class Report:
 
     _tables: Mapping[str, pd.DataFrame] = field(repr=False)
     _metadata: Mapping[str, object] = field(repr=False)
+    _warnings_issued: bool = field(default=False, repr=False)
 
     @classmethod
-    def from_tables(cls, tables: Mapping[str, pd.DataFrame], metadata: Mapping[str, object]) -> "Report":
-        """A Report of these tables (one per name of :data:`TABLES`) and metadata (copied)."""
+    def from_tables(cls, tables: Mapping[str, pd.DataFrame], metadata: Mapping[str, object], *,
+                    warnings_issued: bool = False) -> "Report":
+        """A Report of these tables (one per name of :data:`TABLES`) and metadata (copied).
+
+        ``warnings_issued``: its warnings were issued as Python warnings when it was
+        computed (:func:`evalframe.report` says so); see :attr:`warnings_issued`."""
         missing = [n for n in TABLES if n not in tables]
         if missing:
             raise ValueError(f"Report: tables must hold {list(TABLES)}, got {sorted(tables)!r}")
         return cls(MappingProxyType({n: tables[n].reset_index(drop=True) for n in TABLES}),
-                   MappingProxyType(json.loads(json.dumps(dict(metadata)))))
+                   MappingProxyType(json.loads(json.dumps(dict(metadata)))), bool(warnings_issued))
+
+    @property
+    def warnings_issued(self) -> bool:
+        """True when this Report's warnings were issued as Python warnings as it was computed
+        (a Report from :func:`evalframe.report`, in this process); False for one read back
+        (:func:`read_report`) or built from tables. The notebook view then lists them
+        collapsed, under one line, rather than a second time (see :func:`evalframe.report`)."""
+        return self._warnings_issued
 
     # ---- tables (copies)
     @property
@@ -167,7 +182,10 @@ class Report:
         ------
         ValueError
             The question is not among the top changes (only their rankings are kept), or
-            the report kept no rankings (the run was a file or rolled up).
+            the report kept no rankings (the run was rolled up or given with chunks, or
+            the report was saved before rankings were kept). A run in Dask or Spark is
+            reported from Parquet: ``ddf.to_parquet(path)`` / ``sdf.write.parquet(path)``,
+            then ``ef.report(path, ...)`` reads only the top changes' questions again.
 
         Examples
         --------
@@ -188,8 +206,11 @@ class Report:
         q = str(question)
         rows = ch[ch["query_id"].astype(str) == q]
         if rk.empty:
-            raise ValueError("explain: this report kept no rankings (the run was a file or a dataset, or rolled "
-                             "up); build the report from a run table in memory")
+            raise ValueError("explain: this report kept no rankings (the run was rolled up with rollup= or given "
+                             "with chunks=, or the report was saved before reports kept them); build the report "
+                             "from the run itself: a table in memory, a run file or a Parquet dataset (a Dask or "
+                             "Spark run: write it to Parquet, ddf.to_parquet(path) or sdf.write.parquet(path), and "
+                             "pass the path: only the top changes' questions are read again)")
         if rows.empty:
             raise ValueError(f"explain: question {question!r} is not among the top changes (only their rankings "
                              f"are kept), e.g. {list(pd.unique(ch['query_id'].astype(str)))[:5]}")
@@ -282,7 +303,10 @@ class Report:
         return render.summary_wide(self, digits)
 
     def comparisons_view(self, digits: int = 3) -> pd.DataFrame:
-        """The comparisons in words: ``measure, system_a, system_b, diff [CI], p_adjusted, significant``.
+        """The comparisons in words, one short cell per value (whole in a notebook's table):
+        ``measure, system_a, system_b, diff, CI`` (unadjusted), ``adjusted CI`` (adjusted as
+        ``p_adjusted`` is), ``adjustment, interval, p_adjusted, test, significant``; see
+        :func:`evalframe.report.render.comparisons_view`.
 
         Examples
         --------

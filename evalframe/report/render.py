@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view",
+__all__ = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description", "interval_note", "procedure_note", "summary_wide", "comparisons_view", "COMPARISON_VIEW_COLUMNS",
            "changes_view", "segment_flags",
            "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec", "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables", "pipe_table"]
 
@@ -57,6 +57,8 @@ class ReportView(Protocol):
     def measures(self) -> list[str]: ...
     @property
     def warnings(self) -> Sequence: ...
+    @property
+    def warnings_issued(self) -> bool: ...
     @property
     def reference(self) -> str | None: ...
     @property
@@ -120,23 +122,33 @@ def summary_wide(rep: ReportView, digits: int = 3) -> pd.DataFrame:
     return out
 
 
-def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
-    """The comparisons in words: ``measure, system_a, system_b, diff [CI], interval`` (the
-    interval's method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when ``p_adjusted < alpha``, else ``""``).
+#: The columns of :func:`comparisons_view`.
+COMPARISON_VIEW_COLUMNS = ("measure", "system_a", "system_b", "diff", "CI", "adjusted CI", "adjustment", "interval",
+                           "p_adjusted", "test", "significant")
 
-    ``diff [CI]`` reads ``diff [unadjusted interval]; adjusted [interval adjusted as
-    p_adjusted is]`` (``bonferroni-adj.`` for Holm and Bonferroni, ``fcr-adj.`` for BH), so
-    the interval next to ``p_adjusted`` is adjusted for the same family."""
-    cols = ["measure", "system_a", "system_b", "diff [CI]", "interval", "p_adjusted", "test", "significant"]
+
+def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
+    """The comparisons in words, one short text cell per value, so each stays whole in a
+    notebook (pandas cuts cells longer than ``display.max_colwidth``, 50 characters):
+    ``measure, system_a, system_b, diff`` (signed), ``CI`` (the comparison's own interval,
+    unadjusted, ``"[-0.047, 0.001]"``), ``adjusted CI`` (the interval adjusted as
+    ``p_adjusted`` is; empty when nothing is adjusted), ``adjustment`` (``bonferroni``
+    for Holm and Bonferroni, ``fcr`` for BH, ``none``), ``interval`` (the intervals'
+    method), ``p_adjusted, test`` (test and correction), ``significant`` (``"*"`` when
+    ``p_adjusted < alpha``, else ``""``). Every number has ``digits`` decimals."""
+    cols = list(COMPARISON_VIEW_COLUMNS)
     c = rep.comparisons
     if c.empty:
         return pd.DataFrame(columns=cols)
     alpha = rep.alpha
+    alo, ahi, how = _adjusted_columns(c)
     return pd.DataFrame({
         "measure": c["measure"], "system_a": c["system_a"], "system_b": c["system_b"],
-        "diff [CI]": [_fmt_ci(d, lo, hi, digits, signed=True) + _adjusted(alo, ahi, how, digits)
-                      for d, lo, hi, alo, ahi, how in zip(c["diff"], c["ci_low"], c["ci_high"],
-                                                          *_adjusted_columns(c))],
+        "diff": [_fmt_ci(d, None, None, digits, signed=True) for d in c["diff"]],
+        "CI": [_fmt_interval(lo, hi, digits) for lo, hi in zip(c["ci_low"], c["ci_high"])],
+        "adjusted CI": [_fmt_interval(lo, hi, digits) if str(h) not in ("none", "nan") else ""
+                        for lo, hi, h in zip(alo, ahi, how)],
+        "adjustment": how.astype(str).replace("nan", "none").to_numpy(),
         "interval": c["ci_method"].astype(str), "p_adjusted": [format_p(p) for p in c["p_adjusted"]],
         "test": c["test"].astype(str) + ", " + c["correction"].astype(str),
         "significant": ["*" if p < alpha else "" for p in c["p_adjusted"].fillna(1.0)],
@@ -144,7 +156,7 @@ def comparisons_view(rep: ReportView, digits: int = 3) -> pd.DataFrame:
 
 
 def interval_note(rep: ReportView) -> str:
-    """What the two intervals of ``diff [CI]`` are, which procedure gives them and which
+    """What the two intervals (``CI``, ``adjusted CI``) are, which procedure gives them and which
     gives p, and what the adjusted interval promises (empty without comparisons)."""
     c = rep.comparisons
     if c.empty:
@@ -155,9 +167,9 @@ def interval_note(rep: ReportView) -> str:
                            f"cover their true differences together with probability >= {conf})",
              "fcr": "false-coverage-rate adjusted (Benjamini-Yekutieli), as the BH p_adjusted"}
     if how not in words:
-        return (f"diff [CI]: {conf} interval of each comparison (unadjusted, as p_adjusted). "
+        return (f"CI: the {conf} interval of each comparison (unadjusted, as p_adjusted). "
                 + procedure_note(c))
-    return (f"diff [CI]: the {conf} interval of each comparison alone (unadjusted), then the "
+    return (f"CI: the {conf} interval of each comparison alone (unadjusted); adjusted CI: the "
             f"{how}-adj. interval, {words[how]}. " + procedure_note(c))
 
 
@@ -194,10 +206,11 @@ def _adjusted_columns(c: pd.DataFrame):
             c.get("ci_adjustment", pd.Series("none", index=c.index)))
 
 
-def _adjusted(lo, hi, how, digits: int) -> str:
-    if str(how) in ("none", "nan") or lo is None or (isinstance(lo, float) and math.isnan(lo)):
-        return " (unadjusted)" if str(how) == "none" else ""
-    return f"; {how}-adj. [{lo:.{digits}f}, {hi:.{digits}f}]"
+def _fmt_interval(lo, hi, digits: int) -> str:
+    """``"[lo, hi]"`` with ``digits`` decimals; ``""`` when either end is missing."""
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return ""
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def warning_lines(rep: ReportView) -> list[str]:
@@ -292,7 +305,7 @@ def to_html(rep: ReportView) -> str:
     stylesheet follows JupyterLab's light and dark themes."""
     parts = ["<div class='evalframe-report ef-compact'>", f"<style>{H.CSS}</style>",
              "<h3>evalframe report</h3>", f"<p>{_question_html(rep)} {_method_html(rep)}</p>",
-             _warnings_html(rep, level="h3"), "<h3>Summary</h3>", _summary_html(rep)]
+             _warnings_html(rep, level="h3", collapsed=rep.warnings_issued), "<h3>Summary</h3>", _summary_html(rep)]
     if not rep.comparisons.empty:
         parts += ["<h3>Comparisons</h3>", _comparisons_html(rep, limit=COMPACT_ROWS)]
     conf = f"{rep.metadata['confidence']:.0%}"
@@ -446,14 +459,21 @@ def _meta_html(rep: ReportView, golden_set: str | None) -> str:
     return "<dl class='ef-meta'>" + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl>"
 
 
-def _warnings_html(rep: ReportView, level: str) -> str:
+def _warnings_html(rep: ReportView, level: str, collapsed: bool = False) -> str:
+    """The warnings box; ``collapsed`` (the notebook view of a report whose warnings were
+    issued as Python warnings): one line that opens to the list, so a notebook shows each
+    warning once."""
     lines = warning_lines(rep)
     if not lines:
         return "<p class='ef-ok' id='warnings'>No warnings.</p>" if level == "h2" else ""
     items = "".join(f"<li>{H.escape(x)}</li>" for x in lines)
     n = len(lines)
-    return (f"<div class='ef-warnings' role='note' id='warnings'><{level}>&#9888; {n} warning{'s' if n > 1 else ''}"
-            f"</{level}><ul>{items}</ul></div>")
+    head = f"&#9888; {n} warning{'s' if n > 1 else ''}"
+    if collapsed:
+        return (f"<details class='ef-warnings' role='note' id='warnings'><summary>{head}, issued as Python "
+                f"warning{'s' if n > 1 else ''} when this report was computed (<code>.warnings</code>)"
+                f"</summary><ul>{items}</ul></details>")
+    return f"<div class='ef-warnings' role='note' id='warnings'><{level}>{head}</{level}><ul>{items}</ul></div>"
 
 
 def _summary_html(rep: ReportView, digits: int = 3) -> str:
