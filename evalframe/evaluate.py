@@ -7,8 +7,7 @@ engine can be run chunk by chunk or on a distributed engine.
 """
 from __future__ import annotations
 
-__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics",
-           "drop_no_relevant"]
+__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
 
 import os
 import re
@@ -28,7 +27,7 @@ from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .schema import Conflicts
-from .io import read_golden_set, read_qrels, read_run
+from .io import read_golden_set, read_run
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
@@ -73,8 +72,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     no_relevant : {"zero", "drop"}
         Golden-set questions with no relevant document (no label >= ``rel``; "no-answer"
         questions): ``"zero"`` (default) keeps them, where recall-type measures score 0 and
-        pull every mean down; ``"drop"`` leaves them out of the per-question table. Not
-        with ``chunks=`` (span golden sets).
+        pull every mean down; ``"drop"`` leaves them out of the per-question table (on
+        every engine, inside each partition). Not with ``chunks=`` or a span golden set.
     missing : {"zero", "drop"}
         Golden-set questions a system did not answer: score 0 (default) or
         leave out (trec_eval's default).
@@ -532,41 +531,21 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         :func:`diagnostics`.
     """
     conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
-                       columns=columns, ascending=ascending, min_overlap=min_overlap)
-    _check_no_relevant(no_relevant, chunks)
+                       columns=columns, ascending=ascending, min_overlap=min_overlap, no_relevant=no_relevant)
     choice = choose(run, engine=engine, memory_budget=memory_budget)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     check_unjudged(unjudged, ms)
-    per_q, diag = _evaluate(run, qrels, ms, conv, choice, progress=progress, rollup=rollup, chunks=chunks,
-                            tokens=tokens, shallow=shallow, unjudged=unjudged)
-    if no_relevant == "drop":
-        per_q = drop_no_relevant(per_q, qrels, rel=rel, columns=columns, conflicts=conflicts)
-    return per_q, diag
+    return _evaluate(run, qrels, ms, conv, choice, progress=progress, rollup=rollup, chunks=chunks, tokens=tokens,
+                     shallow=shallow, unjudged=unjudged)
 
 
-def _check_no_relevant(no_relevant, chunks) -> None:
-    if no_relevant not in ("zero", "drop"):
-        raise ValueError(f"evaluate: no_relevant must be one of ['zero', 'drop'], got {no_relevant!r}")
-    if no_relevant == "drop" and chunks is not None:
-        raise ValueError("evaluate: no_relevant='drop' is not available with chunks= (a span golden set: "
-                         "whether a question has relevant evidence depends on the chunking); use "
+def _check_no_relevant(no_relevant, chunked) -> None:
+    """``no_relevant="drop"`` refused with chunk offsets (``chunked``: :func:`_chunked`'s answer)."""
+    if no_relevant == "drop" and chunked not in (False, None):
+        raise ValueError("evaluate: no_relevant='drop' is not available with chunks= or a span golden set "
+                         "(whether a question has relevant evidence depends on the chunking); use "
                          "no_relevant='zero' and filter the per-question table")
-
-
-def drop_no_relevant(per_q: pd.DataFrame, qrels, *, rel: int, columns=None, conflicts="error") -> pd.DataFrame:
-    """``per_q`` without the golden-set questions that have no relevant document (no label
-    >= ``rel``); the golden set is read again when it is not a table in memory."""
-    if isinstance(qrels, pd.DataFrame) and {"query_id", "relevance"} <= set(qrels.columns) and not columns:
-        golden = qrels
-    else:
-        golden = read_qrels(qrels, columns=columns, conflicts=conflicts)
-    best = pd.to_numeric(golden["relevance"], errors="coerce").groupby(golden["query_id"].astype(str)).max()
-    none = best.index[~(best >= rel)]
-    if not len(none):
-        return per_q
-    keep = ~per_q["query_id"].astype(str).isin(none)
-    return per_q.loc[keep].reset_index(drop=True)
 
 
 def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, *, progress, rollup, chunks,
@@ -577,6 +556,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     warn = measured
     run = _token_counts(run, tokens, conv, choice)
     chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
+    _check_no_relevant(conv.no_relevant, chunked if chunked in (True, False) else chunked[0])
     if chunked is True:  # offsets held in memory: every measure named is computed (chunk-level ones are flagged)
         return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, chunks=chunks, shallow=shallow,
                                   unjudged=unjudged)

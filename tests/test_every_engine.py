@@ -36,9 +36,12 @@ def _spans():
 
 def _distances():
     """Cranfield with each score stored as a distance (its exact negation: no new tie),
-    declared with ascending=True: every engine must rank it as the scores rank."""
+    declared with ascending=True, and every ninth question without a relevant document,
+    left out with no_relevant="drop": every engine applies both conventions in its partitions."""
     run, qrels, measures, _ = _cranfield()
-    return run.assign(score=-run["score"]), qrels, measures, {"ascending": True}
+    qids = sorted(qrels.query_id.astype(str).unique())
+    qrels = qrels.assign(relevance=qrels.relevance.where(~qrels.query_id.astype(str).isin(qids[::9]), 0))
+    return run.assign(score=-run["score"]), qrels, measures, {"ascending": True, "no_relevant": "drop"}
 
 
 CASES = {"cranfield": _cranfield, "spans": _spans, "distances": _distances}

@@ -11,7 +11,7 @@ only on that part's questions (the per-partition contract of
 from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
-           "evaluate_partition", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
+           "evaluate_partition", "kept_groups", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
            "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table",
@@ -430,9 +430,23 @@ def _split_page_column(run, column: str):
     return (dict(zip([k for k, _, _ in pieces], rest)) if isinstance(run, dict) else rest), mapping
 
 
-def per_question_table(J: Judged, ms: list[Measure]) -> pd.DataFrame:
-    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``."""
-    return long_table(J.groups, compute(J, ms), [str(m) for m in ms])
+def per_question_table(J: Judged, ms: list[Measure], keep: np.ndarray | None = None) -> pd.DataFrame:
+    """The long table ``[system,] query_id, measure, value`` of ``ms`` on every group of ``J``
+    (``keep``: on the groups it marks, :func:`kept_groups`)."""
+    values = compute(J, ms)
+    if keep is None:
+        return long_table(J.groups, values, [str(m) for m in ms])
+    return long_table(J.groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep], [str(m) for m in ms])
+
+
+def kept_groups(J: Judged, conv: Conventions) -> np.ndarray | None:
+    """The groups of ``J`` its per-question table keeps: with ``no_relevant="drop"``, those
+    whose question has a relevant document (a golden-set label >= ``rel``); None: all."""
+    if conv.no_relevant != "drop":
+        return None
+    answered = np.zeros(J.n_queries, dtype=bool)
+    answered[J.qrels_query[J.qrels_label >= conv.rel]] = True
+    return answered[J.group_query]
 
 
 def long_table(groups: pd.DataFrame, values: np.ndarray, names: list[str]) -> pd.DataFrame:
@@ -500,7 +514,9 @@ def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAUL
         refuse_foreign_ids(J)
         if warn:
             warn_diagnostics(J.records, rel)
-        table = bound_table(J, ms, unjudged) if unjudged in ("relevant", "bounds") else per_question_table(J, ms)
+        keep = kept_groups(J, conv)
+        table = (bound_table(J, ms, unjudged, keep) if unjudged in ("relevant", "bounds")
+                 else per_question_table(J, ms, keep))
         if rollup is not None:
             table.insert(table.columns.get_loc("measure"), "unit", UNIT)
         return table, J.diagnostics.copy()
@@ -762,11 +778,12 @@ def unjudged_relevant(J: Judged, k: int | None, label: int) -> Judged:
                    n_queries=G, cache={}, source_row=None, subtopics=None, spans=None)
 
 
-def bound_table(J: Judged, ms: list[Measure], unjudged: str) -> pd.DataFrame:
+def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | None = None) -> pd.DataFrame:
     """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
     (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
     (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
-    bound); the measures checked by :func:`check_unjudged`."""
+    bound); the measures checked by :func:`check_unjudged`; ``keep``: the groups kept
+    (:func:`kept_groups`; None: all)."""
     low = compute(J, ms) if unjudged == "bounds" else None
     label = max([m.param("rel") for m in ms] + [1])
     high = np.zeros((J.n_groups, len(ms)), dtype=np.float64)
@@ -777,9 +794,13 @@ def bound_table(J: Judged, ms: list[Measure], unjudged: str) -> pd.DataFrame:
         high[:, idx] = np.asarray(compute(unjudged_relevant(J, k, label), [ms[i] for i in idx]),
                                   dtype=np.float64).reshape(J.n_groups, len(idx))
     names = [str(m) for m in ms]
+    groups = J.groups
+    if keep is not None:
+        groups, high = groups.loc[keep].reset_index(drop=True), high[keep]
+        low = None if low is None else np.asarray(low)[keep]
     if low is None:
-        return long_table(J.groups, high, names)
-    table = long_table(J.groups, low, names)
+        return long_table(groups, high, names)
+    table = long_table(groups, low, names)
     table["value_low"] = table["value"].to_numpy()
     table["value_high"] = high.reshape(-1)
     return table

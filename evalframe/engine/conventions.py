@@ -2,7 +2,7 @@
 whole by every engine (:class:`Conventions`)."""
 from __future__ import annotations
 
-__all__ = ["Conventions", "DEFAULT", "Duplicates"]
+__all__ = ["Conventions", "DEFAULT", "Duplicates", "NoRelevant"]
 
 from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping
@@ -15,6 +15,7 @@ from ..schema import Conflicts, check_conflicts
 from ..spans import MIN_OVERLAP, check_min_overlap
 
 Duplicates = Literal["error", "max", "first"]
+NoRelevant = Literal["zero", "drop"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Conventions:
     columns : ``{your column name: canonical name}`` for the run and the golden set
     ascending : the run's ``score`` is a distance: lower ranks first
     min_overlap : the share of a chunk a span must cover to label it (span golden sets)
+    no_relevant : a golden-set question with no relevant document: kept (``"zero"``) or left
+        out of the per-question table (``"drop"``), in each partition
     caller : the function named in the messages of invalid values
 
     Examples
@@ -55,6 +58,7 @@ class Conventions:
     columns: Mapping[str, str] | None = None
     ascending: bool = False
     min_overlap: float = MIN_OVERLAP
+    no_relevant: NoRelevant = "zero"
     caller: str = field(default="evaluate", compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -68,6 +72,8 @@ class Conventions:
             raise ValueError(f"{self.caller}: ascending must be True or False, got {self.ascending!r}")
         object.__setattr__(self, "ascending", bool(self.ascending))
         object.__setattr__(self, "min_overlap", check_min_overlap(self.min_overlap, self.caller))
+        if self.no_relevant not in ("zero", "drop"):
+            raise ValueError(f"{self.caller}: no_relevant must be one of ['zero', 'drop'], got {self.no_relevant!r}")
 
     @property
     def judging(self) -> dict:

@@ -27,7 +27,7 @@ from ..rollup import UNIT
 from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
                       merge_conflicts)
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Conventions, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from . import (Chunkings, Conventions, kept_groups, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -212,7 +212,11 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
         conv = conv.but(conflicts="error")  # no repeated pair is left
     J = prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
-    return PartResult(J.groups, compute(J, ms), [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
+    groups, values = J.groups, compute(J, ms)
+    keep = kept_groups(J, conv)
+    if keep is not None:  # no_relevant="drop": the questions without a relevant document left out
+        groups, values = groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep]
+    return PartResult(groups, values, [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
                       J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
                       unit=UNIT if rollup is not None else None)
 

@@ -24,7 +24,7 @@ from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
-from ..evaluate import aggregate, drop_no_relevant, evaluate_with_diagnostics
+from ..evaluate import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
@@ -320,10 +320,8 @@ def _ppi_comparisons(comparisons: pd.DataFrame, per_q: pd.DataFrame, human_pq: p
 
 
 def _partition_conventions(opts: ReportOptions, columns, **changes) -> Conventions:
-    """The conventions :func:`~evalframe.engine.evaluate_partition` takes (``no_relevant``
-    is applied to its table afterwards, as :func:`~evalframe.evaluate.evaluate` does)."""
-    conv = {k: v for k, v in opts.conventions.items() if k != "no_relevant"}
-    return Conventions(**{**conv, **changes}, columns=columns, caller="report")
+    """The report's conventions as :func:`~evalframe.engine.evaluate_partition` takes them."""
+    return Conventions(**{**opts.conventions, **changes}, columns=columns, caller="report")
 
 
 def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts: ReportOptions, cols, rollup
@@ -331,7 +329,7 @@ def _with_ppi(summary: pd.DataFrame, per_q: pd.DataFrame, run, human_qrels, opts
     """The summary with the prediction-powered means (:func:`stats.summarize_ppi` of the
     per-question table, the model's, and of the run evaluated on ``human_qrels``) and a
     ``ppi`` diagnostics row per system and measure."""
-    conv = _partition_conventions(opts, cols)
+    conv = _partition_conventions(opts, cols, no_relevant="zero")  # the model's table decides (below)
     human = read_qrels(human_qrels, columns=cols, conflicts=conv.conflicts)
     table = evaluate_partition(run, human, list(opts.measures), conv, warn=False, rollup=rollup)[0]
     if opts.conventions["no_relevant"] == "drop":  # the questions the model's table kept
@@ -372,8 +370,6 @@ def _with_bounds(summary: pd.DataFrame, run, golden: pd.DataFrame, opts: ReportO
             "when unjudged documents count as relevant"))]
     table = evaluate_partition(run, golden, ms, _partition_conventions(opts, cols), warn=False, rollup=rollup,
                                unjudged="bounds")[0]
-    if opts.conventions["no_relevant"] == "drop":
-        table = drop_no_relevant(table, golden, rel=opts.conventions["rel"])
     if "system" not in table.columns:
         table.insert(0, "system", "system")
     means = aggregate(table)[["system", "measure", "value_low", "value_high"]]
