@@ -1,55 +1,8 @@
-"""The Dask engine: :func:`evalframe.evaluate` on a ``dask.dataframe`` run, on a cluster.
-
-A run given as a ``dask.dataframe.DataFrame`` (or, with ``engine="dask"``, a Parquet
-dataset path) is evaluated partition by partition with the in-memory engine
-(:func:`evalframe.engine.evaluate_partition`), on whatever scheduler Dask uses: the
-current ``dask.distributed`` client when there is one (``Client()``,
-``Client("tcp://scheduler:8786")``), else Dask's local threads.
-
-How the work is split
----------------------
-1. With the golden set held on the client (a pandas table, a path, or a one-partition Dask
-   table: read and checked once there, sent once to the workers), each run partition is
-   first evaluated where it is, as if it held whole questions (the files of a dataset
-   written question by question, or a ``query_id`` index with known divisions): one task
-   per partition reads it, takes the golden rows of its questions and evaluates them,
-   and returns its questions' fingerprints with its result.  The client then checks that
-   no question has rows in two partitions.  When that holds, the results are kept: a
-   partition lacking some system of the run is evaluated again knowing them all, and the
-   golden questions no partition holds are evaluated in one more task (one more
-   partition of the result).  When it does not, the results are dropped and the run is
-   shuffled (step 2): such a run is evaluated twice.
-2. Otherwise every row gets a *bucket*, the partition its question belongs to: a 64-bit
-   fingerprint of the question id (as a string, as everywhere in evalframe) modulo the
-   number of partitions, and the run is shuffled on it (``set_index`` on the bucket with
-   the divisions ``0, 1, ..., P``, so partition ``i`` holds bucket ``i``); the golden set
-   held on the client is sent once to every worker and each task takes its bucket's rows.
-   A Dask golden set of several partitions is shuffled on the same buckets, partition
-   ``i`` with partition ``i``; the run is then not shuffled when it is partitioned by
-   question (a ``query_id`` index with known divisions: a golden-set question goes to the
-   partition whose division range holds it), nor when its partitions hold disjoint
-   questions (one pass over ``query_id`` checks it: a golden-set question goes to the
-   partition holding it).
-3. Each partition is judged and measured by :func:`~evalframe.engine.evaluate_partition`
-   (with ``warn=False``: a retried task warns nothing).  The rows keep the run's order
-   (a key of input partition and position travels with each shuffled row and the
-   partition is put back in that order), so ``duplicates="first"`` keeps the same row.
-   Every partition is told every system of the run (``judge(systems=)``): a system with no
-   row in a partition is still scored there, and a partition may hold no run row or no
-   golden-set row.
-4. The partitions' diagnostics are merged (:func:`evalframe.ranking.merge_diagnostics`,
-   with the run's systems in first-appearance order); ``system_without_golden_questions``
-   is decided over all partitions, and the warnings are issued once, on the client.  The
-   diagnostics and the warnings are those of the in-memory call.
-
-The call runs the computation (as ``persist()`` does): the per-question table stays on
-the workers as the partitions of the returned Dask DataFrame, and ``.compute()`` brings
-it back as the in-memory engine's table: the same rows and values, bit for bit, grouped
-by partition (sort both by ``system, query_id, measure`` to compare them row by row).
-Every task is a pure function of its inputs, so a task lost with its worker is recomputed
-with the same result.
-
-Nothing here is imported, nor is Dask, unless a Dask input or ``engine="dask"`` is used.
+"""The Dask engine: :func:`evalframe.evaluate` on a ``dask.dataframe`` run, on a cluster
+(the current ``dask.distributed`` client, else Dask's threads).  Partitions holding whole
+questions are evaluated where they are, else the run is shuffled on the question hash;
+each partition goes through :func:`~evalframe.engine.partition.evaluate_part`, the results
+are merged on the client.  Details: the user guide's "How the engines work".
 """
 from __future__ import annotations
 

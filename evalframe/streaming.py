@@ -1,49 +1,8 @@
-"""The streaming engine: runs larger than memory, evaluated in parts with bounded memory.
-
-A run given as a Parquet file, a directory of Parquet files, a glob or a
-:class:`pyarrow.dataset.Dataset` is evaluated here when it does not fit the
-memory budget (an input that fits is read whole and goes through the in-memory
-engine, :mod:`evalframe.engine`, as any table does).  The run is cut into
-*partitions* that hold whole questions (the per-partition contract of
-:mod:`evalframe.ranking`), each is judged and measured by the in-memory engine
-(:func:`evalframe.engine.prepare`, :func:`evalframe.measures.compute`),
-and the parts are put back together:
-
-- **grouped runs** (every question's rows together, as run files are) stream
-  in scanner batches cut at question boundaries: the rows of a batch's last
-  question are carried over to the next batch, and no global sort happens;
-- a question that reappears after its batch was closed is detected (64-bit
-  fingerprints of the question ids of every closed batch; a collision only
-  costs the slower path), and then, as for a run that is not grouped, a
-  **partition pass** hashes ``query_id`` into buckets written as Arrow IPC files
-  (buffered: a few large batches per bucket) in a temporary directory, sized from
-  the budget, and evaluates them bucket by bucket.  The temporary directory is
-  removed on success, on error, on Ctrl-C and on SIGTERM.
-
-The golden set is read once and each partition gets its questions' rows; a
-golden set given as a Parquet dataset larger than half the budget is
-partitioned with the same hash instead.
-
-Everything a warning or diagnostic says is decided inside each partition, with
-``warn=False``; the partitions' records are merged by
-:func:`evalframe.ranking.merge_diagnostics` and warned about once, so warnings
-and the diagnostics table are exactly those of the in-memory call.  Three
-details keep every partition's answer equal to the whole input's:
-
-- each partition is judged knowing every system of the run (``judge(systems=)``):
-  a system without rows there still has its unanswered questions scored (or
-  dropped) and counted as in the whole input;
-- a partition that shares no question with the golden set (a bucket of run-only
-  questions, or of golden-only ones) is not evaluated alone: its rows join a
-  final partition, anchored by one ordinary question held back for it, together
-  with the golden-set questions no batch contained;
-- the per-question table is sorted as the in-memory engine orders it: systems
-  in order of first appearance in the run, questions in the golden set's
-  natural order, measures in the order asked.
-
-Input errors are found per partition: the first partition holding a bad row
-raises, and its message lists the problems of that partition (the in-memory
-call lists those of the whole input).
+"""The streaming engine: a Parquet-dataset run larger than the memory budget, evaluated in
+partitions of whole questions (grouped batches, or hash buckets in a temporary directory)
+by :func:`~evalframe.engine.partition.evaluate_part`, merged by
+:func:`~evalframe.engine.partition.merge`: the in-memory call's numbers, diagnostics and
+warnings.  How it cuts and plans: the user guide's "How the engines work".
 """
 from __future__ import annotations
 

@@ -233,3 +233,37 @@ def test_report_rankings_of_distances_keep_the_lowest_copy(given, tmp_path):
     assert r.groupby(["system", "query_id"], sort=False)["score"].apply(lambda s: s.is_monotonic_increasing).all()
     assert (r["score"] < 500).all()  # never the repeated copy's distance
     assert not r.duplicated(["system", "query_id", "doc_id"]).any()
+
+
+def test_a_part_result_crosses_as_arrow():
+    """PartResult.to_arrow / from_arrow (what a Spark task sends its driver): every field back,
+    equal, for parts with systems, records, conflicts, token counts and none of those."""
+    from evalframe.engine import Conventions
+    from evalframe.engine.partition import PartResult, evaluate_part
+    cran = datasets.load_cranfield()
+    runs = cran.runs.assign(tokens=np.arange(len(cran.runs)) % 7 + 1)
+    qids = sorted(cran.qrels.query_id.unique())[:20]
+    part = runs[runs.query_id.isin(qids[:15])]  # some golden questions unanswered in this part
+    qrels = cran.qrels[cran.qrels.query_id.isin(qids)]
+    qrels = pd.concat([qrels, qrels.iloc[:3].assign(relevance=qrels.relevance.iloc[:3] + 1)], ignore_index=True)
+    systems = list(pd.unique(runs.system)) + ["absent"]
+    for conv in (Conventions(conflicts="max"), Conventions(conflicts="max", missing="drop", no_relevant="drop")):
+        res = evaluate_part(part.reset_index(drop=True), qrels, systems, ef.parse_measures(["P@5", "nDCG@10"]),
+                            conv, qrels_rows=np.arange(len(qrels)))
+        res.extra["bucket"] = 3
+        assert res.records and res.conflicts is not None and res.tokens and res.silent == ["absent"]
+        back = PartResult.from_arrow(res.to_arrow())
+        pd.testing.assert_frame_equal(back.groups, res.groups, check_dtype=False)
+        np.testing.assert_array_equal(back.values, res.values)
+        assert back.records == res.records
+        assert [(r.numeric, r.bytewise) for r in back.records] == [(r.numeric, r.bytewise) for r in res.records]
+        assert (back.names, back.silent, back.conflicts, back.integer_questions, back.chunkings, back.unit,
+                back.extra) == (res.names, res.silent, res.conflicts, res.integer_questions, res.chunkings,
+                                res.unit, res.extra)
+        assert back.conflicts.first_rows == res.conflicts.first_rows
+        assert set(back.tokens) == set(res.tokens)
+        for s in res.tokens:
+            np.testing.assert_array_equal(back.tokens[s].to_numpy(), res.tokens[s].to_numpy())
+            np.testing.assert_array_equal(back.tokens[s].index.to_numpy(), res.tokens[s].index.to_numpy())
+    empty = PartResult(pd.DataFrame({"query_id": pd.Series(dtype=object)}), np.empty((0, 0)), [], [], [None])
+    assert PartResult.from_arrow(empty.to_arrow()).values.shape == (0, 0)

@@ -1,12 +1,9 @@
 """The in-memory engine: one partition of questions in, per-question table out.
 
-Everything :func:`evalframe.evaluate` computes on a table that fits in memory
-goes through :func:`evaluate_partition`; engines that split a run by question
-(streaming batches, hash buckets, Dask partitions) call it once per part and
-concatenate the tables and merge the diagnostics
-(:func:`evalframe.ranking.merge_diagnostics`).  Its answer for a part depends
-only on that part's questions (the per-partition contract of
-:mod:`evalframe.ranking`).
+:func:`evaluate_partition` evaluates a table held in memory; engines that cut a run into
+partitions of whole questions call :func:`evalframe.engine.partition.evaluate_part` per
+part (the same steps, :func:`prepare` then the measures) and merge.  The conventions travel
+as one :class:`Conventions`; :func:`evalframe.engine.choice.choose` picks the engine.
 """
 from __future__ import annotations
 

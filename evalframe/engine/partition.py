@@ -11,7 +11,7 @@ salted ``hash``).
 from __future__ import annotations
 
 __all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "held_golden_set", "PartResult",
-           "evaluate_part", "merge"]
+           "evaluate_part", "merge", "PART_METADATA"]
 
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
-from ..ranking import Check, Diagnostic, Missing, conflicts_record, merge_diagnostics
+from ..ranking import Check, Diagnostic, Missing, conflicts_record, merge_diagnostics, str_column
 from ..rollup import UNIT
 from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
                       merge_conflicts)
@@ -183,6 +183,64 @@ class PartResult:
         """The result without its groups' rows (what a driver gathers from its workers)."""
         empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in self.groups.dtypes.items()})  # not a slice: a
         return replace(self, groups=empty, values=np.empty((0, self.values.shape[1])))  # slice keeps the whole
+
+    def to_arrow(self) -> pa.Table:
+        """The result as one Arrow table, to cross a process boundary without pickle: the
+        groups' columns (strings), the values as ``value_0 .. value_{M-1}`` (float64), and
+        everything else as JSON in the schema's metadata (``extra`` must hold JSON values).
+        :meth:`from_arrow` reads it back, equal.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> r = PartResult(pd.DataFrame({"query_id": ["q1"]}), np.array([[0.5]]), ["P@5"], [], [None])
+        >>> PartResult.from_arrow(r.to_arrow()).values.tolist()
+        [[0.5]]
+        """
+        import json
+        cols = {c: pa.array(self.groups[c].to_numpy(dtype=object), pa.large_string()) for c in self.groups.columns}
+        values = np.asarray(self.values, dtype=np.float64).reshape(len(self.groups), len(self.names))
+        cols |= {f"value_{i}": pa.array(values[:, i]) for i in range(len(self.names))}
+        about = {"names": list(self.names), "records": [_record_json(r) for r in self.records],
+                 "silent": list(self.silent), "integer_questions": self.integer_questions,
+                 "conflicts": None if self.conflicts is None else {
+                     "how": self.conflicts.how, "count": int(self.conflicts.count),
+                     "examples": list(self.conflicts.examples), "first_rows": [int(x) for x in self.conflicts.first_rows]},
+                 "tokens": [[s, counts.index.tolist(), counts.to_numpy().tolist()] for s, counts in self.tokens.items()],
+                 "chunkings": int(self.chunkings), "unit": self.unit, "extra": self.extra,
+                 "groups": list(self.groups.columns)}
+        return pa.table(cols).replace_schema_metadata({PART_METADATA: json.dumps(about)})
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table) -> "PartResult":
+        """The result :meth:`to_arrow` wrote."""
+        import json
+        about = json.loads(table.schema.metadata[PART_METADATA])
+        groups = pd.DataFrame({c: str_column(table.column(c).combine_chunks()) for c in about["groups"]})
+        M = len(about["names"])
+        values = np.column_stack([table.column(f"value_{i}").to_numpy() for i in range(M)]) if M else \
+            np.empty((table.num_rows, 0))
+        c = about["conflicts"]
+        return cls(groups, values.reshape(table.num_rows, M), about["names"], [_record_of(r) for r in about["records"]],
+                   about["silent"], None if c is None else ResolvedConflicts(
+                       c["how"], c["count"], tuple(c["examples"]), tuple(c["first_rows"])),
+                   about["integer_questions"],
+                   tokens={s: pd.Series(n, index=pd.Index(t)) for s, t, n in about["tokens"]},
+                   chunkings=about["chunkings"], unit=about["unit"], extra=about["extra"])
+
+
+#: The schema metadata key of :meth:`PartResult.to_arrow`'s JSON.
+PART_METADATA = b"evalframe.part"
+
+
+def _record_json(r: Diagnostic) -> dict:
+    return {"system": r.system, "check": r.check.value, "count": int(r.count), "action": r.action,
+            "examples": list(r.examples), "numeric": r.numeric, "bytewise": list(r.bytewise)}
+
+
+def _record_of(d: dict) -> Diagnostic:
+    return Diagnostic(d["system"], Check(d["check"]), d["count"], d["action"], tuple(d["examples"]), d["numeric"],
+                      tuple(d["bytewise"]))
 
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], conv: Conventions, *,

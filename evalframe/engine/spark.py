@@ -8,9 +8,8 @@ once), and the buckets' summaries, gathered on the driver, are merged
 """
 from __future__ import annotations
 
-__all__ = ["is_spark_frame", "evaluate_spark", "split_offsets", "SPARK_RUN_COLUMNS"]
+__all__ = ["is_spark_frame", "evaluate_spark", "split_offsets", "SPARK_RUN_COLUMNS", "arrow_bytes"]
 
-import pickle
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,7 @@ from ..measures.custom import shipped
 from ..ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
 from ..schema import ids_to_str
 from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
-from .partition import GoldenIndex, evaluate_part, held_golden_set, merge, question_buckets
+from .partition import GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
 SPARK_RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -64,6 +63,14 @@ def _broadcast(spark, value):
     return uuid.uuid4().hex, spark.sparkContext.broadcast(cloudpickle.dumps(value))
 
 
+def arrow_bytes(table: pa.Table) -> bytes:
+    """``table`` as Arrow IPC stream bytes (what a task's summary row carries to the driver)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def _evaluate_bucket(plan):
     """The task run on each bucket: its rows in the run's order, its questions' golden rows."""
     def task(table: pa.Table) -> pa.Table:
@@ -77,8 +84,8 @@ def _evaluate_bucket(plan):
         out = pa.Table.from_pandas(res.table, preserve_index=False)
         out = pa.table({f.name: out.column(f.name).cast(f.type) for f in schema if f.name != _SUMMARY}
                        | {_SUMMARY: pa.nulls(out.num_rows, pa.binary())})
-        tail = pa.table({f.name: pa.array([pickle.dumps(res.summary())] if f.name == _SUMMARY else [None], f.type)
-                         for f in schema})
+        tail = pa.table({f.name: pa.array([arrow_bytes(res.summary().to_arrow())] if f.name == _SUMMARY else [None],
+                                          f.type) for f in schema})
         return pa.concat_tables([out, tail])
     return task
 
@@ -187,7 +194,8 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
     ddl = ", ".join(f"{name} {'double' if t == pa.float64() else 'binary' if t == pa.binary() else 'string'}"
                     for name, t in names)
     result = keyed.groupBy(_BUCKET).applyInArrow(_evaluate_bucket(plan), ddl).persist()
-    summaries = [pickle.loads(r[0]) for r in result.filter(F.col(_SUMMARY).isNotNull()).select(_SUMMARY).collect()]
+    summaries = [PartResult.from_arrow(pa.ipc.open_stream(r[0]).read_all())
+                 for r in result.filter(F.col(_SUMMARY).isNotNull()).select(_SUMMARY).collect()]
     table = result.filter(F.col(_SUMMARY).isNull()).drop(_SUMMARY)
     seen = np.array([s.extra["bucket"] for s in summaries], dtype=np.int64)
     orphans = np.flatnonzero(~np.isin(golden_bucket, seen))  # golden questions of buckets without a run row
