@@ -41,11 +41,11 @@ def _as_str(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(query_id=df["query_id"].astype(str), doc_id=df["doc_id"].astype(str))
 
 
-def _evaluate(run, qrels, measures=MEASURES) -> pd.DataFrame:
+def _evaluate(run, qrels, measures=MEASURES, **options) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ef.EvalframeWarning)
-        out = ef.evaluate(run, qrels, measures, missing="drop")
-    return out.sort_values(["query_id", "measure"]).reset_index(drop=True)
+        out = ef.evaluate(run, qrels, measures, missing="drop", **options)
+    return out.sort_values([c for c in ("system", "query_id", "measure") if c in out]).reset_index(drop=True)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -57,6 +57,13 @@ def test_integer_ids_give_the_values_of_string_ids(seed, grouped):
     expected = _evaluate(_as_str(run), _as_str(qrels))
     got = _evaluate(run, qrels)
     pd.testing.assert_frame_equal(got, expected)  # bit-identical values, same str question ids
+
+
+@pytest.mark.parametrize("ties", ["doc_id_asc", "doc_id_desc"])
+def test_tie_order_either_way_and_with_systems(ties):
+    run, qrels = _case(3)
+    run = pd.concat([run.assign(system="a"), run.assign(system="b", score=run["score"][::-1].to_numpy())])
+    pd.testing.assert_frame_equal(_evaluate(run, qrels, ties=ties), _evaluate(_as_str(run), _as_str(qrels), ties=ties))
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "uint64"])
