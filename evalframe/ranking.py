@@ -68,8 +68,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .schema import (BLOCK_ROWS, CheckedQrels, CheckedRun, Codes, byte_order_keys, common_prefix_length,
-                     ResolvedConflicts, contiguous_groups, encode_qrels, encode_run, fingerprints, ids_to_str,
-                     pair_keys, raw_chunks)
+                     ResolvedConflicts, contiguous_groups, decimal_order_keys, encode_qrels, encode_run, fingerprints,
+                     ids_to_str, pair_keys, raw_chunks)
 from .errors import warn as _warn_user
 from .errors import (ChunkingsDifferWarning, EvalframeInputError, IdSchemeWarning, InputProblem, NoRelevantWarning,
                      QuestionsDroppedWarning, QuestionsScoredZeroWarning, ShallowRankingWarning)
@@ -571,7 +571,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     else:
         primary = frame["score"].to_numpy(dtype=np.float64)[keep]
         primary = np.negative(primary, out=primary if kept is not None else None)  # a copy taken already: in place
-    plan, sorted_grp, tied_rows = _ordering(grp, primary, run.doc, kept, ties)
+    plan, sorted_grp, tied_rows = _ordering(grp, primary, run.doc if run.doc_int is None else run.doc_int, kept, ties)
     del primary
     # rows tied on (group, -score) in the ordering are the rows sharing their score
     tied_groups = grp[tied_rows] if ties != "rank" and tied_rows is not None else grp[:0]
@@ -780,19 +780,22 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
 
     The keys come from the doc fingerprints computed once for the duplicate
     check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
-    strings, so labels are exact."""
+    strings, so labels are exact.  A run of integer doc ids is matched on integers
+    (the golden set's ids read as the integers they write), never written as strings."""
+    ints = run.doc_int is not None
+    golden_fp = qrels.doc_int_fingerprint if ints else qrels.doc_fingerprint
     qkeys = np.empty(len(qq), dtype=np.uint64)
-    qkeys[qrels_order] = pair_keys(qq, qrels.doc_fingerprint[qrels_order])
+    qkeys[qrels_order] = pair_keys(qq, golden_fp[qrels_order])
     index = pd.Index(qkeys)
     n = len(rq)
-    fp = run.doc_fingerprint
+    fp = run.doc_int_fingerprint if ints else run.doc_fingerprint
     if index.is_unique:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
         # their (question, doc) keys are made and probed; only the rows it lets through
         # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on.
         # Block by block: no temporary as long as the run.
         bitmap = np.zeros(1 << 24, dtype=bool)
-        bitmap[(qrels.doc_fingerprint >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
+        bitmap[(golden_fp >> np.uint64(40)).view(np.int64)] = True  # < 2^24: a view, no cast
         blocks = []
         for lo in range(0, n, BLOCK_ROWS):
             high = (fp[lo:lo + BLOCK_ROWS] if kept is None else fp[kept[lo:lo + BLOCK_ROWS]]) >> np.uint64(40)
@@ -803,8 +806,11 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
         hit = where >= 0
         at, src, where = at[hit], src[hit], where[hit]
-        same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
-        same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+        if ints:
+            same = run.doc_int[src] == qrels.doc_int[where]
+        else:
+            same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
+            same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
         return at[same], where[same]
     # two golden-set keys collide (about never): an exact probe on the strings
@@ -834,13 +840,17 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
               ) -> tuple["_RowOrder", np.ndarray, np.ndarray | None]:
     """How to rank every group: by ``primary`` ascending, ties by doc_id
     byte-wise (descending unless ``ties="doc_id_asc"``); only the doc ids of
-    tied rows are read (``kept``: the run rows ranked, None for all).  Also the
+    tied rows are read (``kept``: the run rows ranked, None for all; ``docs``:
+    Arrow strings, or int64 ids ordered as their decimal strings).  Also the
     sorted groups and the mask of tied rows (:func:`_sort_plan`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
         source = rows if kept is None else kept[rows]
+        if isinstance(docs, np.ndarray):  # integer ids, in the order of their strings ("10" < "9")
+            keys = decimal_order_keys(docs[source])
+            return [k if ties == "doc_id_asc" else ~k for k in keys[::-1]]  # least significant first
         names = docs.take(pa.array(source))
         keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
         if keys is None:  # longer ids: the bytes after the prefix all share (URLs' host and path)

@@ -1,0 +1,146 @@
+"""Start-up of ``evalframe trec-eval``: a two-line file, and a shell loop of small runs.
+
+Issue 31's goals: start-up on a two-line file <= 0.2 s, a loop of 100 small runs at
+least 3x faster than before, and a command that imports neither pandas nor scipy nor
+matplotlib.  Times, interleaved (every tree once, then again), medians of
+``--repeat``; wall seconds and CPU seconds (user + system of the children: steadier
+on a loaded machine):
+
+- ``start-up``: one fresh process, ``evalframe trec-eval QRELS RUN`` on a one-line
+  golden set and a one-line run, output to /dev/null;
+- ``loop``: ``sh -c 'for i in 1 .. N; do evalframe trec-eval ...; done'`` (``--loop N``,
+  100 by default), as a user evaluating many runs in a shell;
+- ``trec_eval`` itself when found (``--trec-eval PATH`` or on the PATH).
+
+It also prints which heavy modules the command leaves loaded (pandas, scipy,
+matplotlib, pyarrow, numpy) and the slowest imports (``python -X importtime``).
+
+Bytecode: an installed package has its ``.pyc`` files; a source tree run with
+``PYTHONDONTWRITEBYTECODE=1`` (or stale ``.pyc``) compiles every evalframe module at
+each start (about 0.07 s of CPU).  By default every tool runs as installed: the
+bytecode is written once to a scratch ``PYTHONPYCACHEPREFIX`` before timing;
+``--bytecode as-is`` keeps the caller's environment.
+
+    python benchmarks/bench_startup.py [--repeat 5] [--loop 100] [--baseline TREE] [--trec-eval PATH]
+                                       [--bytecode warm|as-is]
+
+``--baseline TREE`` times a second evalframe source tree in the same rounds
+(before/after ratios that a load spike does not bias).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow", "numpy")
+COMMAND = "import sys\nfrom evalframe.cli import main\nsys.exit(main(sys.argv[1:]))"
+
+
+def timed(argv: list[str], env: dict) -> tuple[float, float]:
+    """Wall and CPU seconds (the child's user + system) of one command, output discarded."""
+    before = os.times()
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - t0
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+#: set by main(): a scratch bytecode folder (``--bytecode warm``), or None
+PYCACHE: Path | None = None
+
+
+def tree_env(tree: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    if PYCACHE is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE / tree.name)
+    return env
+
+
+def loaded_modules(tree: Path, qrels: Path, run: Path) -> dict:
+    probe = (f"import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
+             f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['trec-eval', {str(qrels)!r}, {str(run)!r}])\n"
+             f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))")
+    out = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def slowest_imports(tree: Path, qrels: Path, run: Path, top: int = 8) -> list[tuple[int, str]]:
+    """The top-level imports that took longest (cumulative microseconds), from ``-X importtime``."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", COMMAND, "trec-eval", str(qrels), str(run)],
+                          env=tree_env(tree), capture_output=True, text=True, check=True)
+    rows = []
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line[len("import time:"):].split("|")
+        if name.startswith(" ") and not name.startswith("  "):  # a top-level import
+            rows.append((int(cumulative), name.strip()))
+    return sorted(rows, reverse=True)[:top]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--loop", type=int, default=100)
+    ap.add_argument("--baseline", type=Path, help="another evalframe source tree, timed in the same rounds")
+    ap.add_argument("--trec-eval", default=shutil.which("trec_eval"))
+    ap.add_argument("--bytecode", choices=["warm", "as-is"], default="warm")
+    args = ap.parse_args()
+
+    global PYCACHE
+    tmp = Path(tempfile.mkdtemp(prefix="evalframe_startup_"))
+    PYCACHE = tmp / "pycache" if args.bytecode == "warm" else None
+    qrels, run = tmp / "q.txt", tmp / "r.txt"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    trees = {"evalframe": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
+    tools = {name: ([sys.executable, "-c", COMMAND, "trec-eval", str(qrels), str(run)], tree_env(tree))
+             for name, tree in trees.items()}
+    if args.trec_eval:
+        tools["trec_eval"] = ([args.trec_eval, str(qrels), str(run)], dict(os.environ))
+
+    for name, (argv, env) in tools.items():  # bytecode written (--bytecode warm), files cached
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+    print(f"bytecode: {args.bytecode}")
+    for name, tree in trees.items():
+        print(f"{name} ({tree}): loaded after trec-eval: {loaded_modules(tree, qrels, run)}")
+        print("  slowest top-level imports (ms): "
+              + ", ".join(f"{n} {us / 1000:.0f}" for us, n in slowest_imports(tree, qrels, run)))
+
+    shell = {name: (["sh", "-c", f'for i in $(seq {args.loop}); do "$@" >/dev/null; done', "loop", *argv], env)
+             for name, (argv, env) in tools.items()}
+    start: dict[str, list] = {n: [] for n in tools}
+    loop: dict[str, list] = {n: [] for n in tools}
+    for _ in range(args.repeat):  # interleaved: a load spike hits every tool alike
+        for name in tools:
+            start[name].append(timed(*tools[name]))
+        for name in tools:
+            loop[name].append(timed(*shell[name]))
+
+    def med(rows, i):
+        return statistics.median(r[i] for r in rows)
+
+    print(f"\nmedians of {args.repeat}, seconds (wall / CPU)")
+    print(f"  {'tool':12s} {'start-up':>17s} {f'loop of {args.loop}':>19s}")
+    for name in tools:
+        print(f"  {name:12s} {med(start[name], 0):8.3f} / {med(start[name], 1):6.3f} "
+              f"{med(loop[name], 0):9.2f} / {med(loop[name], 1):7.2f}")
+    if args.baseline:
+        print(f"  loop, baseline / evalframe: wall {med(loop['baseline'], 0) / med(loop['evalframe'], 0):.2f}x, "
+              f"CPU {med(loop['baseline'], 1) / med(loop['evalframe'], 1):.2f}x")
+    shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
