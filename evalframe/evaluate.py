@@ -149,8 +149,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
         ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
         bound is true (no labelling of the unjudged documents gives more); the others
-        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  In memory
-        only (a Dask, Spark or streamed run is refused).
+        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  Every engine
+        computes them (in each partition); not with chunk offsets.
 
     Returns
     -------
@@ -563,35 +563,24 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     chunkings, qrels, run = chunked or (None, qrels, run)
     if not measured and chunkings is None:
         ms = []
-    if unjudged in ("relevant", "bounds"):
-        _bounds_in_memory(choice, chunkings, unjudged)
+    if unjudged in ("relevant", "bounds") and chunkings is not None:
+        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
+                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     if choice.name == "spark":
         from .engine.spark import evaluate_spark
-        return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+        return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
+                              unjudged=unjudged)
     if choice.name == "dask":
         from .dask_engine import evaluate_dask
-        return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+        return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
+                             unjudged=unjudged)
     if choice.name == "streaming":
         streamed, run, qrels = _streamed(run, qrels, ms if measured or chunkings else None, conv, choice, progress,
-                                         rollup, warn=warn, shallow=shallow, chunkings=chunkings)
+                                         rollup, warn=warn, shallow=shallow, chunkings=chunkings, unjudged=unjudged)
         if streamed is not None:
             return streamed
     return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow,
                               chunks=chunks if chunkings is not None else None, unjudged=unjudged)
-
-
-def _bounds_in_memory(choice: Choice, chunkings, unjudged: str) -> None:
-    """``unjudged="relevant"`` / ``"bounds"`` are computed by the in-memory engine only:
-    a Dask or Spark run, a Parquet dataset other than one file that fits the memory
-    budget, or chunk offsets are refused with the way out."""
-    where = {"spark": "a Spark run", "dask": "a Dask run",
-             "streaming": "a Parquet dataset larger than the memory budget (streamed)"}.get(choice.name)
-    if chunkings is not None:
-        where = "chunk offsets (chunks= or a span golden set)"
-    if where is not None:
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is computed in memory only, not for {where}: "
-                         "evaluate the run in memory (a sample of its questions, or one system at a time), or "
-                         "leave unjudged= unset")
 
 
 def _token_counts(run, tokens, conv: Conventions, choice: Choice):
@@ -645,7 +634,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
 
 
 def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollup, *, warn: bool,
-              shallow: list[Measure] | None = None, chunkings=None):
+              shallow: list[Measure] | None = None, chunkings=None, unjudged: str | None = None):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
@@ -654,7 +643,7 @@ def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollu
     if (conv.conflicts != "error" or conv.columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
         qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup,
+    out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup, unjudged=unjudged,
                           options=StreamOptions(choice.budget, progress), shallow=shallow, chunkings=chunkings)
     if out is not None:
         return out, run, qrels

@@ -247,14 +247,22 @@ def test_a_part_result_crosses_as_arrow():
     qrels = cran.qrels[cran.qrels.query_id.isin(qids)]
     qrels = pd.concat([qrels, qrels.iloc[:3].assign(relevance=qrels.relevance.iloc[:3] + 1)], ignore_index=True)
     systems = list(pd.unique(runs.system)) + ["absent"]
-    for conv in (Conventions(conflicts="max"), Conventions(conflicts="max", missing="drop", no_relevant="drop")):
-        res = evaluate_part(part.reset_index(drop=True), qrels, systems, ef.parse_measures(["P@5", "nDCG@10"]),
-                            conv, qrels_rows=np.arange(len(qrels)))
+    for conv, unjudged in ((Conventions(conflicts="max"), None),
+                           (Conventions(conflicts="max", missing="drop", no_relevant="drop"), None),
+                           (Conventions(conflicts="max"), "bounds")):
+        measures = ["P@5", "R@10"] if unjudged else ["P@5", "nDCG@10"]
+        res = evaluate_part(part.reset_index(drop=True), qrels, systems, ef.parse_measures(measures),
+                            conv, qrels_rows=np.arange(len(qrels)), unjudged=unjudged)
+        assert (res.high is not None) == (unjudged == "bounds")
         res.extra["bucket"] = 3
         assert res.records and res.conflicts is not None and res.tokens and res.silent == ["absent"]
         back = PartResult.from_arrow(res.to_arrow())
         pd.testing.assert_frame_equal(back.groups, res.groups, check_dtype=False)
         np.testing.assert_array_equal(back.values, res.values)
+        if res.high is not None:
+            np.testing.assert_array_equal(back.high, res.high)
+            assert (res.high >= res.values).all() and (res.high > res.values).any()
+            pd.testing.assert_frame_equal(back.table, res.table, check_dtype=False)
         assert back.records == res.records
         assert [(r.numeric, r.bytewise) for r in back.records] == [(r.numeric, r.bytewise) for r in res.records]
         assert (back.names, back.silent, back.conflicts, back.integer_questions, back.chunkings, back.unit,

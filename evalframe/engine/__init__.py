@@ -11,7 +11,7 @@ __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings",
            "evaluate_partition", "kept_groups", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table",
+           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "upper_bounds", "bound_table",
            "Conventions", "DEFAULT"]
 
 import os
@@ -775,13 +775,10 @@ def unjudged_relevant(J: Judged, k: int | None, label: int) -> Judged:
                    n_queries=G, cache={}, source_row=None, subtopics=None, spans=None)
 
 
-def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | None = None) -> pd.DataFrame:
-    """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
-    (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
-    (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
-    bound); the measures checked by :func:`check_unjudged`; ``keep``: the groups kept
-    (:func:`kept_groups`; None: all)."""
-    low = compute(J, ms) if unjudged == "bounds" else None
+def upper_bounds(J: Judged, ms: list[Measure]) -> np.ndarray:
+    """The (groups x measures) values of ``ms`` on ``J`` with every unjudged document of each
+    measure's cutoff counted relevant (:func:`unjudged_relevant`): their true upper bound
+    (the measures checked by :func:`check_unjudged`)."""
     label = max([m.param("rel") for m in ms] + [1])
     high = np.zeros((J.n_groups, len(ms)), dtype=np.float64)
     by_k: dict = {}
@@ -790,6 +787,17 @@ def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | 
     for k, idx in by_k.items():  # one relabelled table per cutoff
         high[:, idx] = np.asarray(compute(unjudged_relevant(J, k, label), [ms[i] for i in idx]),
                                   dtype=np.float64).reshape(J.n_groups, len(idx))
+    return high
+
+
+def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | None = None) -> pd.DataFrame:
+    """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
+    (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
+    (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
+    bound); the measures checked by :func:`check_unjudged`; ``keep``: the groups kept
+    (:func:`kept_groups`; None: all)."""
+    low = compute(J, ms) if unjudged == "bounds" else None
+    high = upper_bounds(J, ms)
     names = [str(m) for m in ms]
     groups = J.groups
     if keep is not None:
