@@ -83,6 +83,7 @@ nb_merge_streams = True
 html_theme = "pydata_sphinx_theme"
 html_title = f"evalframe {release}"
 html_static_path = ["_static"]
+html_css_files = ["evalframe.css"]  # tutorial outputs scroll inside their cells
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
