@@ -184,7 +184,7 @@ def _resolve_alias(app, env, node, contnode):
         candidates.append(f"{mod}.{target}")
         package = mod.rsplit(".", 1)[0]
         candidates.append(f"{package}.{target}")
-    # where the docstring was written: "...py:docstring of evalframe.report.build.report"
+    # where the docstring was written: "...py:docstring of evalframe.reporting.build.report"
     import re
     where = re.search(r"docstring of ([\w.]+)", str(node.source or ""))
     if where:

@@ -304,7 +304,7 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
     >>> g.decision, g.exit_status, round(float(g.table["diff"][0]), 3)
     ('fail', 1, -0.125)
     """
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .measures import parse_measures
     if isinstance(measures, str):
         measures = [measures]
@@ -313,7 +313,7 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
         from .stats.validation import param_error
         raise param_error("gate", "names", "two different names (str, str)", names)
     measures = [str(m) for m in parse_measures(list(measures))]
-    from .report import Report
+    from .reporting import Report
     if isinstance(baseline, Report):
         per_q = _against_report(qrels, baseline, candidate, measures, names, baseline_system, evaluate_options)
         return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,
@@ -332,7 +332,7 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
     """The baseline's per-question values from a saved report and the candidate's,
     evaluated on the same golden set (checked by fingerprint) with the same conventions."""
     from ._fingerprint import golden_digest
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .io import read_golden_set
     problems = []
     systems = rep.systems

@@ -160,10 +160,9 @@ def test_choose_names_one_engine_per_run(tmp_path):
 
 def test_evaluate_probes_a_dataset_once(tmp_path, monkeypatch):
     """The engine is chosen once: a Parquet file is opened to count its rows once."""
-    import sys
     import evalframe.engine.choice as choice
+    import evalframe.evaluation as evaluate_module
     import evalframe.streaming as streaming
-    evaluate_module = sys.modules["evalframe.evaluate"]  # the package's attribute is the function
     run, qrels = _random_case(1, n_q=5)
     run.to_parquet(tmp_path / "run.parquet")
     opened = []

@@ -24,7 +24,7 @@ from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
-from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
@@ -53,7 +53,7 @@ class ReportOptions:
 
     Examples
     --------
-    >>> from evalframe.report import report_options
+    >>> from evalframe.reporting import report_options
     >>> opts = report_options(measures=["R@5"], seed=1)
     >>> type(opts).__name__, opts.seed, opts.conventions["missing"]
     ('ReportOptions', 1, 'zero')
@@ -143,7 +143,7 @@ def report_options(*, measures=None, baseline: str | None = None,
 
     Examples
     --------
-    >>> from evalframe.report import report_options
+    >>> from evalframe.reporting import report_options
     >>> opts = report_options(measures=["nDCG@10"], baseline="bm25")
     >>> opts.measures, opts.baseline, opts.test, opts.n_resamples
     ((Measure('nDCG@10'),), 'bm25', 't', 10000)
@@ -285,7 +285,7 @@ def span_defaults(run, chunks) -> list[str]:
 
 def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup, judged: pd.DataFrame
                      ) -> list[dict]:
-    """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
+    """:func:`~evalframe.reporting.diagnostics.labels_by_judge` of the golden set, with each
     system's share of judged top-k documents (k: the deepest of the measures, 10 without
     one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all
     (``judged``: the report's aggregate of ``Judged@k``, already computed)."""

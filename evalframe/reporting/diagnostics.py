@@ -214,7 +214,7 @@ class ReportWarning(_warnings.WarningMessage):
     (``message``, ``category``, ``filename``, ``lineno``) plus ``check`` and ``system``."""
 
     def __init__(self, message: str, category: type[Warning], check: str, system: str | None = None):
-        super().__init__(category(message), category, "evalframe.report", 0)
+        super().__init__(category(message), category, "evalframe.reporting", 0)
         self.check = check
         self.system = system
 
