@@ -27,7 +27,7 @@ from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .schema import Conflicts
-from .io import read_golden_set, read_run
+from .io import read_golden_set, read_run, read_run_as_given
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
@@ -542,7 +542,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
 
 def _check_no_relevant(no_relevant, chunked) -> None:
     """``no_relevant="drop"`` refused with chunk offsets (``chunked``: :func:`_chunked`'s answer)."""
-    if no_relevant == "drop" and chunked not in (False, None):
+    if no_relevant == "drop" and chunked is not False:  # None: a span golden set, its documents judged whole
         raise ValueError("evaluate: no_relevant='drop' is not available with chunks= or a span golden set "
                          "(whether a question has relevant evidence depends on the chunking); use "
                          "no_relevant='zero' and filter the per-question table")
@@ -594,7 +594,8 @@ def _token_counts(run, tokens, conv: Conventions, choice: Choice):
     if isinstance(run, pd.DataFrame) and is_span_input(run, conv.columns):
         raise ValueError("evaluate: a run carrying chunk offsets takes its token counts from a tokens column")
     # the scores as given (ascending negates them once, when the engine checks the run)
-    return with_tokens(read_run(run, columns=conv.columns, duplicates=conv.duplicates, ties=conv.ties), tokens,
+    return with_tokens(read_run_as_given(run, columns=conv.columns, duplicates=conv.duplicates, ties=conv.ties,
+                                         ascending=conv.ascending), tokens,
                        columns=conv.columns)
 
 

@@ -165,7 +165,8 @@ class _Assembler:
         self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
 
     def add(self, part: _Part) -> None:
-        if self.empty is None and {"doc_id", "score"} <= set(part.run.columns):  # built from the dtypes: a
+        columns = set(part.run.columns)  # a rank-only run's parts have no score column: its rank orders them
+        if self.empty is None and "doc_id" in columns and columns & {"score", "rank"}:  # built from the dtypes: a
             self.empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in part.run.dtypes.items()})  # slice keeps its part
         self.evaluate(part)
 

@@ -274,3 +274,90 @@ def test_a_part_result_crosses_as_arrow():
             np.testing.assert_array_equal(back.tokens[s].index.to_numpy(), res.tokens[s].index.to_numpy())
     empty = PartResult(pd.DataFrame({"query_id": pd.Series(dtype=object)}), np.empty((0, 0)), [], [], [None])
     assert PartResult.from_arrow(empty.to_arrow()).values.shape == (0, 0)
+
+
+# ---------------------------------------------------------------- found in review (issue 28/30)
+def _ranked_with_unanswered(rank_only: bool):
+    """Ten questions answered (ranked by a rank column the distances contradict), ten golden
+    questions the run does not answer (evaluated on an empty part of the run)."""
+    run = pd.DataFrame({"query_id": np.repeat([f"q{i:02d}" for i in range(10)], 5),
+                        "doc_id": [f"d{i}" for i in range(5)] * 10,
+                        "score": [0.5, 0.4, 0.3, 0.2, 0.1] * 10, "rank": [1, 2, 3, 4, 5] * 10})
+    qrels = pd.DataFrame({"query_id": [f"q{i:02d}" for i in range(20)], "doc_id": "d1", "relevance": 1})
+    return (run.drop(columns="score") if rank_only else run), qrels
+
+
+@pytest.mark.parametrize("rank_only", [True, False])
+def test_ties_rank_streamed_with_golden_questions_the_run_lacks(rank_only, tmp_path):
+    """ties='rank' streamed (grouped): the golden questions no part holds are evaluated on an
+    empty run part that keeps the run's rank column (a rank-only run was refused)."""
+    from engine_checks import streamed
+    run, qrels = _ranked_with_unanswered(rank_only)
+    want = ef.evaluate(run, qrels, ["RR", "P@5"], ties="rank", ascending=True)
+    got = streamed(run, qrels, ["RR", "P@5"], tmp_path, files=2, parts=4, ties="rank", ascending=True)[0]
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+@pytest.mark.parametrize("rank_only", [True, False])
+def test_ties_rank_on_spark_with_buckets_of_unanswered_questions(rank_only, spark):
+    """ties='rank' on Spark: the golden questions of buckets without a run row are evaluated
+    on an empty run that keeps the rank column (refused before, rank column or not)."""
+    run, qrels = _ranked_with_unanswered(rank_only)
+    want = ef.evaluate(run, qrels, ["RR", "P@5"], ties="rank", ascending=True)
+    got = ef.evaluate(spark.createDataFrame(run), qrels, ["RR", "P@5"], ties="rank", ascending=True).toPandas()
+    key = ["query_id", "measure"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True), check_exact=True)
+
+
+def test_tokens_keep_the_lowest_distance_of_a_repeated_document():
+    """tokens= with ascending=True and duplicates='max': the repeated document keeps its lowest
+    distance, as without tokens= (the run was read for its token counts keeping the highest)."""
+    run = pd.DataFrame({"query_id": ["q1"] * 4, "doc_id": ["a", "b", "c", "a"], "score": [0.1, 0.2, 0.3, 9.0]})
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    tokens = pd.DataFrame({"doc_id": ["a", "b", "c"], "tokens": [10, 10, 10]})
+    got = ef.evaluate(run, qrels, ["RR", "R(tokens=10)"], ascending=True, duplicates="max", tokens=tokens)
+    assert got["value"].tolist() == [1.0, 1.0]
+
+
+def test_no_relevant_drop_refused_with_a_span_golden_set_on_dask():
+    """no_relevant='drop' with a span golden set is refused on Dask as in memory (a run without
+    offsets was accepted there, its documents judged whole)."""
+    dd = pytest.importorskip("dask.dataframe")
+    from test_spans import help_centre
+    spans, _, _, run = help_centre(6)
+    with pytest.raises(ValueError, match="no_relevant='drop' is not available with chunks= or a span golden set"):
+        ef.evaluate(run, spans, ["R@5"], no_relevant="drop")
+    with pytest.raises(ValueError, match="no_relevant='drop' is not available with chunks= or a span golden set"):
+        ef.evaluate(dd.from_pandas(run, npartitions=2), spans, ["R@5"], no_relevant="drop")
+
+
+def test_gate_against_a_report_of_distances_keeps_the_lowest_copy(tmp_path):
+    """evalframe gate --baseline-report of a report computed with ascending=True: the candidate,
+    read before the report's conventions apply to it, keeps each repeated document's lowest
+    distance under --duplicates max also when --ascending is left out (the report's conventions
+    apply), as with --ascending."""
+    import contextlib
+    import io
+    from evalframe.cli import main
+    cran = datasets.load_cranfield()
+    qrels = tmp_path / "qrels.txt"
+    cran.qrels.assign(it=0)[["query_id", "it", "doc_id", "relevance"]].to_csv(qrels, sep=" ", header=False,
+                                                                                index=False)
+    dist = cran.runs.assign(score=-cran.runs["score"])
+    base = dist[dist.system == "bm25"].drop(columns="system")
+    cand = dist[dist.system == "tfidf"].drop(columns="system")
+    worse = cand.sort_values("score").groupby("query_id").head(1).assign(score=lambda d: d["score"] + 1000)
+    pd.concat([cand, worse], ignore_index=True).to_parquet(tmp_path / "cand.parquet", index=False)
+    ef.report({"bm25": base}, cran.qrels, measures=["nDCG@10"], n_resamples=200, ascending=True,
+              duplicates="max").to_parquet(tmp_path / "rep")
+    outs = []
+    for extra in ([], ["--ascending"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(["gate", str(qrels), str(tmp_path / "cand.parquet"), "--baseline-report", str(tmp_path / "rep"),
+                  "-m", "nDCG@10", "--duplicates", "max", *extra])
+        outs.append(out.getvalue())
+    want = ef.evaluate(cand, cran.qrels, ["nDCG@10"], ascending=True)["value"].mean()
+    assert f"-> {want:.4f}" in outs[1]
+    assert outs[0] == outs[1]

@@ -201,8 +201,9 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
     seen = np.array([s.extra["bucket"] for s in summaries], dtype=np.int64)
     orphans = np.flatnonzero(~np.isin(golden_bucket, seen))  # golden questions of buckets without a run row
     if len(orphans) or not summaries:
-        empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c == "score" else object)
-                              for c in ("system", "query_id", "doc_id", "score") if c != "system" or has_system})
+        empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c in ("score", "rank") else object)
+                              for c in ("system", "query_id", "doc_id", "score", "rank")
+                              if (c != "system" or has_system) and (c != "rank" or "rank" in run.columns)})
         rest = evaluate_part(empty, held.rows(orphans), systems, ms, **opts)
         summaries.append(rest.summary())
         if len(rest.groups):
