@@ -361,3 +361,18 @@ def test_gate_against_a_report_of_distances_keeps_the_lowest_copy(tmp_path):
     want = ef.evaluate(cand, cran.qrels, ["nDCG@10"], ascending=True)["value"].mean()
     assert f"-> {want:.4f}" in outs[1]
     assert outs[0] == outs[1]
+
+
+def test_report_fingerprints_the_distances_evaluated():
+    """A report of a table with rollup= (its run fingerprinted from the table read again),
+    ascending=True and duplicates='max': two runs whose repeated document differs only in its
+    lowest distance (other numbers) get other fingerprints (it was read keeping the highest)."""
+    qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a#1", "b#1"], "relevance": [1, 1]})
+    base = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": ["a#1", "b#1", "a#1", "b#1", "a#1", "c#1"],
+                         "score": [0.5, 0.3, 9.0, 0.2, 0.4, 0.6]})
+    other = base.assign(score=[0.1, 0.3, 9.0, 0.2, 0.4, 0.6])  # a#1's lowest copy now ranks first
+    reps = [ef.report(r, qrels, measures=["RR"], rollup={"a#1": "a", "b#1": "b", "c#1": "c"}, ascending=True,
+                      duplicates="max", n_resamples=50) for r in (base, other)]
+    assert reps[0].summary["mean"].tolist() != reps[1].summary["mean"].tolist()
+    assert reps[0].metadata["fingerprints"]["runs"] != reps[1].metadata["fingerprints"]["runs"]
+    assert "run system" in ef.diff(*reps).fingerprints["what"].tolist()

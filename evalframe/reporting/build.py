@@ -28,7 +28,7 @@ from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
-from ..io import read_chunks, read_golden_set, read_qrels, read_run, read_run_as_given
+from ..io import read_chunks, read_golden_set, read_qrels, read_run_as_given
 from ..schema import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
@@ -636,7 +636,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                              k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
         golden, (run_digests(table) if table is not None
-                 else source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"])),
+                 else source_digests(run, read_run_as_given, columns=cols, duplicates=conv["duplicates"],
+                                     ascending=conv["ascending"])),
         conventions=conv, measures=names, version=__version__,
         chunks=_chunks_digest(chunks))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,
