@@ -376,3 +376,18 @@ def test_report_fingerprints_the_distances_evaluated():
     assert reps[0].summary["mean"].tolist() != reps[1].summary["mean"].tolist()
     assert reps[0].metadata["fingerprints"]["runs"] != reps[1].metadata["fingerprints"]["runs"]
     assert "run system" in ef.diff(*reps).fingerprints["what"].tolist()
+
+
+def test_report_takes_numpy_conventions(tmp_path):
+    """report(ascending=np.True_, depth=np.int64(10), rel=np.int64(1)) (values Conventions
+    takes) is computed and saved, its conventions plain JSON values (a TypeError before)."""
+    cran = datasets.load_cranfield()
+    runs = cran.runs[cran.runs.system.isin(["bm25", "tfidf"])]
+    dist = runs.assign(score=-runs["score"])
+    rep = ef.report(dist, cran.qrels, measures=["nDCG@10"], n_resamples=50, ascending=np.bool_(True),
+                    depth=np.int64(10), rel=np.int64(1))
+    want = ef.report(runs, cran.qrels, measures=["nDCG@10"], n_resamples=50, depth=10)
+    pd.testing.assert_frame_equal(rep.per_question, want.per_question, check_exact=True)
+    rep.to_parquet(tmp_path / "rep")
+    conv = ef.read_report(tmp_path / "rep").metadata["conventions"]
+    assert (conv["ascending"], conv["depth"], conv["rel"]) == (True, 10, 1)

@@ -182,7 +182,9 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("curve_ks", "a non-empty list of ints >= 1",
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
-    Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once, here
+    checked = Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once
+    conv |= {"rel": int(checked.rel), "depth": None if checked.depth is None else int(checked.depth),
+             "ascending": checked.ascending}  # plain values (numpy's too): the metadata is JSON
     if conv["no_relevant"] not in ("zero", "drop"):
         raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
