@@ -391,3 +391,16 @@ def test_report_takes_numpy_conventions(tmp_path):
     rep.to_parquet(tmp_path / "rep")
     conv = ef.read_report(tmp_path / "rep").metadata["conventions"]
     assert (conv["ascending"], conv["depth"], conv["rel"]) == (True, 10, 1)
+
+
+@pytest.mark.parametrize("call", ["read_run", "index_recall"])
+def test_ascending_must_be_a_bool_everywhere(call):
+    """ascending='no' is refused by read_run and index_recall as by evaluate and report (it
+    was taken as true: the scores negated)."""
+    run = pd.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "score": [0.3, 0.2, 0.1]})
+    with pytest.raises(ValueError, match="ascending must be True or False, got 'no'"):
+        if call == "read_run":
+            ef.read_run(run, ascending="no")
+        else:
+            ef.index_recall(run, run, k=1, ascending="no")
+    assert ef.read_run(run, ascending=np.bool_(True))["score"].tolist() == [-0.3, -0.2, -0.1]
