@@ -174,11 +174,17 @@ class _Assembler:
         """Evaluate the golden questions no part held (``leftover``: their rows)."""
         if leftover is None or not len(leftover):
             return
-        empty = self.empty if self.empty is not None else pd.DataFrame(
-            {"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
-             "score": pd.Series(dtype=np.float64)} | ({"system": pd.Series(dtype=object)}
-                                                     if self.systems != [None] else {}))
-        self.evaluate(_Part(empty, leftover))
+        self.evaluate(_Part(self.empty_run(), leftover))
+
+    def empty_run(self) -> pd.DataFrame:
+        """A run part without rows: the first part's columns, else the canonical ones (before
+        any part with rows: a first bucket of golden questions the run does not answer)."""
+        if self.empty is not None:
+            return self.empty
+        return pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
+                             "score": pd.Series(dtype=np.float64)}
+                            | ({"system": pd.Series(dtype=object)} if self.systems != [None] else {})
+                            | ({"rank": pd.Series(dtype=np.float64)} if self.conv.ties == "rank" else {}))
 
     def evaluate(self, part: _Part) -> None:
         run = part.run
@@ -187,7 +193,7 @@ class _Assembler:
             if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
                 sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         if "doc_id" not in run.columns:  # a bucket without run rows
-            run = self.empty if self.empty is not None else run
+            run = self.empty_run()
         res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], self.conv,
                             shallow=self.shallow, chunkings=self.chunkings, rollup=self.rollup, unjudged=self.unjudged)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))

@@ -404,3 +404,21 @@ def test_ascending_must_be_a_bool_everywhere(call):
         else:
             ef.index_recall(run, run, k=1, ascending="no")
     assert ef.read_run(run, ascending=np.bool_(True))["score"].tolist() == [-0.3, -0.2, -0.1]
+
+
+@pytest.mark.parametrize("answered", [["q00", "q01"], ["q02", "q03"], ["q04", "q05"], ["q06", "q07"]])
+def test_streamed_buckets_of_unanswered_questions_first(answered, tmp_path):
+    """A shuffled run streamed through hash buckets whose first bucket holds only golden
+    questions the run does not answer: evaluated on an empty run part (it was refused, 'missing
+    column doc_id', when no part with rows came before it)."""
+    from engine_checks import streamed
+    run = pd.DataFrame({"query_id": answered * 6, "doc_id": np.repeat([7, 3, 5, 1, 2, 9], 2),
+                        "score": np.repeat([0.6, 0.1, 0.1, 0.3, 0.2, 0.9], 2),  # questions interleaved
+                        "rank": np.repeat([6, 1, 2, 4, 3, 5], 2)})
+    qrels = pd.DataFrame({"query_id": [f"q{i:02d}" for i in range(24)], "doc_id": "3", "relevance": 1})
+    for ties in ("doc_id_desc", "rank"):
+        want = ef.evaluate(run, qrels, ["RR", "P@5"], ascending=True, ties=ties)
+        got = streamed(run, qrels, ["RR", "P@5"], tmp_path / ties, files=2, parts=3, ascending=True, ties=ties)[0]
+        key = ["query_id", "measure"]
+        pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                      want.sort_values(key).reset_index(drop=True), check_exact=True)
