@@ -348,7 +348,9 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
         problems.append(InputProblem(f"the saved report has no {absent} (it has {rep.measures})",
                                      "gate on the report's measures, or recompute the baseline"))
     conv = {k: v for k, v in (rep.metadata.get("conventions") or {}).items()}
-    clash = {k: (v, conv.get(k)) for k, v in options.items() if k != "columns" and k in conv and conv[k] != v}
+    # columns= and ascending= describe the candidate's table, not how questions are counted
+    clash = {k: (v, conv.get(k)) for k, v in options.items()
+             if k not in ("columns", "ascending") and k in conv and conv[k] != v}
     if clash:
         problems.append(InputProblem(
             "conventions differ from the saved report's: " + ", ".join(
@@ -366,7 +368,7 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
             "gate against a report computed on this golden set (evalframe report --out DIR), or gate two runs"))
     if problems:
         raise EvalframeInputError("baseline report", problems)
-    conv.update({k: v for k, v in options.items() if k == "columns"})
+    conv.update({k: v for k, v in options.items() if k in ("columns", "ascending")})
     pq = rep.per_question
     base = pq.loc[(pq["system"] == system) & pq["measure"].isin(measures), ["query_id", "measure", "value"]]
     cand = evaluate({names[1]: _one_system(candidate, "candidate")}, golden, measures,

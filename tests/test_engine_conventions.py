@@ -14,7 +14,7 @@ from evalframe.engine.choice import choose
 
 MEASURES = ["P@5", "R@10", "nDCG@10", "AP", "RR", "bpref"]
 
-pytestmark = pytest.mark.filterwarnings("ignore::evalframe.NoRelevantWarning")
+pytestmark = pytest.mark.filterwarnings("ignore::evalframe.EvalframeWarning")  # the conventions, not the warnings, are checked here
 
 
 def _random_case(seed: int, n_q: int = 25, n_d: int = 30):
@@ -422,3 +422,18 @@ def test_streamed_buckets_of_unanswered_questions_first(answered, tmp_path):
         key = ["query_id", "measure"]
         pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
                                       want.sort_values(key).reset_index(drop=True), check_exact=True)
+
+
+def test_gate_a_distance_candidate_against_a_similarity_report(tmp_path):
+    """ascending= describes the candidate's scores: a candidate of distances gates against a
+    report computed on similarities (no conventions clash), with the numbers of the same
+    candidate given as similarities."""
+    cran = datasets.load_cranfield()
+    base = cran.runs[cran.runs.system == "bm25"].drop(columns="system")
+    cand = cran.runs[cran.runs.system == "tfidf"].drop(columns="system")
+    ef.report({"bm25": base}, cran.qrels, measures=["nDCG@10"], n_resamples=200).to_parquet(tmp_path / "rep")
+    rep = ef.read_report(str(tmp_path / "rep"))
+    want = ef.gate(cran.qrels, rep, cand, ["nDCG@10"], margin=0.01)
+    got = ef.gate(cran.qrels, rep, cand.assign(score=-cand["score"]), ["nDCG@10"], margin=0.01, ascending=True)
+    pd.testing.assert_frame_equal(got.table, want.table)
+    assert got.decision == want.decision
