@@ -8,7 +8,7 @@ as one :class:`Conventions`; :func:`evalframe.engine.choice.choose` picks the en
 from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
-           "evaluate_partition", "kept_groups", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
+           "evaluate_partition", "kept_groups", "no_relevant_records", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
            "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "upper_bounds", "bound_table",
@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (CHUNKING_OF, HAS_JUDGED, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
+from ..ranking import (CHUNKING_OF, HAS_JUDGED, LEFT_OUT, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
 from ..schema import (CheckedQrels, CheckedRun, ResolvedConflicts, check_qrels, encode_qrels, encode_run,
@@ -436,6 +436,16 @@ def per_question_table(J: Judged, ms: list[Measure], keep: np.ndarray | None = N
     return long_table(J.groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep], [str(m) for m in ms])
 
 
+def no_relevant_records(J: Judged, conv: Conventions) -> Judged:
+    """``J`` whose ``golden_questions_without_relevant`` record says its questions were left
+    out when ``conv.no_relevant`` is ``"drop"`` (the warning is then not issued)."""
+    if conv.no_relevant != "drop" or not any(r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT for r in J.records):
+        return J
+    records = tuple(replace(r, action=LEFT_OUT) if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
+                    for r in J.records)
+    return replace(J, records=records, diagnostics=diagnostics_table(records))
+
+
 def kept_groups(J: Judged, conv: Conventions) -> np.ndarray | None:
     """The groups of ``J`` its per-question table keeps: with ``no_relevant="drop"``, those
     whose question has a relevant document (a golden-set label >= ``rel``); None: all."""
@@ -505,7 +515,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAUL
     rel = conv.rel
     shallow = ms if shallow is None else shallow
     if chunks is None and not is_span_input(qrels, conv.columns):
-        J = prepare(run, qrels, conv, warn=False, rollup=rollup)
+        J = no_relevant_records(prepare(run, qrels, conv, warn=False, rollup=rollup), conv)
         J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
                          + chunk_sizes(J, list(ms) + [m for m in shallow if m not in ms]))  # every measure named
         refuse_foreign_ids(J)

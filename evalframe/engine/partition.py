@@ -27,7 +27,7 @@ from ..rollup import UNIT
 from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
                       merge_conflicts)
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Conventions, kept_groups, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from . import (Chunkings, Conventions, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -286,7 +286,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     if conv.conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
         qrels, resolved = check_qrels_part(qrels, conv.conflicts, qrels_rows)
         conv = conv.but(conflicts="error")  # no repeated pair is left
-    J = prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within)
+    J = no_relevant_records(prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within), conv)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
     groups, high = J.groups, None
     values = upper_bounds(J, ms) if unjudged == "relevant" else compute(J, ms)
