@@ -149,6 +149,10 @@ def test_choose_names_one_engine_per_run(tmp_path):
     assert (small.name, small.rows, small.dataset) == ("streaming", len(run), True)
     assert choose(str(tmp_path)).name == "streaming"  # a directory: the streaming engine plans it
     assert choose(run, engine="dask").name == "dask"
+    for bad in ({"a": run}, [run], str(tmp_path / "run.trec")):  # a dict, a list, a text file: read them first
+        with pytest.raises(ValueError, match="engine='dask' takes a dask.dataframe, a pandas DataFrame or a "
+                                             "Parquet dataset"):
+            choose(bad, engine="dask")
     with pytest.raises(ValueError, match="engine must be 'auto', 'memory', 'dask' or 'spark', got 'gpu'"):
         choose(run, engine="gpu")
     with pytest.raises(ValueError, match="engine='spark' evaluates a pyspark.sql.DataFrame run"):

@@ -137,6 +137,10 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
             raise ValueError(f"{caller}: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
         return Choice("dask", budget)
     if engine == "dask":
+        import pandas as pd
+        if not isinstance(run, pd.DataFrame) and (isinstance(run, Mapping) or not is_dataset_source(run)):
+            raise ValueError(f"{caller}: engine='dask' takes a dask.dataframe, a pandas DataFrame or a Parquet "
+                             f"dataset, got {type(run).__name__}: read it with evalframe.read_run(...) first")
         return Choice("dask", budget)
     if not is_dataset_source(run):
         return Choice("memory", budget)
