@@ -849,7 +849,8 @@ def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str,
 
     from .engine.text_blocks import question_blocks
     qrels = _read_qrels(qrels_path)
-    golden = _question_ids(qrels)
+    from .engine.partition import GoldenIndex
+    golden = GoldenIndex(qrels.frame)
     size = _block_bytes(budget, len(qrels.frame))
     scored = _Blocks(opts, measures, rel_len, qrels, golden)
     for block, first_line in question_blocks(run_path, size):
@@ -890,11 +891,13 @@ class _Blocks:
         if grouped and self.met.met_again(asked):
             return False
         self.seen.append(asked)
-        if not _any_in(asked, [self.golden]):  # only run-only questions: nothing to score
+        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = held[held >= 0]
+        if not len(held):  # only run-only questions: nothing to score
             if not self.parts and self.unshared is None:
                 self.unshared = run
             return True
-        self.parts.append(_scored(*self.args, run, _golden_rows(self.qrels, asked), block=True))
+        self.parts.append(_scored(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True))
         self.unshared = None
         # the block's pandas frames sit in reference cycles (pandas' block references):
         # collected now, the young generations only (a few ms), they do not pile up
@@ -911,19 +914,15 @@ class _Blocks:
         return self.parts, self.seen, self.runid
 
 
-def _golden_rows(qrels, asked):
-    """The golden set's rows of the questions ``asked`` (a block's), checked: a
-    question's values depend on its own rows only, and judging a block against
-    the whole golden set sorted and hashed all of it again for every block."""
-    import pyarrow.compute as pc
-
+def _golden_rows(qrels, golden, held):
+    """The golden set's rows of the questions ``held`` (positions in ``golden``, the
+    :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
+    values depend on its own rows only, and judging a block against the whole golden set
+    sorted and hashed all of it again for every block."""
     from .schema import encode_qrels
-    names = qrels.query.dictionary  # one probe per golden-set question, not per row
-    wanted = pc.is_in(names, value_set=asked.cast(names.type)).to_numpy(zero_copy_only=False)
-    rows = np.flatnonzero(np.asarray(wanted, dtype=bool)[qrels.query.codes])
-    if len(rows) == len(qrels.query.codes):
+    if len(held) == len(golden):
         return qrels
-    return encode_qrels(qrels.frame.take(rows).reset_index(drop=True))
+    return encode_qrels(golden.rows(held).reset_index(drop=True))
 
 
 def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
@@ -968,12 +967,6 @@ def _block_run(block: bytes, run_path: str, first_line: int | None):
 def _question_ids(run):
     import pyarrow.compute as pc
     return pc.unique(_arrow_ids(run.frame["query_id"]))
-
-
-def _any_in(ids, seen: list) -> bool:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    return bool(pc.any(pc.is_in(ids, value_set=pa.concat_arrays(seen))).as_py())
 
 
 def _joined(parts: list, n_measures: int, rel_len: int | None):

@@ -98,6 +98,42 @@ def test_blocks_hold_whole_questions(seed, tmp_path):
         assert len(blocks) > 1
 
 
+def _loop_blocks(data: bytes, size: int) -> list[tuple[bytes, int]]:
+    """The blocks cut by a loop over lines: read ``size`` bytes, to the end of a line; cut
+    after the last data line whose question is not the last data line's."""
+    from evalframe.io import line_blocks
+    import io
+    out, carry, line = [], b"", 1
+    for block in line_blocks(io.BytesIO(data), size):
+        block = carry + block
+        lines = block.splitlines(keepends=True)
+        ids = [(x.split() or [b""])[0] for x in lines]
+        data_rows = [i for i, q in enumerate(ids) if q and not q.startswith(b"#")]
+        other = [i for i in data_rows if ids[i] != ids[data_rows[-1]]] if data_rows else []
+        if not other:
+            carry = block
+            continue
+        cut = sum(len(x) for x in lines[:other[-1] + 1])
+        out.append((block[:cut], line))
+        line += block[:cut].count(b"\n")
+        carry = block[cut:]
+    if carry.strip():
+        out.append((carry, line))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_blocks_are_the_loops(seed, tmp_path, monkeypatch):
+    """The blocks are those of a loop over lines, however little of a block's end is
+    read first (the search for the last question's start grows from there)."""
+    from evalframe.engine import text_blocks
+    rng = np.random.default_rng(seed)
+    data = _random_file(rng, grouped=seed % 3 != 0, trailing_newline=bool(seed % 4))
+    monkeypatch.setattr(text_blocks, "_TAIL", int(rng.integers(1, 400)))
+    size = int(rng.integers(1, 4000))
+    assert list(question_blocks(_write(tmp_path, data), size)) == _loop_blocks(data, size)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_a_question_met_again_is_detected(seed, tmp_path):
     """SeenQuestions says "met again" at the first block holding a question of an earlier

@@ -68,17 +68,32 @@ def line_questions(block: bytes) -> LineQuestions:
     return LineQuestions(ids, ends, data)
 
 
-def _last_question_start(block: bytes) -> int:
-    """Where the block's last question's lines start: the end of the last data line of
-    another question (0 when every data line is the last one's question)."""
-    q = line_questions(block)
-    rows = np.flatnonzero(q.data)
-    if not len(rows):
-        return 0
+#: Bytes of a block's end read first to find where its last question starts (read again
+#: four times larger while that question fills them).
+_TAIL = 1 << 16
+
+
+def _last_question_start(block: bytes, floor: int = 0) -> tuple[int, int]:
+    """Where the block's last question's lines start (the end of the last data line of
+    another question; 0 when every data line is the last one's question) and where its
+    last data line starts (-1: none).  Only the block's end is read, larger while it
+    holds one question; the lines before ``floor`` (a line start) are known to hold the
+    question of the line at ``floor`` only, and are not read."""
     import pyarrow.compute as pc
-    ids = q.ids.take(pa.array(rows))
-    other = rows[~pc.equal(ids, ids[len(ids) - 1]).to_numpy(zero_copy_only=False)]
-    return int(q.ends[other[-1]]) if len(other) else 0
+    k = _TAIL
+    while True:
+        lo = floor if len(block) - floor <= k else max(floor, block.rfind(b"\n", 0, len(block) - k) + 1)
+        q = line_questions(block[lo:])
+        rows = np.flatnonzero(q.data)
+        last = lo + (int(q.ends[rows[-1] - 1]) if rows[-1] else 0) if len(rows) else -1  # its line's start
+        if len(rows):
+            ids = q.ids.take(pa.array(rows))
+            other = rows[~pc.equal(ids, ids[len(ids) - 1]).to_numpy(zero_copy_only=False)]
+            if len(other):
+                return lo + int(q.ends[other[-1]]), last
+        if lo == floor:
+            return 0, last
+        k *= 4
 
 
 def question_blocks(path: str, size: int) -> Iterator[tuple[bytes, int]]:
@@ -97,15 +112,15 @@ def question_blocks(path: str, size: int) -> Iterator[tuple[bytes, int]]:
     [(2, 1), (1, 3), (2, 4)]
     """
     from ..io import line_blocks, open_binary
-    carry, line = b"", 1
+    carry, floor, line = b"", 0, 1
     with open_binary(path) as f:
         for block in line_blocks(f, size):
             block = carry + block
-            cut = _last_question_start(block)
+            cut, last = _last_question_start(block, floor)
             if cut == 0:  # one question so far
-                carry = block
+                carry, floor = block, max(last, 0)
                 continue
-            head, carry = block[:cut], block[cut:]
+            head, carry, floor = block[:cut], block[cut:], last - cut
             yield head, line
             line += head.count(b"\n")
     if carry.strip():
