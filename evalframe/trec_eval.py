@@ -847,9 +847,9 @@ def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str,
     (ids, values, relevance strings), the -c placeholder questions and the run tag."""
     import pyarrow as pa
 
+    from .engine.partition import GoldenIndex
     from .engine.text_blocks import question_blocks
     qrels = _read_qrels(qrels_path)
-    from .engine.partition import GoldenIndex
     golden = GoldenIndex(qrels.frame)
     size = _block_bytes(budget, len(qrels.frame))
     scored = _Blocks(opts, measures, rel_len, qrels, golden)

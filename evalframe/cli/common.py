@@ -408,7 +408,8 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     A single Parquet file, directory or glob is passed as it is (``{name: path}`` when
     it is named by :data:`NAMING_RULE`); otherwise every run is copied in blocks, its
     ``system`` column named by the rule, into Parquet files in a temporary directory
-    (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
+    (TREC text runs are read about ``TEXT_BLOCK_BYTES`` at a time, in blocks of whole
+    questions: :func:`evalframe.engine.text_blocks.question_blocks`; CSV, TSV and JSON lines
     whole), which is removed when the ``with`` block ends, on error, Ctrl-C and SIGTERM too.
     """
     from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
