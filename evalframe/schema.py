@@ -1277,7 +1277,7 @@ class CheckedRun:
     ----------
     frame : DataFrame
         The cleaned table; its ``doc_id`` column holds int64 ids when the run gave
-        integers (:func:`integer_ids`; :func:`clean_run` writes them as strings).
+        integers (``integer_ids``; :func:`clean_run` writes them as strings).
     system : Codes or None
         Present when the table has a ``system`` column.
     query : Codes
@@ -1298,7 +1298,7 @@ class CheckedRun:
 
     @property
     def doc_int(self) -> np.ndarray | None:
-        """The doc ids as int64 when the run gave integers (see :func:`integer_ids`), else None."""
+        """The doc ids as int64 when the run gave integers (see ``integer_ids``), else None."""
         return self.doc_ids if isinstance(self.doc_ids, np.ndarray) else None
 
     @cached_property
@@ -1316,7 +1316,7 @@ class CheckedRun:
 
     @cached_property
     def doc_int_fingerprint(self) -> np.ndarray:
-        """:func:`int_fingerprints` of :attr:`doc_int` (integer ids only)."""
+        """``int_fingerprints`` of :attr:`doc_int` (integer ids only)."""
         return int_fingerprints(self.doc_int)
 
     def without_system(self) -> "CheckedRun":
@@ -1378,13 +1378,13 @@ class CheckedQrels:
     @cached_property
     def doc_int(self) -> np.ndarray:
         """Each doc id as the int64 it writes (``"12"``), or a distinct negative number
-        when it writes none (:func:`parse_decimal_ids`): matched against a run's
+        when it writes none (``parse_decimal_ids``): matched against a run's
         integer ids (:attr:`CheckedRun.doc_int`)."""
         return parse_decimal_ids(self.doc)
 
     @cached_property
     def doc_int_fingerprint(self) -> np.ndarray:
-        """:func:`int_fingerprints` of :attr:`doc_int`."""
+        """``int_fingerprints`` of :attr:`doc_int`."""
         return int_fingerprints(self.doc_int)
 
 

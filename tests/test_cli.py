@@ -273,9 +273,9 @@ def test_name_for_a_file_of_many_systems_is_refused(capsys):
     assert err.startswith("evalframe evaluate: error: x=") and "holds 5" in err and len(err.splitlines()) == 1
 
 
-def test_readme_documents_the_naming_rule():
+def test_docs_document_the_naming_rule():
     from evalframe.cli.common import RUN_EXTENSIONS
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "commands.md").read_text().split())
     assert "`NAME=PATH`" in readme and "bm25.v2" in readme
     assert "`" + " ".join(RUN_EXTENSIONS) + "`" in readme
 

@@ -592,14 +592,36 @@ def test_renderers_use_only_the_public_surface():
     import ast
     from pathlib import Path
 
-    src = (Path(ef.__file__).parent / "report" / "render.py").read_text()
-    private = [n.attr for n in ast.walk(ast.parse(src))
-               if isinstance(n, ast.Attribute) and n.attr.startswith("_")]
-    assert private == []
+    renderers = ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text", "render")
+    for name in renderers:
+        src = (Path(ef.__file__).parent / "report" / f"{name}.py").read_text()
+        private = [n.attr for n in ast.walk(ast.parse(src))
+                   if isinstance(n, ast.Attribute) and n.attr.startswith("_")]
+        assert private == [], name
     import importlib
     package = importlib.import_module("evalframe.report")  # ef.report is the function
     for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
         assert name in package.__all__
+
+
+def test_render_keeps_every_name_it_had():
+    """evalframe.report.render still offers the names it held before its split (issue 32),
+    each the object of the module that now owns it."""
+    import importlib
+
+    render = importlib.import_module("evalframe.report.render")
+    before = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description",
+              "interval_note", "procedure_note", "summary_wide", "comparisons_view", "COMPARISON_VIEW_COLUMNS",
+              "changes_view", "segment_flags", "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec",
+              "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables",
+              "pipe_table", "fingerprint_lines", "changes_line_view", "md_text"]
+    assert set(before) <= set(render.__all__)
+    owners = {m: importlib.import_module(f"evalframe.report.{m}")
+              for m in ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text")}
+    for name in before:
+        homes = [m for m, mod in owners.items() if name in mod.__all__]
+        assert len(homes) == 1, (name, homes)
+        assert getattr(render, name) is getattr(owners[homes[0]], name), name
 
 
 def test_segment_flags_are_two_and_bh_adjusted(cran):
@@ -679,7 +701,7 @@ def test_top_changes_and_the_changes_table(cran):
     assert set(ch["system_b"]) == set(r.systems) - {"bm25"} and set(ch["system_a"]) == {"bm25"}
     pd.testing.assert_frame_equal(ch[ch.system_b == "tfidf"].reset_index(drop=True), t)
     from evalframe.report import text_tables
-    from evalframe.report.render import to_html_page
+    from evalframe.report.render_html import to_html_page
     # the notebook view is compact (issue 14): the changes are on the page
     for out in (r.to_markdown(), to_html_page(r, plots=False), text_tables(r, changes=3)):
         assert "Top regressions and improvements" in out and t["query_id"].iloc[0] in out

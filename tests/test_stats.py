@@ -764,7 +764,7 @@ def test_parameter_errors_follow_one_template():
 
 
 def test_every_registered_test_runs_and_matches_its_default_interval():
-    from evalframe.stats.paired import PAIRED_TESTS
+    from evalframe.stats.paired_tests import PAIRED_TESTS
     from evalframe.stats.validation import TESTS
 
     assert tuple(PAIRED_TESTS) == TESTS

@@ -94,11 +94,11 @@ def test_duplicate_keys_found_densely_and_sparsely():
 def test_adjusted_interval_reuses_the_bootstrap(monkeypatch):
     """compare(adjusted_ci=True) draws each bootstrap once: the adjusted (and one-sided)
     intervals read the same distribution at another level."""
-    from evalframe.stats import paired
+    from evalframe.stats import pairing
 
     calls = []
-    orig = paired.bootstrap_means
-    monkeypatch.setattr(paired, "bootstrap_means", lambda *a, **k: (calls.append(1), orig(*a, **k))[1])
+    orig = pairing.bootstrap_means
+    monkeypatch.setattr(pairing, "bootstrap_means", lambda *a, **k: (calls.append(1), orig(*a, **k))[1])
     t = _table(seed=2)
     out = stats.compare(t, test="bootstrap", n_resamples=100, adjusted_ci=True, correction="bonferroni")
     n_sets = len(calls)

@@ -116,7 +116,7 @@ def test_clustered_inversion_agrees_with_the_cluster_test():
 
 
 def test_holm_adjusted_interval_clear_of_zero_implies_significance_and_the_note_says_so():
-    from evalframe.report.render import procedure_note
+    from evalframe.report.views import procedure_note
 
     t = table(40, [0.0, 0.03, 0.05, 0.07, 0.09], seed=0)
     c = stats.compare(t, baseline="s0", test="randomization", adjusted_ci=True, n_resamples=999)
@@ -305,7 +305,7 @@ def test_dz_interval_inverts_the_noncentral_t():
 @pytest.mark.parametrize("test, one", [("t", True), ("randomization", True), ("bootstrap-t", True),
                                        ("bootstrap", False), ("wilcoxon", False)])
 def test_the_note_says_whether_interval_and_p_are_one_procedure(test, one):
-    from evalframe.report.render import procedure_note
+    from evalframe.report.views import procedure_note
 
     t = table(30, [0.0, 0.03, 0.06], seed=1)
     c = stats.compare(t, baseline="s0", test=test, adjusted_ci=True, n_resamples=199,

@@ -233,7 +233,7 @@ def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
     text = text_tables(rep)
     assert "Model labels and unjudged documents" in text and "bm25: R@5 0.297, between 0.297 and" in text
     assert "corrected with 50 human-labelled questions" in rep.to_markdown()
-    from evalframe.report.render import to_html_page
+    from evalframe.report.render_html import to_html_page
     page = to_html_page(rep, plots=False)
     assert "<section id='labels'>" in page and "between 0.297 and" in page
     runs.to_parquet(tmp_path / "runs.parquet")

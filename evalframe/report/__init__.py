@@ -15,7 +15,11 @@ Files, in import order (a file imports only files above it):
 - ``diagnostics``: the diagnostics table and the report's warnings;
 - ``segments``, ``stages``, ``curves``, ``planning``, ``comparisons``, ``changes``: one section each;
 - ``html``: the page's building blocks (stylesheet, tables, plots as inline SVG);
-- ``render``: HTML (notebook view, self-contained page), Markdown, LaTeX, text (reads a Report's public surface only);
+- ``views``: the Report in words for every format (summary grid, comparisons, notes, flagged
+  segments, top changes) and the cell formats; ``figures``: the plots as specifications;
+- ``render_html`` (notebook view, self-contained page), ``render_markdown``, ``render_latex``,
+  ``render_text``: one format each (they read a Report's public surface only);
+  ``render``: all of them under the one name they had;
 - ``persist``: CSV / Parquet writing and reading;
 - ``model``: the immutable :class:`Report`, :func:`read_report`;
 - ``build``: argument checks (:func:`report_options`) and :func:`report`.
@@ -26,7 +30,8 @@ from .changes import top_changes
 from .curves import CURVE_KS
 from .diagnostics import MIN_JUDGED, MIN_QUESTIONS
 from .model import Report, read_report
-from .render import pipe_table, text_tables
+from .render_markdown import pipe_table
+from .render_text import text_tables
 from .segments import MIN_SEGMENT_QUESTIONS, read_segments
 from .tables import TABLES
 

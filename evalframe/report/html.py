@@ -1,7 +1,7 @@
 """HTML building blocks for the report: one stylesheet, tables written by hand, plots as
 inline SVG, the page around them.
 
-Nothing here knows a Report (:mod:`.render` composes the sections). What comes out is
+Nothing here knows a Report (:mod:`.render_html` composes the sections). What comes out is
 self-contained: no script, no external address (no CDN, no font, no image file); plots are
 drawn by :mod:`evalframe.plots` into an inline ``<svg>`` with matplotlib's SVG backend
 (matplotlib is imported when a plot is drawn, never at import; pyplot is not used, so

@@ -1,5 +1,5 @@
 """The Report: an immutable set of long, tidy tables plus the metadata that says how they
-were made.  Rendering (:mod:`.render`), files (:mod:`.persist`) and plots
+were made.  Rendering (:mod:`.views` and the ``render_*`` modules), files (:mod:`.persist`) and plots
 (:mod:`evalframe.plots`) live elsewhere; the Report's methods only delegate to them."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Literal, Mapping, Sequence
 
 import pandas as pd
 
-from . import persist, render
+from . import figures, persist, render_html, render_latex, render_markdown, views
 from .diagnostics import ReportWarnings, report_warnings
 from .tables import TABLES
 
@@ -276,7 +276,7 @@ class Report:
         >>> rep.warning_lines()[0][:40]
         'unjudged documents in the top k (66%-69%'
         """
-        return render.warning_lines(self)
+        return views.warning_lines(self)
 
     def __repr__(self) -> str:
         m = self._metadata
@@ -284,7 +284,7 @@ class Report:
                 f"measures={list(m['measures'])}, baseline={m['baseline']!r}, "
                 f"warnings={len(self.warnings)})")
 
-    # ---- views and text (evalframe.report.render)
+    # ---- views and text (evalframe.report.views, render_html, render_markdown, render_latex)
     def summary_wide(self, digits: int = 3) -> pd.DataFrame:
         """Systems x measures, cells ``mean [ci_low, ci_high]`` (+ ``▲``/``▼`` when
         significantly above/below the reference system), the view the HTML and Markdown show.
@@ -300,13 +300,13 @@ class Report:
         >>> wide.loc["hybrid_rrf", "nDCG@10"]
         '0.405 [0.370, 0.440] ▲'
         """
-        return render.summary_wide(self, digits)
+        return views.summary_wide(self, digits)
 
     def comparisons_view(self, digits: int = 3) -> pd.DataFrame:
         """The comparisons in words, one short cell per value (whole in a notebook's table):
         ``measure, system_a, system_b, diff, CI`` (unadjusted), ``adjusted CI`` (adjusted as
         ``p_adjusted`` is), ``adjustment, interval, p_adjusted, test, significant``; see
-        :func:`evalframe.report.render.comparisons_view`.
+        ``evalframe.report.views.comparisons_view``.
 
         Examples
         --------
@@ -320,12 +320,12 @@ class Report:
            measure system_a    system_b significant
         0  nDCG@10     bm25  hybrid_rrf           *
         """
-        return render.comparisons_view(self, digits)
+        return views.comparisons_view(self, digits)
 
     def _repr_html_(self) -> str:
         """The notebook view: warnings, summary, comparisons and a small forest plot
         (the compact form of :meth:`to_html`)."""
-        return render.to_html(self)
+        return render_html.to_html(self)
 
     def to_html(self, path, *, title: str | None = None, golden_set: str | None = None,
                 plots_dir=None, dpi: int = 130, diff=None) -> Path:
@@ -378,7 +378,7 @@ class Report:
         p.parent.mkdir(parents=True, exist_ok=True)
         if plots_dir is not None:
             plots_dir.mkdir(parents=True, exist_ok=True)
-        p.write_text(render.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi,
+        p.write_text(render_html.to_html_page(self, title=title, golden_set=golden_set, png_dir=plots_dir, dpi=dpi,
                                          diff=diff), encoding="utf-8")
         return p
 
@@ -395,7 +395,7 @@ class Report:
         >>> print(rep.to_markdown().splitlines()[0])
         # evalframe report
         """
-        return render.to_markdown(self, digits)
+        return render_markdown.to_markdown(self, digits)
 
     def to_latex(self, *, digits: int = 3, caption: str | None = None, label: str = "tab:evalframe",
                  intervals: bool = False) -> str:
@@ -412,7 +412,7 @@ class Report:
         >>> "begin{table}" in rep.to_latex()
         True
         """
-        return render.to_latex(self, digits=digits, caption=caption, label=label, intervals=intervals)
+        return render_latex.to_latex(self, digits=digits, caption=caption, label=label, intervals=intervals)
 
     # ---- files (evalframe.report.persist)
     def to_csv(self, directory) -> Path:
@@ -614,7 +614,7 @@ class Report:
         """
         from .. import plots
         measure = measure or self.measures[0]
-        a, b = render.default_pair(self, measure, system_a, system_b)
+        a, b = figures.default_pair(self, measure, system_a, system_b)
         c = self._tables["comparisons"]
         row = c[(c["measure"] == measure) & (((c["system_a"] == a) & (c["system_b"] == b)) |
                                              ((c["system_a"] == b) & (c["system_b"] == a)))]
@@ -647,7 +647,7 @@ class Report:
         d.mkdir(parents=True, exist_ok=True)
         written = []
         with matplotlib.rc_context({"figure.dpi": dpi, "text.parse_math": False}):  # names are text, not TeX
-            for spec in render.plot_specs(self):
+            for spec in figures.plot_specs(self):
                 fig, ax = plt.subplots(figsize=spec.figsize)
                 try:
                     spec.draw(ax)

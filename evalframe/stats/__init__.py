@@ -30,10 +30,13 @@ Layout (each file imports only the ones above it):
 
 - ``validation``: parameter checks (one message template) and the per-question table check;
 - ``resampling``: chunked bootstrap means, jackknife, sign flips, cluster sums;
-- ``corrections``: ``adjust_pvalues``, Tukey HSD and randomised Tukey HSD;
 - ``effects``: Cohen's d_z, wins / ties / losses;
+- ``pairing``: two systems' values paired by question (``PairedData``), the pairs of systems;
+- ``paired_tests``: the registry of paired tests, one function per test;
+- ``corrections``: ``adjust_pvalues``, Tukey HSD and randomised Tukey HSD, applied per family;
+- ``paired_intervals``: the interval of a paired difference, and adjusted for the family;
 - ``intervals``: ``summarize``, one function per interval;
-- ``paired``: ``compare``, one function per test in a registry;
+- ``paired``: ``compare``: options, test, interval and correction into one table;
 - ``planning``: standard error, half-width, power, sample sizes, ``planning_curve``;
 - ``ppi``: ``summarize_ppi``, ``compare_ppi``: model labels corrected with a few human ones (PPI++);
 - ``sequential``: anytime-valid statistics: ``confidence_sequence``, ``sequential_compare``

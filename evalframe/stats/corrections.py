@@ -1,8 +1,10 @@
-"""Multiple-comparison corrections: p-value adjustment, Tukey HSD, randomised Tukey HSD."""
+"""Multiple-comparison corrections: p-value adjustment, Tukey HSD, randomised Tukey HSD, and
+``correct``, which applies them to ``compare``'s comparisons family by family."""
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,7 +14,11 @@ from evalframe.errors import warn as warn_user
 from .resampling import chunk_rows
 from .validation import ADJUSTMENTS, PValueAdjustment, check_choice
 
-__all__ = ["adjust_pvalues", "tukey_pvalues"]
+if TYPE_CHECKING:  # annotations only
+    from .paired_tests import CompareOptions
+    from .pairing import PairedData
+
+__all__ = ["adjust_pvalues", "tukey_pvalues", "correct"]
 
 
 def adjust_pvalues(p: Sequence[float] | np.ndarray,
@@ -130,3 +136,28 @@ def tukey_pvalues(V: np.ndarray, pairs: list[tuple[int, int]], kind: str, *,
     if kind == "tukey":
         return _tukey_hsd(Y, means, diffs)
     return _randomized_tukey(Y, diffs, n_resamples=n_resamples, seed=seed)
+
+
+# ------------------------------------------- compare's p-values, family by family
+def correct(data: PairedData, p_value: np.ndarray, opts: CompareOptions,
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Adjusted p-values and the correction used, per family (by..., measure).
+
+    Default: ``"holm"`` for a family of several comparisons, ``"none"`` for one.
+    """
+    padj = np.full(data.k, np.nan)
+    used = np.empty(data.k, dtype=object)
+    members: dict[tuple, list[int]] = {}
+    for i, f in enumerate(data.fam):
+        members.setdefault(f, []).append(i)
+    for fam, idx in members.items():
+        idx = np.asarray(idx)
+        corr = opts.correction or ("holm" if len(idx) > 1 else "none")
+        used[idx] = corr
+        if corr in ("tukey", "randomized-tukey"):
+            pairs = [(int(data.a[i]), int(data.b[i])) for i in idx]
+            padj[idx] = tukey_pvalues(data.W[data.fam_rows[fam]], pairs, corr,
+                                      n_resamples=opts.n_resamples, seed=opts.seed, label=fam)
+        else:
+            padj[idx] = adjust_pvalues(p_value[idx], corr)
+    return padj, used

@@ -44,7 +44,7 @@ import pandas as pd
 
 from evalframe.errors import EvalframeInputError, InputProblem
 
-from .paired import paired_data, systems_and_pairs, warn_dropped
+from .pairing import paired_data, systems_and_pairs, warn_dropped
 from .validation import as_list, check_choice, check_confidence, check_seed, clean_table, param_error
 
 __all__ = ["confidence_sequence", "sequential_compare", "e_bh", "SequentialOptions",
