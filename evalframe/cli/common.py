@@ -475,7 +475,8 @@ def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) ->
     head = b""
     for block, line in question_blocks(path, sizing.TEXT_BLOCK_BYTES):
         block, head = head + block, b""
-        if line == 1 and line_questions(block).data.sum() == 1:  # perhaps a header line: read with what follows
+        if line == 1 and block.count(b"\n") < 64 and line_questions(block).data.sum() == 1:
+            # one line, perhaps a header: read with what follows
             head = block
         elif block.strip():
             yield _read_block(block, path, read_run, _io, duplicates)

@@ -73,17 +73,18 @@ def line_questions(block: bytes) -> LineQuestions:
 _TAIL = 1 << 16
 
 
-def _last_question_start(block: bytes, floor: int = 0) -> tuple[int, int]:
-    """Where the block's last question's lines start (the end of the last data line of
-    another question; 0 when every data line is the last one's question) and where its
-    last data line starts (-1: none).  Only the block's end is read, larger while it
-    holds one question; the lines before ``floor`` (a line start) are known to hold the
-    question of the line at ``floor`` only, and are not read."""
+def _last_question_start(block: bytes, floor: int = 0, end: int | None = None) -> tuple[int, int]:
+    """Where the last question of ``block[:end]`` (whole lines) starts (the end of the
+    last data line of another question; 0 when every data line is the last one's
+    question) and where its last data line starts (-1: none).  Only the end is read,
+    larger while it holds one question; the lines before ``floor`` (a line start) are
+    known to hold the question of the line at ``floor`` only, and are not read."""
     import pyarrow.compute as pc
+    end = len(block) if end is None else end
     k = _TAIL
     while True:
-        lo = floor if len(block) - floor <= k else max(floor, block.rfind(b"\n", 0, len(block) - k) + 1)
-        q = line_questions(block[lo:])
+        lo = floor if end - floor <= k else max(floor, block.rfind(b"\n", 0, end - k) + 1)
+        q = line_questions(block[lo:end])
         rows = np.flatnonzero(q.data)
         last = lo + (int(q.ends[rows[-1] - 1]) if rows[-1] else 0) if len(rows) else -1  # its line's start
         if len(rows):
@@ -111,20 +112,27 @@ def question_blocks(path: str, size: int) -> Iterator[tuple[bytes, int]]:
     >>> [(b.count(b"\\n"), line) for b, line in question_blocks(path, 6)]
     [(2, 1), (1, 3), (2, 4)]
     """
-    from ..io import line_blocks, open_binary
+    from ..io import open_binary
     carry, floor, line = b"", 0, 1
     with open_binary(path) as f:
-        for block in line_blocks(f, size):
-            block = carry + block
-            cut, last = _last_question_start(block, floor)
+        while data := f.read(size):
+            block = carry + data
+            del data  # one copy of the block held, not two
+            end = block.rfind(b"\n") + 1  # the lines read whole
+            cut, last = _last_question_start(block, floor, end) if end else (0, -1)
             if cut == 0:  # one question so far
-                carry, floor = block, max(last, 0)
+                carry, floor = block, max(last, floor)
                 continue
             head, carry, floor = block[:cut], block[cut:], last - cut
+            del block  # not held while the block is used
             yield head, line
             line += head.count(b"\n")
-    if carry.strip():
-        yield carry, line
+    cut = _last_question_start(carry, floor)[0] if carry.strip() else 0  # its last line is whole now
+    if cut:
+        yield carry[:cut], line
+        line += carry[:cut].count(b"\n")
+    if carry[cut:].strip():
+        yield carry[cut:], line
 
 
 class SeenQuestions:
