@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -174,7 +175,7 @@ def test_bucket_files_hold_each_question_once(seed, tmp_path):
     n = int(rng.integers(1, 9))
     buckets = bucket_files(path, int(rng.integers(1, 1500)), str(tmp_path / "buckets"), n)
     assert len(buckets.paths) == n
-    held = [open(p, "rb").read() for p in buckets.paths]
+    held = [Path(p).read_bytes() for p in buckets.paths]
     lines = [x for x in data.split(b"\n") if x]
     assert sorted(x for h in held for x in h.split(b"\n") if x) == sorted(lines)
     owner = {}

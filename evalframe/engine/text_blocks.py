@@ -106,9 +106,9 @@ def question_blocks(path: str, size: int) -> Iterator[tuple[bytes, int]]:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "run")
-    >>> _ = open(path, "wb").write(b"q1 a\\nq1 b\\nq2 c\\nq3 d\\nq3 e\\n")
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "run")
+    >>> _ = path.write_bytes(b"q1 a\\nq1 b\\nq2 c\\nq3 d\\nq3 e\\n")
     >>> [(b.count(b"\\n"), line) for b, line in question_blocks(path, 6)]
     [(2, 1), (1, 3), (2, 4)]
     """
@@ -184,11 +184,11 @@ def bucket_files(path: str, size: int, directory: str, n: int | None = None, *,
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp()
-    >>> _ = open(os.path.join(d, "run"), "wb").write(b"q1 a\\nq2 b\\nq1 c\\n")
-    >>> b = bucket_files(os.path.join(d, "run"), 4, d, n=3)
-    >>> sorted(open(p, "rb").read() for p in b.paths), b.last_line
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "run").write_bytes(b"q1 a\\nq2 b\\nq1 c\\n")
+    >>> b = bucket_files(str(d / "run"), 4, str(d), n=3)
+    >>> sorted(pathlib.Path(p).read_bytes() for p in b.paths), b.last_line
     ([b'', b'q1 a\\nq1 c\\n', b'q2 b\\n'], b'q1 c')
     """
     from ..io import line_blocks, open_binary
