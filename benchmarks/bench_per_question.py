@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 import evalframe as ef
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 
 POOL = 8_841_823
 MEASURES = ["R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP"]

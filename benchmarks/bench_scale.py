@@ -128,7 +128,7 @@ CHILD_STREAM = r"""
 import json, re, sys, threading, time, traceback, warnings
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 def status(key):  # VmHWM is this process's own peak (ru_maxrss keeps the parent's across exec)
     with open("/proc/self/status") as f:
         return int(re.search(key + r":\s+(\d+)", f.read()).group(1)) * 1024
@@ -155,7 +155,7 @@ print(json.dumps({"seconds": t, "peak_rss": status("VmHWM"), "base_rss": base_rs
 CHILD_SLICE = r"""
 import json, sys, time, warnings
 import numpy as np, pandas as pd
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 source, qrels, budget, measures, repeat = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), int(sys.argv[5])
 warnings.simplefilter("ignore")
 times = {"memory": [], "stream": []}

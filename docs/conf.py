@@ -83,6 +83,7 @@ nb_merge_streams = True
 html_theme = "pydata_sphinx_theme"
 html_title = f"evalframe {release}"
 html_static_path = ["_static"]
+html_css_files = ["evalframe.css"]  # tutorial outputs scroll inside their cells
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
@@ -183,7 +184,7 @@ def _resolve_alias(app, env, node, contnode):
         candidates.append(f"{mod}.{target}")
         package = mod.rsplit(".", 1)[0]
         candidates.append(f"{package}.{target}")
-    # where the docstring was written: "...py:docstring of evalframe.report.build.report"
+    # where the docstring was written: "...py:docstring of evalframe.reporting.build.report"
     import re
     where = re.search(r"docstring of ([\w.]+)", str(node.source or ""))
     if where:

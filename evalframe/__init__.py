@@ -12,8 +12,6 @@ measuring (``evalframe trec-eval``) starts without them.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 from ._version import __version__
 from .errors import (EvalframeInputError, EvalframeWarning, NoRelevantWarning,
@@ -38,12 +36,12 @@ __all__ = [
 
 #: public name -> the module that defines it, imported when the name is first used
 LAZY_NAMES: dict[str, str] = {
-    **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluate"),
-    **dict.fromkeys(("report", "Report", "read_report"), "report"),
+    **dict.fromkeys(("evaluate", "aggregate", "diagnostics", "index_recall"), "evaluation"),
+    **dict.fromkeys(("report", "Report", "read_report"), "reporting"),
     **dict.fromkeys(("read_qrels", "read_golden_set", "read_run", "read_chunks"), "io"),
     **dict.fromkeys(("span_labels", "rechunk"), "spans"),
     **dict.fromkeys(("retrieve", "Retrieval"), "retrieval"),
-    "fuse": "fusion", "agreement": "agreement", "judge": "judging",
+    "fuse": "fusion", "agreement": "label_agreement", "judge": "judging",
     **dict.fromkeys(("judge_agreement", "JudgeAgreement"), "model_labels"),
     **dict.fromkeys(("pool", "Pool"), "pooling"),
     **dict.fromkeys(("gate", "GateResult"), "gating"),
@@ -53,11 +51,6 @@ LAZY_NAMES: dict[str, str] = {
 #: public subpackages, imported when first used
 LAZY_MODULES = ("datasets", "stats")
 
-#: public functions named like the module that defines them: the import system binds
-#: ``evalframe.<name>`` to the module when it is first imported, so these are properties
-#: of the package's module type (below), which always give the function
-_SHADOWED = tuple(name for name, module in LAZY_NAMES.items() if name == module)
-
 
 def __getattr__(name: str):
     if name in LAZY_NAMES:
@@ -66,31 +59,9 @@ def __getattr__(name: str):
         value = importlib.import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _SHADOWED:
-        globals()[name] = value  # later look-ups are plain attribute reads
+    globals()[name] = value  # later look-ups are plain attribute reads
     return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-def _shadowed(name: str) -> property:
-    submodule = f"{__name__}.{name}"
-
-    def get(package):
-        override = package.__dict__.get("_overrides", {})
-        return override[name] if name in override else __getattr__(name)
-
-    def set_(package, value) -> None:
-        if value is not sys.modules.get(submodule):  # the import system binding the submodule: ignored
-            package.__dict__.setdefault("_overrides", {})[name] = value  # e.g. monkeypatch.setattr
-
-    def delete(package) -> None:
-        package.__dict__.get("_overrides", {}).pop(name, None)
-
-    return property(get, set_, delete, doc=f"The public function {name} (not the module {submodule}).")
-
-
-sys.modules[__name__].__class__ = type("EvalframePackage", (types.ModuleType,), {
-    name: _shadowed(name) for name in _SHADOWED})

@@ -337,8 +337,8 @@ def _qrels_part(df: pd.DataFrame, n_buckets: int, divisions, owners=None, partit
 
 def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True,
                   rollup: Rollup | None = None,
-                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
-                  ) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
+                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
+                  unjudged: str | None = None) -> tuple["dd.DataFrame", pd.DataFrame]:  # noqa: F821
     """Per-question table (a Dask DataFrame, computed and kept on the workers) and
     diagnostics table of a Dask run (see the module docstring).
 
@@ -363,6 +363,8 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
         Issue the warnings of the merged diagnostics.
     shallow : list of Measure, optional
         The measures whose deepest cutoff the rankings are checked against (default: ``ms``).
+    unjudged : {None, "nonrelevant", "relevant", "bounds"}
+        As :func:`evalframe.evaluate` (the bounds computed in each partition).
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved on the client
         (:func:`evalframe.engine.resolve_chunkings`), sent once to every worker: each
@@ -402,7 +404,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
     ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
     opts = dict(conv=conv.but(columns=None, conflicts=conflicts if resolved is None and is_dask_frame(golden)
                               else "error"),
-                shallow=None if shallow is None else shipped(shallow))
+                shallow=None if shallow is None else shipped(shallow), unjudged=unjudged)
     if chunkings is not None:  # the run's systems' chunkings, checked on the client (one pass over system)
         systems = [None] if "system" not in run.columns else _systems_in_order(
             list(dask.compute(*[dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])))

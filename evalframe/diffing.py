@@ -132,7 +132,7 @@ class ReportDiff:
     def to_html_section(self) -> str:
         """The diff as an HTML fragment (a table and lists), the section of report.html
         that ``Report.to_html(..., diff=...)`` and ``evalframe report --previous DIR`` add."""
-        from .report import html as H
+        from .reporting import html as H
         parts = []
         if len(self.changes):
             view = self._view()
@@ -150,7 +150,7 @@ class ReportDiff:
 
     def to_html(self, path=None, *, title: str = "evalframe: what changed") -> str:
         """The diff as a self-contained HTML page (written to ``path`` when given)."""
-        from .report import html as H
+        from .reporting import html as H
         page = H.document(title, f"<header><h1>{H.escape(title)}</h1></header>\n<section id='diff'>"
                                  f"<h2>Changes</h2>\n{self.to_html_section()}\n</section>")
         if path is not None:
@@ -220,7 +220,7 @@ def diff(old, new, *, across_golden_sets: bool = False, confidence: float = 0.95
     >>> d.systems_removed, float(d.changes["change"].abs().max())
     (['tfidf'], 0.0)
     """
-    from .report import Report
+    from .reporting import Report
     from .stats import compare
     from .stats.validation import check_confidence, param_error
     for name, r in (("old", old), ("new", new)):

@@ -304,7 +304,7 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
     >>> g.decision, g.exit_status, round(float(g.table["diff"][0]), 3)
     ('fail', 1, -0.125)
     """
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .measures import parse_measures
     if isinstance(measures, str):
         measures = [measures]
@@ -313,7 +313,7 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
         from .stats.validation import param_error
         raise param_error("gate", "names", "two different names (str, str)", names)
     measures = [str(m) for m in parse_measures(list(measures))]
-    from .report import Report
+    from .reporting import Report
     if isinstance(baseline, Report):
         per_q = _against_report(qrels, baseline, candidate, measures, names, baseline_system, evaluate_options)
         return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,
@@ -332,7 +332,7 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
     """The baseline's per-question values from a saved report and the candidate's,
     evaluated on the same golden set (checked by fingerprint) with the same conventions."""
     from ._fingerprint import golden_digest
-    from .evaluate import evaluate
+    from .evaluation import evaluate
     from .io import read_golden_set
     problems = []
     systems = rep.systems
@@ -348,7 +348,9 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
         problems.append(InputProblem(f"the saved report has no {absent} (it has {rep.measures})",
                                      "gate on the report's measures, or recompute the baseline"))
     conv = {k: v for k, v in (rep.metadata.get("conventions") or {}).items()}
-    clash = {k: (v, conv.get(k)) for k, v in options.items() if k != "columns" and k in conv and conv[k] != v}
+    # columns= and ascending= describe the candidate's table, not how questions are counted
+    clash = {k: (v, conv.get(k)) for k, v in options.items()
+             if k not in ("columns", "ascending") and k in conv and conv[k] != v}
     if clash:
         problems.append(InputProblem(
             "conventions differ from the saved report's: " + ", ".join(
@@ -366,7 +368,7 @@ def _against_report(qrels, rep, candidate, measures: list[str], names: tuple[str
             "gate against a report computed on this golden set (evalframe report --out DIR), or gate two runs"))
     if problems:
         raise EvalframeInputError("baseline report", problems)
-    conv.update({k: v for k, v in options.items() if k == "columns"})
+    conv.update({k: v for k, v in options.items() if k in ("columns", "ascending")})
     pq = rep.per_question
     base = pq.loc[(pq["system"] == system) & pq["measure"].isin(measures), ["query_id", "measure", "value"]]
     cand = evaluate({names[1]: _one_system(candidate, "candidate")}, golden, measures,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import stats
 from .errors import EvalframeInputError, InputProblem
-from .evaluate import evaluate
+from .evaluation import evaluate
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ from __future__ import annotations
 __all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
            "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
            "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere",
-           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF", "check_conventions"]
+           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF", "check_conventions",
+           "LEFT_OUT"]
 
 import re
 from dataclasses import dataclass, field, replace
@@ -1389,6 +1390,11 @@ def _score_ties(systems, queries, g_sys, g_q, tied_groups, ties) -> list[Diagnos
                        numeric=queries.numeric)
 
 
+#: The action of a ``golden_questions_without_relevant`` record whose questions
+#: ``no_relevant="drop"`` left out of the per-question table (no warning then).
+LEFT_OUT = "left out (no_relevant='drop')"
+
+
 def _golden_questions_without_relevant(queries, qq, ql, rel) -> list[Diagnostic]:
     norel = np.bincount(qq, weights=ql >= rel, minlength=len(queries)) == 0
     if not norel.any():
@@ -1425,6 +1431,8 @@ def warn_diagnostics(records: Sequence[Diagnostic], rel: int) -> None:
             continue
         if r.check is Check.GOLDEN_QUESTIONS_NOT_IN_RUN and r.action == "dropped":
             continue  # missing="drop" asked for exactly this
+        if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT and r.action == LEFT_OUT:
+            continue  # no_relevant="drop" asked for exactly this
         if r.check is Check.SYSTEM_WITHOUT_GOLDEN_QUESTIONS:
             _warn_user(f"system {r.system!r} answers none of the golden set's questions: "
                        f"{r.action} (check its question ids)", cat)

@@ -753,6 +753,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
     """
     if duplicates not in ("error", "max", "first"):
         raise ValueError(f"duplicates must be 'error', 'max' or 'first', got {duplicates!r}")
+    if not isinstance(ascending, (bool, np.bool_)):  # a truthy 'no' would negate the scores
+        raise ValueError(f"ascending must be True or False, got {ascending!r}")
     if not isinstance(run, pd.DataFrame):
         raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
                         "use evalframe.read_run() for files and dicts")

@@ -83,7 +83,7 @@ class _Assembler:
 
     def __init__(self, ms: list[Measure] | None, systems: list, conv: Conventions, rollup,
                  shallow: list[Measure] | None = None, golden: GoldenIndex | None = None,
-                 batch_rows: int | None = None, chunkings: Chunkings | None = None):
+                 batch_rows: int | None = None, chunkings: Chunkings | None = None, unjudged: str | None = None):
         self.ms, self.systems = ms, systems
         #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
         self.batch_rows = batch_rows
@@ -98,6 +98,8 @@ class _Assembler:
         self.rollup = rollup
         self.chunkings = chunkings
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
+        self.unjudged = unjudged
+        self.high: list[np.ndarray] = []  # per part, with unjudged="bounds": the upper bounds
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
         self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
         self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
@@ -108,7 +110,8 @@ class _Assembler:
         self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
 
     def add(self, part: _Part) -> None:
-        if self.empty is None and {"doc_id", "score"} <= set(part.run.columns):  # built from the dtypes: a
+        columns = set(part.run.columns)  # a rank-only run's parts have no score column: its rank orders them
+        if self.empty is None and "doc_id" in columns and columns & {"score", "rank"}:  # built from the dtypes: a
             self.empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in part.run.dtypes.items()})  # slice keeps its part
         self.evaluate(part)
 
@@ -116,11 +119,17 @@ class _Assembler:
         """Evaluate the golden questions no part held (``leftover``: their rows)."""
         if leftover is None or not len(leftover):
             return
-        empty = self.empty if self.empty is not None else pd.DataFrame(
-            {"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
-             "score": pd.Series(dtype=np.float64)} | ({"system": pd.Series(dtype=object)}
-                                                     if self.systems != [None] else {}))
-        self.evaluate(_Part(empty, leftover))
+        self.evaluate(_Part(self.empty_run(), leftover))
+
+    def empty_run(self) -> pd.DataFrame:
+        """A run part without rows: the first part's columns, else the canonical ones (before
+        any part with rows: a first bucket of golden questions the run does not answer)."""
+        if self.empty is not None:
+            return self.empty
+        return pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
+                             "score": pd.Series(dtype=np.float64)}
+                            | ({"system": pd.Series(dtype=object)} if self.systems != [None] else {})
+                            | ({"rank": pd.Series(dtype=np.float64)} if self.conv.ties == "rank" else {}))
 
     def evaluate(self, part: _Part) -> None:
         run = part.run
@@ -129,9 +138,9 @@ class _Assembler:
             if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
                 sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         if "doc_id" not in run.columns:  # a bucket without run rows
-            run = self.empty if self.empty is not None else run
+            run = self.empty_run()
         res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], self.conv,
-                            shallow=self.shallow, chunkings=self.chunkings, rollup=self.rollup)
+                            shallow=self.shallow, chunkings=self.chunkings, rollup=self.rollup, unjudged=self.unjudged)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
         records = self.judged_elsewhere(list(res.records), part)
@@ -140,6 +149,8 @@ class _Assembler:
             # compact: per (system, question) group its codes and a row of values, the
             # long table of strings is built once, in result()
             self.values.append(np.ascontiguousarray(res.values, dtype=np.float64))
+            if res.high is not None:
+                self.high.append(np.ascontiguousarray(res.high, dtype=np.float64))
             self.question.append(_codes(res.groups["query_id"], golden_ids) + self.n_golden)
             if "system" in res.groups.columns:
                 self.system.append(_codes(res.groups["system"], self.system_ids))
@@ -189,7 +200,8 @@ class _Assembler:
         question = pc.index_in(golden, value_set=unique).to_numpy(zero_copy_only=False).astype(np.int64)
         question = question[np.concatenate(self.question)]  # each group's distinct-question code
         values = np.concatenate(self.values)
-        self.values, self.question, self.golden_ids = [], [], []
+        high = np.concatenate(self.high) if self.high else None
+        self.values, self.question, self.golden_ids, self.high = [], [], [], []
         keys = [rank[question]]
         system = None
         if self.system:
@@ -210,6 +222,9 @@ class _Assembler:
         if self.rollup is not None:
             out.insert(out.columns.get_loc("measure"), "unit", UNIT)
         out["value"] = values[order].ravel()
+        if high is not None:
+            out["value_low"] = out["value"].to_numpy()
+            out["value_high"] = high[order].ravel()
         return out
 
 
@@ -576,6 +591,7 @@ class _Spill:
 # ---------------------------------------------------------------- the entry point
 def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DEFAULT, *,
                     warn: bool = True, rollup: Rollup | None = None, options: StreamOptions,
+                    unjudged: str | None = None,
                     shallow: list[Measure] | None = None, chunkings: Chunkings | None = None
                     ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
     """Evaluate a run dataset in partitions; None when it fits the budget (then the
@@ -667,7 +683,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = sizing.plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     sizing.warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
-    asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings)
+    asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings, unjudged)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -677,7 +693,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings)
+                asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings, unjudged)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:

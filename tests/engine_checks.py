@@ -13,7 +13,7 @@ import pytest
 from evalframe.engine import budget as sizing
 import evalframe as ef
 from evalframe import streaming
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 
 
 def sorted_table(df: pd.DataFrame) -> pd.DataFrame:

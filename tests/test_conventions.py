@@ -7,7 +7,7 @@ import pytest
 
 import evalframe as ef
 from evalframe.measures import FAMILIES
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 from evalframe.ranking import _sorted_order
 
 ALL = ["P@3", "R@3", "R", "RR", "RR@2", "AP", "AP@3", "nDCG", "nDCG@3", "nDCG(gain='linear')@3",

@@ -26,7 +26,7 @@ from evalframe import datasets  # noqa: E402
 from evalframe.dask_engine import division_buckets  # noqa: E402
 from evalframe.engine.partition import question_buckets  # noqa: E402
 from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
-from evalframe.evaluate import evaluate_with_diagnostics  # noqa: E402
+from evalframe.evaluation import evaluate_with_diagnostics  # noqa: E402
 from engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out

@@ -160,7 +160,7 @@ def test_question_rows_reads_only_the_questions_asked(cran, tmp_path):
     """The Parquet filter: the rows read are those of the questions asked, and equal the
     run's own rows (oracle: read_run of the whole run, cut here)."""
     import pyarrow.dataset as pads
-    from evalframe.report.changes import question_rows
+    from evalframe.reporting.changes import question_rows
     path = tmp_path / "runs.parquet"
     cran.runs.to_parquet(path, row_group_size=1000)
     asked = ["1", "102", "225"]
@@ -172,7 +172,7 @@ def test_question_rows_reads_only_the_questions_asked(cran, tmp_path):
     pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True)[want.columns.tolist()],
                                   want.sort_values(key).reset_index(drop=True), check_dtype=False)
     # the scan itself returns only those rows (pyarrow applies the filter while reading)
-    from evalframe.report.changes import _question_filter  # noqa: the private helper, tested here
+    from evalframe.reporting.changes import _question_filter  # noqa: the private helper, tested here
     ds = pads.dataset(str(path))
     assert ds.to_table(filter=_question_filter(ds, "query_id", asked)).num_rows == len(want) < len(cran.runs) / 50
     assert question_rows(str(path), ["no-such"]) is None  # nothing to rank: no rankings, no error

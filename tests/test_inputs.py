@@ -11,8 +11,8 @@ import pytest
 import evalframe as ef
 from evalframe.errors import EvalframeWarning
 from evalframe.inputs import TEXT_COLUMN, arrow_frame, question_texts
-from evalframe.evaluate import evaluate_with_diagnostics
-from evalframe.report import read_segments
+from evalframe.evaluation import evaluate_with_diagnostics
+from evalframe.reporting import read_segments
 
 MEASURES = ["R@5", "R@10", "P@5", "RR", "nDCG@10", "AP"]
 

@@ -86,7 +86,7 @@ def graph():
 
 
 def test_the_package_is_found():
-    assert {"io", "schema", "ranking", "evaluate"} <= set(modules())
+    assert {"io", "schema", "ranking", "evaluation"} <= set(modules())
 
 
 def test_readme_layout_lists_every_top_level_module():

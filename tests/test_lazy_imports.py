@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"  # trec_eval 10's own test files
-HEAVY = ("scipy", "scipy.stats", "scipy.special", "matplotlib", "dask", "evalframe.report", "evalframe.stats",
-         "evalframe.plots", "evalframe.evaluate", "evalframe.cli.evaluate", "evalframe.cli.report",
+HEAVY = ("scipy", "scipy.stats", "scipy.special", "matplotlib", "dask", "evalframe.reporting", "evalframe.stats",
+         "evalframe.plots", "evalframe.evaluation", "evalframe.cli.evaluate", "evalframe.cli.report",
          "pyarrow.dataset", "pyarrow.parquet")  # the last two: Parquet and datasets only
 
 
@@ -50,19 +50,22 @@ def test_trec_eval_command_loads_no_heavy_module(tmp_path):
 
 def test_public_names_resolve_as_before():
     import evalframe
-    from evalframe import errors, evaluate as evaluate_module, io, report as report_package  # noqa: F401
+    from evalframe import errors, io  # noqa: F401
 
     assert set(evalframe.__all__) <= set(dir(evalframe))
     for name in evalframe.__all__:
         obj = getattr(evalframe, name)
         assert getattr(obj, "__name__", "").rpartition(".")[2] == name, name
-    # functions named like their module stay the functions once the module is imported
-    import evalframe.agreement
-    import evalframe.evaluate
-    import evalframe.report.render  # noqa: F401
-    for name in ("evaluate", "report", "agreement"):
+    # no module is named like a public function (issue 32): importing the modules that define
+    # evaluate, report and agreement binds their own names, never the functions'
+    import evalframe.evaluation
+    import evalframe.label_agreement
+    import evalframe.reporting.render  # noqa: F401
+    for name, module in (("evaluate", "evaluation"), ("report", "reporting"), ("agreement", "label_agreement")):
         assert callable(getattr(evalframe, name)) and not isinstance(getattr(evalframe, name), type(sys))
-        assert getattr(evalframe, name) is getattr(sys.modules[f"evalframe.{name}"], name)
+        assert getattr(evalframe, name) is getattr(sys.modules[f"evalframe.{module}"], name)
+        assert f"evalframe.{name}" not in sys.modules
+    assert type(evalframe) is type(sys)  # the package's own module type: no class swapped in
     assert evalframe.read_run is io.read_run and evalframe.EvalframeInputError is errors.EvalframeInputError
     assert evalframe.stats is sys.modules["evalframe.stats"] and callable(evalframe.stats.compare)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
@@ -74,7 +77,7 @@ def test_star_import_and_monkeypatch(monkeypatch):
     namespace: dict = {}
     exec("from evalframe import *", namespace)
     assert set(evalframe.__all__) <= set(namespace)
-    assert namespace["report"] is sys.modules["evalframe.report"].report
+    assert namespace["report"] is sys.modules["evalframe.reporting"].report
     original = evalframe.evaluate
     monkeypatch.setattr(evalframe, "evaluate", len)
     assert evalframe.evaluate is len
@@ -89,6 +92,6 @@ def test_loaded_modules_do_not_change_output():
             str(CONFORMANCE / "results.test")]
     run = "import sys\nfrom evalframe.cli import main\nsys.exit(main(sys.argv[1:]))"
     lean = subprocess.run([sys.executable, "-c", run, *args], cwd=ROOT, capture_output=True, check=True)
-    full = subprocess.run([sys.executable, "-c", "import scipy.special, evalframe.report\n" + run, *args],
+    full = subprocess.run([sys.executable, "-c", "import scipy.special, evalframe.reporting\n" + run, *args],
                           cwd=ROOT, capture_output=True, check=True)
     assert lean.stdout == full.stdout == (CONFORMANCE / "out.test.aq").read_bytes()

@@ -12,6 +12,7 @@ import pytest
 import evalframe as ef
 from evalframe.engine import budget as sizing
 from evalframe.cli import main
+from evalframe.evaluation import evaluate_with_diagnostics
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +91,24 @@ def test_report_and_commands(case, tmp_path, capsys):
         counts[mode] = int(pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out))["n"].iloc[0])
     assert counts == {"zero": 225, "drop": 225 - len(no_answer)}
     assert main(["evaluate", str(q), str(r), "--no-relevant", "maybe"]) == 2
+
+
+def test_drop_says_so_and_does_not_warn(case):
+    """With no_relevant='drop' the diagnostics say the questions were left out, and no
+    NoRelevantWarning advises passing the option already passed (the report's neither)."""
+    run, qrels, no_answer = case
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        per_q, diag = evaluate_with_diagnostics(run, qrels, ["R@10"], no_relevant="drop")
+    assert not [x for x in w if issubclass(x.category, ef.NoRelevantWarning)]
+    row = diag[diag.check == "golden_questions_without_relevant"]
+    assert row["action"].tolist() == ["left out (no_relevant='drop')"] and row["count"].tolist() == [len(no_answer)]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rep = ef.report(run, qrels, measures=["R@10"], n_resamples=100, no_relevant="drop")
+    assert not [x for x in w if issubclass(x.category, ef.NoRelevantWarning)]
+    assert not any("no relevant document" in str(x) for x in rep.warnings)
+    with warnings.catch_warnings(record=True) as w:  # the default still warns, naming the option
+        warnings.simplefilter("always")
+        ef.evaluate(run, qrels, ["R@10"])
+    assert any(issubclass(x.category, ef.NoRelevantWarning) and "no_relevant='drop'" in str(x.message) for x in w)

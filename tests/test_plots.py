@@ -17,7 +17,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer  # noqa: E402
 
 import evalframe as ef  # noqa: E402
 from evalframe import plots  # noqa: E402
-from evalframe.report import report  # noqa: E402
+from evalframe.reporting import report  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -218,7 +218,7 @@ def test_save_plots(rep, tmp_path):
 
 
 def test_import_does_not_load_matplotlib():
-    code = "import sys, evalframe, evalframe.plots, evalframe.report; print('matplotlib' in sys.modules)"
+    code = "import sys, evalframe, evalframe.plots, evalframe.reporting; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

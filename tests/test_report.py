@@ -13,9 +13,9 @@ import pytest
 import evalframe as ef
 from evalframe import stats
 from evalframe.errors import EvalframeInputError
-from evalframe.report import (MIN_SEGMENT_QUESTIONS, Report, SmallGoldenSetWarning,
+from evalframe.reporting import (MIN_SEGMENT_QUESTIONS, Report, SmallGoldenSetWarning,
                               UnjudgedDocumentsWarning, read_segments, report)
-from evalframe.report import pipe_table as _pipe_table
+from evalframe.reporting import pipe_table as _pipe_table
 
 B = 200
 MEASURES = ["R@5", "nDCG@10", "RR"]
@@ -594,29 +594,29 @@ def test_renderers_use_only_the_public_surface():
 
     renderers = ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text", "render")
     for name in renderers:
-        src = (Path(ef.__file__).parent / "report" / f"{name}.py").read_text()
+        src = (Path(ef.__file__).parent / "reporting" / f"{name}.py").read_text()
         private = [n.attr for n in ast.walk(ast.parse(src))
                    if isinstance(n, ast.Attribute) and n.attr.startswith("_")]
         assert private == [], name
     import importlib
-    package = importlib.import_module("evalframe.report")  # ef.report is the function
+    package = importlib.import_module("evalframe.reporting")  # ef.report is the function
     for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
         assert name in package.__all__
 
 
 def test_render_keeps_every_name_it_had():
-    """evalframe.report.render still offers the names it held before its split (issue 32),
+    """evalframe.reporting.render still offers the names it held before its split (issue 32),
     each the object of the module that now owns it."""
     import importlib
 
-    render = importlib.import_module("evalframe.report.render")
+    render = importlib.import_module("evalframe.reporting.render")
     before = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description",
               "interval_note", "procedure_note", "summary_wide", "comparisons_view", "COMPARISON_VIEW_COLUMNS",
               "changes_view", "segment_flags", "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec",
               "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables",
               "pipe_table", "fingerprint_lines", "changes_line_view", "md_text"]
     assert set(before) <= set(render.__all__)
-    owners = {m: importlib.import_module(f"evalframe.report.{m}")
+    owners = {m: importlib.import_module(f"evalframe.reporting.{m}")
               for m in ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text")}
     for name in before:
         homes = [m for m, mod in owners.items() if name in mod.__all__]
@@ -681,7 +681,7 @@ def test_every_table_names_its_method(cran):
 
 def test_top_changes_and_the_changes_table(cran):
     # issue 12: the questions where a system lost or gained most, with the question text
-    from evalframe.report import top_changes
+    from evalframe.reporting import top_changes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = report(cran.runs, cran.qrels, measures=["nDCG@10"], baseline="bm25", n_resamples=B,
@@ -700,8 +700,8 @@ def test_top_changes_and_the_changes_table(cran):
     ch = r.changes
     assert set(ch["system_b"]) == set(r.systems) - {"bm25"} and set(ch["system_a"]) == {"bm25"}
     pd.testing.assert_frame_equal(ch[ch.system_b == "tfidf"].reset_index(drop=True), t)
-    from evalframe.report import text_tables
-    from evalframe.report.render_html import to_html_page
+    from evalframe.reporting import text_tables
+    from evalframe.reporting.render_html import to_html_page
     # the notebook view is compact (issue 14): the changes are on the page
     for out in (r.to_markdown(), to_html_page(r, plots=False), text_tables(r, changes=3)):
         assert "Top regressions and improvements" in out and t["query_id"].iloc[0] in out
@@ -736,7 +736,7 @@ def test_diagnostics_are_a_superset_and_warnings_iterate_as_warnings(cran):
     lines = r.warning_lines()
     assert [str(w.message) for w in ws] == lines
     assert f"warnings={len(lines)})" in repr(r)
-    from evalframe.report import text_tables
+    from evalframe.reporting import text_tables
     assert f"Warnings ({len(lines)})" in text_tables(r)
 
 
@@ -763,8 +763,8 @@ def test_measure_rows_select_and_order_match_pandas():
     import numpy as np
     import pandas as pd
 
-    from evalframe.report.build import per_question_table
-    from evalframe.report.tables import MeasureRows
+    from evalframe.reporting.build import per_question_table
+    from evalframe.reporting.tables import MeasureRows
 
     rng = np.random.default_rng(0)
     rows = []
@@ -809,7 +809,7 @@ def test_a_segment_named_like_a_summary_column_is_refused_before_evaluating(name
 
     def never(*args, **kwargs):
         raise AssertionError("evaluated before the segment table was checked")
-    monkeypatch.setattr(sys.modules["evalframe.report.build"], "evaluate_with_diagnostics", never)
+    monkeypatch.setattr(sys.modules["evalframe.reporting.build"], "evaluate_with_diagnostics", never)
     qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["d", "e"], "relevance": 1})
     run = qrels.drop(columns="relevance").assign(score=1.0)
     with pytest.raises(EvalframeInputError, match="reserved"):

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from evalframe.report import report
-from evalframe.report.render_html import to_html_page
+from evalframe.reporting import report
+from evalframe.reporting.render_html import to_html_page
 
 MEASURES = ["R@5", "nDCG@10", "AP"]
 VOID = {"br", "hr", "img", "meta", "link", "input", "col", "source", "wbr", "area", "base", "param", "track", "embed"}
@@ -343,8 +343,8 @@ def test_names_are_escaped(cran):
 
 
 def test_notebook_view_stays_compact_with_many_measures_and_pairs(rep):
-    from evalframe.report import Report
-    from evalframe.report.render_html import COMPACT_MEASURES, COMPACT_ROWS
+    from evalframe.reporting import Report
+    from evalframe.reporting.render_html import COMPACT_MEASURES, COMPACT_ROWS
 
     t = rep.tables
     names = {m: [m] + [f"{m}_{i}" for i in (1, 2, 3)] for m in MEASURES}  # 12 measures, 48 comparisons
@@ -368,7 +368,7 @@ def test_notebook_view_stays_compact_with_many_measures_and_pairs(rep):
 def test_html_and_pngs_build_each_plot_once(rep, tmp_path, monkeypatch):
     """Defect: report.html and save_plots built every plot twice (the command wrote both);
     to_html(plots_dir=) builds each figure once and writes it as SVG and PNG."""
-    from evalframe.report.model import Report
+    from evalframe.reporting.model import Report
 
     calls = []
     for name in ("plot_forest", "plot_curves", "plot_differences", "plot_sample_size", "plot_power",
@@ -409,7 +409,7 @@ def test_markdown_names_are_not_live_html():
     import warnings
 
     import evalframe as ef
-    from evalframe.report.render_markdown import md_text
+    from evalframe.reporting.render_markdown import md_text
     cran = ef.datasets.load_cranfield()
     evil = "<script>alert(1)</script>"
     runs = cran.runs[cran.runs.system.isin(["bm25", "hybrid_rrf"])].replace({"system": {"hybrid_rrf": evil}})
@@ -427,7 +427,7 @@ def test_a_segment_too_small_is_not_also_below_overall():
     also flagged 'below overall', filling the list with segments nobody can judge."""
     import pandas as pd
 
-    from evalframe.report.views import segment_flags
+    from evalframe.reporting.views import segment_flags
     seg = pd.DataFrame({"system": ["a"] * 3, "segment": "len", "segment_value": ["tiny", "big", "mid"],
                         "measure": "AP", "n": [5, 80, 60], "too_small": [True, False, False],
                         "below_overall_bh": [True, True, False], "p_below_bh": [0.01, 0.02, 0.5]})

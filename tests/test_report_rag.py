@@ -11,7 +11,7 @@ from scipy import stats as st
 
 import evalframe as ef
 from evalframe import stats
-from evalframe.report import report
+from evalframe.reporting import report
 
 B = 200
 
@@ -174,7 +174,7 @@ def test_stage_budgets_are_checked():
     run, qrels, _ = rag_case()
     with pytest.raises(ef.EvalframeInputError, match="k must be an int >= 1 or a token budget"):
         report(run, qrels, stages={"first": 20, "reranked": "tokens=0"})
-    from evalframe.report.stages import stage_spec
+    from evalframe.reporting.stages import stage_spec
     assert stage_spec({"a": 100, "b": {"tokens": 2000}}) == [("a", 100), ("b", "tokens=2000")]
 
 

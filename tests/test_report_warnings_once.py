@@ -21,7 +21,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import errors
-from evalframe.report import text_tables
+from evalframe.reporting import text_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ import pytest
 
 import evalframe as ef
 from evalframe.errors import EvalframeInputError, ShallowRankingWarning
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 from evalframe.measures import parse_measure
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 from engine_checks import sorted_table, streamed as stream_parts
 from test_spans import random_case
 

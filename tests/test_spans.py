@@ -27,7 +27,7 @@ import pytest
 import evalframe as ef
 from evalframe.spans import check_chunks, check_spans, merge_spans
 
-evaluate_with_diagnostics = importlib.import_module("evalframe.evaluate").evaluate_with_diagnostics
+evaluate_with_diagnostics = importlib.import_module("evalframe.evaluation").evaluate_with_diagnostics
 
 FAMILIES = ("SpanRecall", "SpanPrecision", "SpanIoU")
 

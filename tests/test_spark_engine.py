@@ -12,7 +12,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import datasets
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 from engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out

@@ -116,7 +116,7 @@ def test_clustered_inversion_agrees_with_the_cluster_test():
 
 
 def test_holm_adjusted_interval_clear_of_zero_implies_significance_and_the_note_says_so():
-    from evalframe.report.views import procedure_note
+    from evalframe.reporting.views import procedure_note
 
     t = table(40, [0.0, 0.03, 0.05, 0.07, 0.09], seed=0)
     c = stats.compare(t, baseline="s0", test="randomization", adjusted_ci=True, n_resamples=999)
@@ -214,7 +214,7 @@ def test_normal_interval_of_a_proportion_is_clipped_to_0_1():
 
 def test_segment_without_spread_below_has_the_sign_tests_p():
     """The Notes said p = 0; the code gives the one-sided sign test's 0.5^n, round-off too."""
-    from evalframe.report.segments import below_overall_tests
+    from evalframe.reporting.segments import below_overall_tests
 
     n = 6
     values = np.r_[np.full(n, 0.1) + np.array([0, 1e-17, -1e-17, 0, 0, 2e-17]), np.linspace(0.3, 0.9, 20)]
@@ -305,7 +305,7 @@ def test_dz_interval_inverts_the_noncentral_t():
 @pytest.mark.parametrize("test, one", [("t", True), ("randomization", True), ("bootstrap-t", True),
                                        ("bootstrap", False), ("wilcoxon", False)])
 def test_the_note_says_whether_interval_and_p_are_one_procedure(test, one):
-    from evalframe.report.views import procedure_note
+    from evalframe.reporting.views import procedure_note
 
     t = table(30, [0.0, 0.03, 0.06], seed=1)
     c = stats.compare(t, baseline="s0", test=test, adjusted_ci=True, n_resamples=199,

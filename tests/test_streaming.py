@@ -17,7 +17,7 @@ from evalframe.engine import budget as sizing
 import evalframe as ef
 from engine_checks import with_warnings
 from evalframe import streaming
-from evalframe.evaluate import evaluate_with_diagnostics
+from evalframe.evaluation import evaluate_with_diagnostics
 from make_snapshot import MEASURES
 from strategies import cases
 

@@ -147,25 +147,37 @@ def test_aggregate_and_summarize_carry_the_bounds():
     assert "mean_low" not in ef.stats.summarize(t.drop(columns=["value_low", "value_high"]), method="t")
 
 
-def test_other_engines_are_refused(tmp_path):
+def test_chunk_offsets_are_refused():
     run, qrels = _random_case(5)
-    with pytest.raises(ValueError, match="computed in memory only, not for a Dask run"):
-        ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="dask")
-    with pytest.raises(ValueError, match="engine='spark' evaluates a pyspark.sql.DataFrame run"):
-        ef.evaluate(run, qrels, ["P@5"], unjudged="bounds", engine="spark")  # the engine is chosen first
     chunks = pd.DataFrame({"chunk_id": ["d1#0"], "doc_id": ["d1"], "start": [0], "end": [10]})
     with pytest.raises(ValueError, match="not available with chunks="):
         ef.evaluate(run.assign(doc_id="d1#0").drop_duplicates(["system", "query_id"]), qrels, ["P@5"],
                     chunks=chunks, unjudged="bounds")
-    (tmp_path / "runs").mkdir()
-    run.to_parquet(tmp_path / "runs" / "part-0.parquet")
-    with pytest.raises(ValueError, match="computed in memory only, not for a Parquet dataset"):
-        ef.evaluate(str(tmp_path / "runs"), qrels, ["P@5"], unjudged="relevant")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unjudged", ["bounds", "relevant"])
+def test_every_engine_gives_the_in_memory_bounds(unjudged, tmp_path, spark):
+    """The bounds are computed inside each partition: streamed (several files, a budget that
+    forces parts, grouped and shuffled), Dask (3 partitions, shuffled) and Spark give the
+    in-memory table bit for bit, value_low and value_high included."""
+    import dask.dataframe as dd
+    from engine_checks import sorted_table, streamed
+    run, qrels = _random_case(6)
+    measures = ["P@5", "R@10", "RR", "Success@3"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        one = ef.evaluate(str(tmp_path / "runs" / "part-0.parquet"), qrels, ["P@5"], unjudged="bounds")
-        assert one["value_high"].to_numpy() == pytest.approx(
-            ef.evaluate(run, qrels, ["P@5"], unjudged="bounds")["value_high"].to_numpy())
+        want = sorted_table(ef.evaluate(run, qrels, measures, unjudged=unjudged))
+        assert ("value_high" in want) == (unjudged == "bounds")
+        for layout, rows in (("grouped", run.sort_values("query_id", kind="stable")),
+                             ("shuffled", run.sample(frac=1, random_state=1))):
+            got = streamed(rows, qrels, measures, tmp_path / layout, files=3, parts=4, unjudged=unjudged)[0]
+            pd.testing.assert_frame_equal(sorted_table(got), want, check_exact=True)
+        got = ef.evaluate(dd.from_pandas(run.sample(frac=1, random_state=2), npartitions=3), qrels, measures,
+                          unjudged=unjudged).compute()
+        pd.testing.assert_frame_equal(sorted_table(got), want, check_exact=True)
+        got = ef.evaluate(spark.createDataFrame(run), qrels, measures, unjudged=unjudged).toPandas()
+        pd.testing.assert_frame_equal(sorted_table(got), want, check_exact=True)
 
 
 def test_rollup_bounds_are_at_page_level():
@@ -221,7 +233,7 @@ def test_report_bounds_are_evaluates():
 
 def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
     from evalframe.cli import main
-    from evalframe.report import text_tables
+    from evalframe.reporting import text_tables
     cran = ef.datasets.load_cranfield()
     runs = cran.runs[cran.runs["system"].isin(["bm25", "tfidf"])]
     human = cran.qrels[cran.qrels["query_id"].isin(cran.qrels["query_id"].unique()[:50])]
@@ -233,7 +245,7 @@ def test_report_text_and_commands_show_bounds_and_ppi(tmp_path, capsys):
     text = text_tables(rep)
     assert "Model labels and unjudged documents" in text and "bm25: R@5 0.297, between 0.297 and" in text
     assert "corrected with 50 human-labelled questions" in rep.to_markdown()
-    from evalframe.report.render_html import to_html_page
+    from evalframe.reporting.render_html import to_html_page
     page = to_html_page(rep, plots=False)
     assert "<section id='labels'>" in page and "between 0.297 and" in page
     runs.to_parquet(tmp_path / "runs.parquet")

@@ -33,8 +33,8 @@ def read_saved_report(path: str):
     one-line user error naming the folder otherwise."""
     from pathlib import Path
 
-    from ..report import read_report
-    from ..report.persist import tables_directory
+    from ..reporting import read_report
+    from ..reporting.persist import tables_directory
     d = Path(path)
     if not d.is_dir():
         raise CommandError(f"{path}: not a folder holding a saved report (evalframe report --out DIR)")

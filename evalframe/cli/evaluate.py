@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     """Evaluate the parsed arguments, print the table; returns the exit status."""
     import pandas as pd
 
-    from ..evaluate import aggregate, evaluate
+    from ..evaluation import aggregate, evaluate
     from ..io import read_golden_set
 
     stdin_once(args.qrels, args.runs)

@@ -69,11 +69,15 @@ def run(args: argparse.Namespace) -> int:
                            f", got {len(args.runs)} run(s): {' '.join(args.runs)}")
     if args.baseline_system and not args.baseline_report:
         raise CommandError("--baseline-system names a system of --baseline-report DIR; give the report too")
-    runs = [read_input(path, run_reader(args.ascending), "run", columns=args.columns, duplicates=args.duplicates,
-                       encoding=args.encoding) for path in args.runs]
+    base, ascending = None, args.ascending
     if args.baseline_report:
         from .diff import read_saved_report
         base = read_saved_report(args.baseline_report)
+        # without --ascending the report's conventions apply: its distances keep their lowest copy
+        ascending = ascending or bool((base.metadata.get("conventions") or {}).get("ascending", False))
+    runs = [read_input(path, run_reader(ascending), "run", columns=args.columns, duplicates=args.duplicates,
+                       encoding=args.encoding) for path in args.runs]
+    if args.baseline_report:
         given = {k: v for k, v in conventions(args).items() if v != DEFAULTS[k]}
         result = gate(qrels, base, runs[0], measures, margin=args.margin, alpha=args.alpha,
                       sequential=args.sequential, baseline_system=args.baseline_system,

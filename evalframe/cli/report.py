@@ -170,7 +170,7 @@ def _json_records(df):
 def run(args: argparse.Namespace) -> int:
     """Build the report of the parsed arguments and print it; returns the exit status."""
     from ..io import read_golden_set, read_qrels
-    from ..report import read_segments, report, text_tables
+    from ..reporting import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
     if args.changes < 0:

@@ -8,10 +8,10 @@ as one :class:`Conventions`; :func:`evalframe.engine.choice.choose` picks the en
 from __future__ import annotations
 
 __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
-           "evaluate_partition", "kept_groups", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
+           "evaluate_partition", "kept_groups", "no_relevant_records", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "bound_table",
+           "Duplicates", "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "upper_bounds", "bound_table",
            "Conventions", "DEFAULT"]
 
 import os
@@ -24,7 +24,7 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (CHUNKING_OF, HAS_JUDGED, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
+from ..ranking import (CHUNKING_OF, HAS_JUDGED, LEFT_OUT, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
                       judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
 from ..schema import (CheckedQrels, CheckedRun, ResolvedConflicts, check_qrels, encode_qrels, encode_run,
@@ -436,6 +436,16 @@ def per_question_table(J: Judged, ms: list[Measure], keep: np.ndarray | None = N
     return long_table(J.groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep], [str(m) for m in ms])
 
 
+def no_relevant_records(J: Judged, conv: Conventions) -> Judged:
+    """``J`` whose ``golden_questions_without_relevant`` record says its questions were left
+    out when ``conv.no_relevant`` is ``"drop"`` (the warning is then not issued)."""
+    if conv.no_relevant != "drop" or not any(r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT for r in J.records):
+        return J
+    records = tuple(replace(r, action=LEFT_OUT) if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
+                    for r in J.records)
+    return replace(J, records=records, diagnostics=diagnostics_table(records))
+
+
 def kept_groups(J: Judged, conv: Conventions) -> np.ndarray | None:
     """The groups of ``J`` its per-question table keeps: with ``no_relevant="drop"``, those
     whose question has a relevant document (a golden-set label >= ``rel``); None: all."""
@@ -505,7 +515,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAUL
     rel = conv.rel
     shallow = ms if shallow is None else shallow
     if chunks is None and not is_span_input(qrels, conv.columns):
-        J = prepare(run, qrels, conv, warn=False, rollup=rollup)
+        J = no_relevant_records(prepare(run, qrels, conv, warn=False, rollup=rollup), conv)
         J = with_records(with_shallow_rankings(J, shallow, warn=False), systems_sharing_no_document(J)
                          + chunk_sizes(J, list(ms) + [m for m in shallow if m not in ms]))  # every measure named
         refuse_foreign_ids(J)
@@ -775,13 +785,10 @@ def unjudged_relevant(J: Judged, k: int | None, label: int) -> Judged:
                    n_queries=G, cache={}, source_row=None, subtopics=None, spans=None)
 
 
-def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | None = None) -> pd.DataFrame:
-    """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
-    (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
-    (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
-    bound); the measures checked by :func:`check_unjudged`; ``keep``: the groups kept
-    (:func:`kept_groups`; None: all)."""
-    low = compute(J, ms) if unjudged == "bounds" else None
+def upper_bounds(J: Judged, ms: list[Measure]) -> np.ndarray:
+    """The (groups x measures) values of ``ms`` on ``J`` with every unjudged document of each
+    measure's cutoff counted relevant (:func:`unjudged_relevant`): their true upper bound
+    (the measures checked by :func:`check_unjudged`)."""
     label = max([m.param("rel") for m in ms] + [1])
     high = np.zeros((J.n_groups, len(ms)), dtype=np.float64)
     by_k: dict = {}
@@ -790,6 +797,17 @@ def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | 
     for k, idx in by_k.items():  # one relabelled table per cutoff
         high[:, idx] = np.asarray(compute(unjudged_relevant(J, k, label), [ms[i] for i in idx]),
                                   dtype=np.float64).reshape(J.n_groups, len(idx))
+    return high
+
+
+def bound_table(J: Judged, ms: list[Measure], unjudged: str, keep: np.ndarray | None = None) -> pd.DataFrame:
+    """The long table of ``ms`` on ``J`` with the unjudged documents counted relevant
+    (``unjudged="relevant"``: ``value`` is the upper bound), or both bounds
+    (``"bounds"``: ``value`` and ``value_low`` today's value, ``value_high`` the upper
+    bound); the measures checked by :func:`check_unjudged`; ``keep``: the groups kept
+    (:func:`kept_groups`; None: all)."""
+    low = compute(J, ms) if unjudged == "bounds" else None
+    high = upper_bounds(J, ms)
     names = [str(m) for m in ms]
     groups = J.groups
     if keep is not None:

@@ -27,7 +27,7 @@ from ..rollup import UNIT
 from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
                       merge_conflicts)
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Conventions, kept_groups, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from . import (Chunkings, Conventions, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -157,6 +157,8 @@ class PartResult:
     unit : the unit column of a rolled-up table (None: none)
     extra : what an engine adds for its own checks (the Dask engine: the partition's
         question fingerprints, systems and golden-set questions)
+    high : with ``unjudged="bounds"``, the upper bounds (groups x measures) beside ``values``
+        (today's values, the lower bounds); the table then has ``value_low`` and ``value_high``
     """
 
     groups: pd.DataFrame
@@ -170,19 +172,25 @@ class PartResult:
     chunkings: int = 1
     unit: str | None = None
     extra: dict = field(default_factory=dict)
+    high: np.ndarray | None = None
 
     @property
     def table(self) -> pd.DataFrame:
-        """Its per-question table, ``[system,] query_id, [unit,] measure, value``."""
+        """Its per-question table, ``[system,] query_id, [unit,] measure, value[, value_low,
+        value_high]``."""
         table = long_table(self.groups, self.values, self.names)
         if self.unit is not None:
             table.insert(table.columns.get_loc("measure"), "unit", self.unit)
+        if self.high is not None:
+            table["value_low"] = table["value"].to_numpy()
+            table["value_high"] = np.asarray(self.high, dtype=np.float64).reshape(-1)
         return table
 
     def summary(self) -> "PartResult":
         """The result without its groups' rows (what a driver gathers from its workers)."""
         empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in self.groups.dtypes.items()})  # not a slice: a
-        return replace(self, groups=empty, values=np.empty((0, self.values.shape[1])))  # slice keeps the whole
+        high = None if self.high is None else np.empty((0, self.values.shape[1]))  # slice keeps the whole
+        return replace(self, groups=empty, values=np.empty((0, self.values.shape[1])), high=high)
 
     def to_arrow(self) -> pa.Table:
         """The result as one Arrow table, to cross a process boundary without pickle: the
@@ -201,6 +209,9 @@ class PartResult:
         cols = {c: pa.array(self.groups[c].to_numpy(dtype=object), pa.large_string()) for c in self.groups.columns}
         values = np.asarray(self.values, dtype=np.float64).reshape(len(self.groups), len(self.names))
         cols |= {f"value_{i}": pa.array(values[:, i]) for i in range(len(self.names))}
+        if self.high is not None:
+            high = np.asarray(self.high, dtype=np.float64).reshape(len(self.groups), len(self.names))
+            cols |= {f"high_{i}": pa.array(high[:, i]) for i in range(len(self.names))}
         about = {"names": list(self.names), "records": [_record_json(r) for r in self.records],
                  "silent": list(self.silent), "integer_questions": self.integer_questions,
                  "conflicts": None if self.conflicts is None else {
@@ -208,7 +219,7 @@ class PartResult:
                      "examples": list(self.conflicts.examples), "first_rows": [int(x) for x in self.conflicts.first_rows]},
                  "tokens": [[s, counts.index.tolist(), counts.to_numpy().tolist()] for s, counts in self.tokens.items()],
                  "chunkings": int(self.chunkings), "unit": self.unit, "extra": self.extra,
-                 "groups": list(self.groups.columns)}
+                 "groups": list(self.groups.columns), "high": self.high is not None}
         return pa.table(cols).replace_schema_metadata({PART_METADATA: json.dumps(about)})
 
     @classmethod
@@ -221,12 +232,16 @@ class PartResult:
         values = np.column_stack([table.column(f"value_{i}").to_numpy() for i in range(M)]) if M else \
             np.empty((table.num_rows, 0))
         c = about["conflicts"]
+        high = None
+        if about["high"]:
+            high = (np.column_stack([table.column(f"high_{i}").to_numpy() for i in range(M)]) if M else
+                    np.empty((table.num_rows, 0))).reshape(table.num_rows, M)
         return cls(groups, values.reshape(table.num_rows, M), about["names"], [_record_of(r) for r in about["records"]],
                    about["silent"], None if c is None else ResolvedConflicts(
                        c["how"], c["count"], tuple(c["examples"]), tuple(c["first_rows"])),
                    about["integer_questions"],
                    tokens={s: pd.Series(n, index=pd.Index(t)) for s, t, n in about["tokens"]},
-                   chunkings=about["chunkings"], unit=about["unit"], extra=about["extra"])
+                   chunkings=about["chunkings"], unit=about["unit"], extra=about["extra"], high=high)
 
 
 #: The schema metadata key of :meth:`PartResult.to_arrow`'s JSON.
@@ -245,7 +260,8 @@ def _record_of(d: dict) -> Diagnostic:
 
 def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], conv: Conventions, *,
                   qrels_rows: np.ndarray | None = None, rollup: pd.Series | None = None,
-                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None) -> PartResult:
+                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
+                  unjudged: str | None = None) -> PartResult:
     """Evaluate the questions of one partition, knowing every system of the run.
 
     ``run`` and ``qrels`` hold canonical column names (``conv.columns`` applied by the
@@ -257,7 +273,9 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     (default ``ms``: a report checks the measures asked for, not its curve's);
     ``chunkings``: the chunk tables (and span golden set) resolved once for every partition
     (:func:`~evalframe.engine.resolve_chunkings`), ``qrels`` then the partition's rows of the
-    span golden set (or of the chunk-level one).
+    span golden set (or of the chunk-level one); ``unjudged="relevant"``: the values are the
+    upper bounds (:func:`~evalframe.engine.upper_bounds`), ``"bounds"``: today's values and
+    the upper bounds beside them (``high``).
     """
     qrels = qrels.reset_index(drop=True)
     resolved = None
@@ -268,15 +286,19 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     if conv.conflicts != "error" and qrels_rows is not None:  # whole questions: resolved here, merged by the driver
         qrels, resolved = check_qrels_part(qrels, conv.conflicts, qrels_rows)
         conv = conv.but(conflicts="error")  # no repeated pair is left
-    J = prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within)
+    J = no_relevant_records(prepare(run, qrels, conv, warn=False, rollup=rollup, systems=within), conv)
     J = with_shallow_rankings(J, shallow if shallow is not None else ms, warn=False)
-    groups, values = J.groups, compute(J, ms)
+    groups, high = J.groups, None
+    values = upper_bounds(J, ms) if unjudged == "relevant" else compute(J, ms)
+    if unjudged == "bounds":
+        high = upper_bounds(J, ms)
     keep = kept_groups(J, conv)
     if keep is not None:  # no_relevant="drop": the questions without a relevant document left out
         groups, values = groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep]
+        high = None if high is None else high[keep]
     return PartResult(groups, values, [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
                       J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
-                      unit=UNIT if rollup is not None else None)
+                      unit=UNIT if rollup is not None else None, high=high)
 
 
 def _silent(J, systems: list) -> list:

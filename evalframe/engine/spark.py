@@ -136,7 +136,7 @@ def _judged_systems(plan):
 
 def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True, rollup=None,
                    shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
-                   buckets: int | None = None):
+                   buckets: int | None = None, unjudged: str | None = None):
     """Per-question table (a Spark DataFrame, persisted) and diagnostics table (pandas) of a
     Spark run: the in-memory call's values, bit for bit, and its diagnostics and warnings.
 
@@ -182,12 +182,13 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
     held = GoldenIndex(golden)
     golden_bucket = question_buckets(pd.Series(held.ids, dtype=object), n)
     opts = dict(conv=conv.but(columns=None, conflicts="error"),  # resolved on the driver
-                shallow=None if shallow is None else shipped(shallow), chunkings=chunkings,
+                shallow=None if shallow is None else shipped(shallow), chunkings=chunkings, unjudged=unjudged,
                 rollup=None if rollup is None else rollup_map(rollup))
     ms = shipped(ms)
     names = ([("system", pa.string())] if has_system else []) + [("query_id", pa.string())] + (
-        [("unit", pa.string())] if rollup is not None else []) + [("measure", pa.string()), ("value", pa.float64()),
-                                                                   (_SUMMARY, pa.binary())]
+        [("unit", pa.string())] if rollup is not None else []) + [("measure", pa.string()), ("value", pa.float64())] + (
+        [("value_low", pa.float64()), ("value_high", pa.float64())] if unjudged == "bounds" else []) + [
+        (_SUMMARY, pa.binary())]
     schema = pa.schema(names)
     plan = _broadcast(spark, (held, golden_bucket, systems, ms, opts, schema))
     keyed = run.mapInArrow(_with_bucket(n), _spark_schema(run.schema))
@@ -200,8 +201,9 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
     seen = np.array([s.extra["bucket"] for s in summaries], dtype=np.int64)
     orphans = np.flatnonzero(~np.isin(golden_bucket, seen))  # golden questions of buckets without a run row
     if len(orphans) or not summaries:
-        empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c == "score" else object)
-                              for c in ("system", "query_id", "doc_id", "score") if c != "system" or has_system})
+        empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c in ("score", "rank") else object)
+                              for c in ("system", "query_id", "doc_id", "score", "rank")
+                              if (c != "system" or has_system) and (c != "rank" or "rank" in run.columns)})
         rest = evaluate_part(empty, held.rows(orphans), systems, ms, **opts)
         summaries.append(rest.summary())
         if len(rest.groups):

@@ -258,7 +258,7 @@ class Report:
 
     @property
     def warnings(self) -> ReportWarnings:
-        """The warnings, one :class:`~evalframe.report.diagnostics.ReportWarning` (a
+        """The warnings, one :class:`~evalframe.reporting.diagnostics.ReportWarning` (a
         :class:`warnings.WarningMessage`: ``message``, ``category``) per warning line shown;
         ``.table`` (and ``warnings["check"]``...) the diagnostics rows at level ``"warning"``."""
         return report_warnings(self._tables["diagnostics"])
@@ -284,7 +284,7 @@ class Report:
                 f"measures={list(m['measures'])}, baseline={m['baseline']!r}, "
                 f"warnings={len(self.warnings)})")
 
-    # ---- views and text (evalframe.report.views, render_html, render_markdown, render_latex)
+    # ---- views and text (evalframe.reporting.views, render_html, render_markdown, render_latex)
     def summary_wide(self, digits: int = 3) -> pd.DataFrame:
         """Systems x measures, cells ``mean [ci_low, ci_high]`` (+ ``▲``/``▼`` when
         significantly above/below the reference system), the view the HTML and Markdown show.
@@ -306,7 +306,7 @@ class Report:
         """The comparisons in words, one short cell per value (whole in a notebook's table):
         ``measure, system_a, system_b, diff, CI`` (unadjusted), ``adjusted CI`` (adjusted as
         ``p_adjusted`` is), ``adjustment, interval, p_adjusted, test, significant``; see
-        ``evalframe.report.views.comparisons_view``.
+        ``evalframe.reporting.views.comparisons_view``.
 
         Examples
         --------
@@ -414,7 +414,7 @@ class Report:
         """
         return render_latex.to_latex(self, digits=digits, caption=caption, label=label, intervals=intervals)
 
-    # ---- files (evalframe.report.persist)
+    # ---- files (evalframe.reporting.persist)
     def to_csv(self, directory) -> Path:
         """Write every table as ``<name>.csv`` plus ``metadata.json`` (with column dtypes).
 

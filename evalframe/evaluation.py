@@ -27,7 +27,7 @@ from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from .schema import Conflicts
-from .io import read_golden_set, read_run
+from .io import read_golden_set, read_run, read_run_as_given
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
 from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
@@ -149,8 +149,8 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
         ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
         bound is true (no labelling of the unjudged documents gives more); the others
-        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  In memory
-        only (a Dask, Spark or streamed run is refused).
+        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  Every engine
+        computes them (in each partition); not with chunk offsets.
 
     Returns
     -------
@@ -542,7 +542,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
 
 def _check_no_relevant(no_relevant, chunked) -> None:
     """``no_relevant="drop"`` refused with chunk offsets (``chunked``: :func:`_chunked`'s answer)."""
-    if no_relevant == "drop" and chunked not in (False, None):
+    if no_relevant == "drop" and chunked is not False:  # None: a span golden set, its documents judged whole
         raise ValueError("evaluate: no_relevant='drop' is not available with chunks= or a span golden set "
                          "(whether a question has relevant evidence depends on the chunking); use "
                          "no_relevant='zero' and filter the per-question table")
@@ -563,35 +563,24 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     chunkings, qrels, run = chunked or (None, qrels, run)
     if not measured and chunkings is None:
         ms = []
-    if unjudged in ("relevant", "bounds"):
-        _bounds_in_memory(choice, chunkings, unjudged)
+    if unjudged in ("relevant", "bounds") and chunkings is not None:
+        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
+                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     if choice.name == "spark":
         from .engine.spark import evaluate_spark
-        return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+        return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
+                              unjudged=unjudged)
     if choice.name == "dask":
         from .dask_engine import evaluate_dask
-        return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings)
+        return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
+                             unjudged=unjudged)
     if choice.name == "streaming":
         streamed, run, qrels = _streamed(run, qrels, ms if measured or chunkings else None, conv, choice, progress,
-                                         rollup, warn=warn, shallow=shallow, chunkings=chunkings)
+                                         rollup, warn=warn, shallow=shallow, chunkings=chunkings, unjudged=unjudged)
         if streamed is not None:
             return streamed
     return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow,
                               chunks=chunks if chunkings is not None else None, unjudged=unjudged)
-
-
-def _bounds_in_memory(choice: Choice, chunkings, unjudged: str) -> None:
-    """``unjudged="relevant"`` / ``"bounds"`` are computed by the in-memory engine only:
-    a Dask or Spark run, a Parquet dataset other than one file that fits the memory
-    budget, or chunk offsets are refused with the way out."""
-    where = {"spark": "a Spark run", "dask": "a Dask run",
-             "streaming": "a Parquet dataset larger than the memory budget (streamed)"}.get(choice.name)
-    if chunkings is not None:
-        where = "chunk offsets (chunks= or a span golden set)"
-    if where is not None:
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is computed in memory only, not for {where}: "
-                         "evaluate the run in memory (a sample of its questions, or one system at a time), or "
-                         "leave unjudged= unset")
 
 
 def _token_counts(run, tokens, conv: Conventions, choice: Choice):
@@ -605,7 +594,8 @@ def _token_counts(run, tokens, conv: Conventions, choice: Choice):
     if isinstance(run, pd.DataFrame) and is_span_input(run, conv.columns):
         raise ValueError("evaluate: a run carrying chunk offsets takes its token counts from a tokens column")
     # the scores as given (ascending negates them once, when the engine checks the run)
-    return with_tokens(read_run(run, columns=conv.columns, duplicates=conv.duplicates, ties=conv.ties), tokens,
+    return with_tokens(read_run_as_given(run, columns=conv.columns, duplicates=conv.duplicates, ties=conv.ties,
+                                         ascending=conv.ascending), tokens,
                        columns=conv.columns)
 
 
@@ -645,7 +635,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
 
 
 def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollup, *, warn: bool,
-              shallow: list[Measure] | None = None, chunkings=None):
+              shallow: list[Measure] | None = None, chunkings=None, unjudged: str | None = None):
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
@@ -654,7 +644,7 @@ def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollu
     if (conv.conflicts != "error" or conv.columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
         qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts
-    out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup,
+    out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup, unjudged=unjudged,
                           options=StreamOptions(choice.budget, progress), shallow=shallow, chunkings=chunkings)
     if out is not None:
         return out, run, qrels

@@ -68,7 +68,7 @@ def read_segments(source, *, segments: Sequence[str] | None = None,
     Examples
     --------
     >>> import evalframe as ef
-    >>> from evalframe.report import read_segments
+    >>> from evalframe.reporting import read_segments
     >>> read_segments(ef.datasets.load_cranfield().segments).head(2)
       query_id  length question_form
     0        1  medium   wh_question

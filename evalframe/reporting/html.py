@@ -191,7 +191,7 @@ def table(columns: Sequence[Column], rows: Sequence[Sequence[str | tuple[str, st
 
     Examples
     --------
-    >>> from evalframe.report.html import Column, escape, table
+    >>> from evalframe.reporting.html import Column, escape, table
     >>> t = table([Column("system"), Column("R@5", numeric=True)],
     ...           [[escape("bm25"), "0.297"], [escape("a<b"), ("0.325", "ef-best")]], name="summary")
     >>> "<th scope='row'>a&lt;b</th><td class='ef-num ef-best'>0.325</td>" in t
@@ -237,7 +237,7 @@ def svg_figure(draw: Callable[[object], object], figsize: tuple[float, float], *
 
     Examples
     --------
-    >>> from evalframe.report.html import svg_figure
+    >>> from evalframe.reporting.html import svg_figure
     >>> svg = svg_figure(lambda ax: ax.plot([1, 2], [3, 4]), (3, 2), prefix="demo")
     >>> svg.startswith("<svg "), "xmlns" in svg, 'id="demo-' in svg
     (True, False, True)

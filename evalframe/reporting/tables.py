@@ -1,6 +1,6 @@
 """The report's table names, fixed columns and row order (shared by every section).
 
-The lowest file of the :mod:`evalframe.report` package: every other file may import it.
+The lowest file of the :mod:`evalframe.reporting` package: every other file may import it.
 """
 from __future__ import annotations
 

@@ -24,11 +24,11 @@ from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
 from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
-from ..evaluate import aggregate, evaluate_with_diagnostics
+from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
-from ..io import read_chunks, read_golden_set, read_qrels, read_run, read_run_as_given
+from ..io import read_chunks, read_golden_set, read_qrels, read_run_as_given
 from ..schema import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
@@ -53,7 +53,7 @@ class ReportOptions:
 
     Examples
     --------
-    >>> from evalframe.report import report_options
+    >>> from evalframe.reporting import report_options
     >>> opts = report_options(measures=["R@5"], seed=1)
     >>> type(opts).__name__, opts.seed, opts.conventions["missing"]
     ('ReportOptions', 1, 'zero')
@@ -143,7 +143,7 @@ def report_options(*, measures=None, baseline: str | None = None,
 
     Examples
     --------
-    >>> from evalframe.report import report_options
+    >>> from evalframe.reporting import report_options
     >>> opts = report_options(measures=["nDCG@10"], baseline="bm25")
     >>> opts.measures, opts.baseline, opts.test, opts.n_resamples
     ((Measure('nDCG@10'),), 'bm25', 't', 10000)
@@ -182,7 +182,9 @@ def report_options(*, measures=None, baseline: str | None = None,
         raise _bad("curve_ks", "a non-empty list of ints >= 1",
                    ks if isinstance(ks, list) else curve_ks)
     conv = {**CONVENTIONS, **conventions}
-    Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once, here
+    checked = Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once
+    conv |= {"rel": int(checked.rel), "depth": None if checked.depth is None else int(checked.depth),
+             "ascending": checked.ascending}  # plain values (numpy's too): the metadata is JSON
     if conv["no_relevant"] not in ("zero", "drop"):
         raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
@@ -285,7 +287,7 @@ def span_defaults(run, chunks) -> list[str]:
 
 def _provenance_rows(run, golden: pd.DataFrame, opts: ReportOptions, cols, rollup, judged: pd.DataFrame
                      ) -> list[dict]:
-    """:func:`~evalframe.report.diagnostics.labels_by_judge` of the golden set, with each
+    """:func:`~evalframe.reporting.diagnostics.labels_by_judge` of the golden set, with each
     system's share of judged top-k documents (k: the deepest of the measures, 10 without
     one) whose label is a model's: ``Judged@k`` on the model's rows over ``Judged@k`` on all
     (``judged``: the report's aggregate of ``Judged@k``, already computed)."""
@@ -636,7 +638,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
                              k=min(RANKINGS_DEPTH, conv["depth"] or RANKINGS_DEPTH))
     metadata["fingerprints"] = fingerprints(
         golden, (run_digests(table) if table is not None
-                 else source_digests(run, read_run, columns=cols, duplicates=conv["duplicates"])),
+                 else source_digests(run, read_run_as_given, columns=cols, duplicates=conv["duplicates"],
+                                     ascending=conv["ascending"])),
         conventions=conv, measures=names, version=__version__,
         chunks=_chunks_digest(chunks))
     tables = {"summary": summary, "per_question": per_q, "by_segment": by_segment, "comparisons": comparisons,

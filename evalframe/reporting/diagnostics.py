@@ -36,7 +36,7 @@ CONVENTION_DOCS = {
                  "or a person's over a model's (human)",
     "no_relevant": "golden-set questions with no relevant document: kept, recall-type measures scoring 0 (zero), "
                    "or left out (drop)",
-    "ascending": "the run's scores are distances: lower ranks first (False: higher ranks first)",
+    "ascending": "True: the run's scores are distances, the lowest ranked first; False: the highest score first",
 }
 #: checks of :func:`evalframe.diagnostics` reported at level "warning"
 WARNING_CHECKS = ("system_without_judged_documents", "systems_share_no_judged_documents", "chunkings_differ",
@@ -214,7 +214,7 @@ class ReportWarning(_warnings.WarningMessage):
     (``message``, ``category``, ``filename``, ``lineno``) plus ``check`` and ``system``."""
 
     def __init__(self, message: str, category: type[Warning], check: str, system: str | None = None):
-        super().__init__(category(message), category, "evalframe.report", 0)
+        super().__init__(category(message), category, "evalframe.reporting", 0)
         self.check = check
         self.system = system
 

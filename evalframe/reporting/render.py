@@ -1,4 +1,4 @@
-"""Every renderer of a Report under one name, as ``evalframe.report.render`` has always
+"""Every renderer of a Report under one name, as ``evalframe.reporting.render`` has always
 offered them; each lives in the module of its job: :mod:`.views` (the Report in words, cell
 formats), :mod:`.figures` (plot specifications), :mod:`.render_html`,
 :mod:`.render_markdown`, :mod:`.render_latex`, :mod:`.render_text`.

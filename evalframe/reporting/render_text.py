@@ -35,7 +35,7 @@ def text_tables(rep: ReportView, digits: int = 3, *, changes: int = 1, warnings:
     --------
     >>> import warnings
     >>> import evalframe as ef
-    >>> from evalframe.report import text_tables
+    >>> from evalframe.reporting import text_tables
     >>> sso = ef.datasets.load_sso()
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")

@@ -82,7 +82,7 @@ def pipe_table(df: pd.DataFrame) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from evalframe.report import pipe_table
+    >>> from evalframe.reporting import pipe_table
     >>> print(pipe_table(pd.DataFrame({"system": ["bm25", "a|b"], "mean": [0.25, 0.5]})))
     | system | mean |
     | ------ | ---: |

@@ -91,7 +91,7 @@ def to_html_page(rep: ReportView, *, title: str | None = None, golden_set: str |
     --------
     >>> import warnings
     >>> import evalframe as ef
-    >>> from evalframe.report.render_html import to_html_page
+    >>> from evalframe.reporting.render_html import to_html_page
     >>> cran = ef.datasets.load_cranfield()
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
