@@ -9,16 +9,10 @@ from __future__ import annotations
 __all__ = ["is_dataset_source", "open_run_dataset", "StreamOptions", "stream_evaluate", "scratch_directory",
            "close_all"]
 
-import contextlib
-import errno
 import gc
 import math
 import os
-import shutil
-import signal
 import sys
-import tempfile
-import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
@@ -31,6 +25,7 @@ from .engine import (DEFAULT, Chunkings, Conventions, carried_chunkings, doc_sum
 from .engine import budget as sizing
 from .engine.choice import is_dataset_source, open_run_dataset
 from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
+from .engine.scratch import close_all, scratch_directory
 from .io import read_golden_set
 from .measures import Measure
 from .ranking import (Check, Diagnostic, clear_judged_elsewhere, conflicts_record, diagnostics_table, id_set,
@@ -41,6 +36,7 @@ from .schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
+
 
 def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
@@ -71,57 +67,6 @@ class StreamOptions:
     budget: int
     progress: bool | None = None
     temp_dir: str | None = None
-
-
-# ---------------------------------------------------------------- scratch space
-@contextlib.contextmanager
-def scratch_directory(prefix: str, dir: str | None = None) -> Iterator[str]:
-    """A temporary directory for a run's spilled partitions (in ``dir``, default the
-    system's: ``TMPDIR``), removed on success, error, Ctrl-C and SIGTERM (what ``kill``,
-    ``timeout``, ``docker stop`` and batch schedulers send: the process still ends by
-    the signal, once the directory is gone).  A disk that fills up while it is written
-    is one ``OSError`` naming the directory and ``TMPDIR``."""
-    tmp = tempfile.mkdtemp(prefix=prefix, dir=dir)
-    terminated: list[int] = []
-
-    def on_sigterm(signum, frame):
-        terminated.append(signum)
-        raise SystemExit(128 + signum)  # unwinds: every finally runs
-
-    ours = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # never replaces a handler of the caller's
-    if ours:
-        signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield tmp
-    except OSError as e:
-        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
-            raise
-        raise OSError(e.errno, f"no space left in the temporary directory {os.path.dirname(tmp)} while spilling "
-                               "the run to disk: free space there, or set TMPDIR to a directory on a larger disk "
-                               "(or raise memory_budget)") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if ours:  # the default action back (None: not set from Python, which is the default too)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if terminated:
-            os.kill(os.getpid(), signal.SIGTERM)  # the default action now: ends as the sender meant
-
-
-def close_all(files) -> None:
-    """Close every file or writer of ``files``, the first error raised once all are tried
-    (a Parquet writer whose close failed on a full disk is marked closed: its finaliser
-    would try again and print a traceback)."""
-    first = None
-    for f in files:
-        try:
-            f.close()
-        except Exception as e:  # noqa: BLE001 - re-raised below
-            first = first or e
-            if getattr(f, "is_open", False):
-                f.is_open = False
-    if first is not None:
-        raise first
 
 
 # ---------------------------------------------------------------- the golden set

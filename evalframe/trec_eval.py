@@ -840,28 +840,28 @@ def _block_bytes(budget: int, golden_rows: int) -> int:
 
 def _score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):
     """:func:`_scored` over a run file larger than ``budget``, a block of whole
-    questions at a time (a run grouped by question, as run files are, is read
-    once); a question met again after its block means the file is not grouped, and
-    the run is then hashed on its question ids into temporary files, each
-    evaluated whole.  Returns the golden set, the questions' (ids, values,
-    relevance strings), the -c placeholder questions and the run tag."""
+    questions at a time (:mod:`evalframe.engine.text_blocks`: a run grouped by
+    question, as run files are, is read once); a question met again after its block
+    means the file is not grouped, and the run is then hashed on its question ids into
+    temporary files, each evaluated whole.  Returns the golden set, the questions'
+    (ids, values, relevance strings), the -c placeholder questions and the run tag."""
     import pyarrow as pa
 
-    from .io import open_binary
+    from .engine.partition import GoldenIndex
+    from .engine.text_blocks import question_blocks
     qrels = _read_qrels(qrels_path)
-    golden = _question_ids(qrels)
+    golden = GoldenIndex(qrels.frame)
     size = _block_bytes(budget, len(qrels.frame))
     scored = _Blocks(opts, measures, rel_len, qrels, golden)
-    with open_binary(run_path) as f:
-        for block, first_line in _question_blocks(f, size):
-            run, tag = _block_run(block, run_path, first_line)
-            scored.runid = tag or scored.runid
-            if not scored.add(run):  # a question met again: the file is not grouped
-                del run
-                scored = _Blocks(opts, measures, rel_len, qrels, golden)
-                _score_buckets(scored, run_path, size)
-                break
-            del run  # before the next block is read
+    for block, first_line in question_blocks(run_path, size):
+        run, tag = _block_run(block, run_path, first_line)
+        scored.runid = tag or scored.runid
+        if not scored.add(run):  # a question met again: the file is not grouped
+            del run
+            scored = _Blocks(opts, measures, rel_len, qrels, golden)
+            _score_buckets(scored, run_path, size)
+            break
+        del run  # before the next block is read
     parts, seen, runid = scored.finish()
     placeholders = ()
     if opts["c"]:
@@ -877,23 +877,27 @@ class _Blocks:
     """The questions scored so far, block by block (:func:`_score_in_blocks`)."""
 
     def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden):
+        from .engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
         self.qrels, self.golden = qrels, golden
         self.parts, self.seen, self.runid = [], [], ""
+        self.met = SeenQuestions()
         self.unshared = None  # a block sharing no question with the golden set, while all have
 
     def add(self, run, *, grouped: bool = True) -> bool:
         """Score a block of whole questions; False (and nothing scored) when a
         ``grouped`` block holds a question an earlier block held."""
         asked = _question_ids(run)
-        if grouped and self.seen and _any_in(asked, self.seen):
+        if grouped and self.met.met_again(asked):
             return False
         self.seen.append(asked)
-        if not _any_in(asked, [self.golden]):  # only run-only questions: nothing to score
+        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = held[held >= 0]
+        if not len(held):  # only run-only questions: nothing to score
             if not self.parts and self.unshared is None:
                 self.unshared = run
             return True
-        self.parts.append(_scored(*self.args, run, _golden_rows(self.qrels, asked), block=True))
+        self.parts.append(_scored(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True))
         self.unshared = None
         # the block's pandas frames sit in reference cycles (pandas' block references):
         # collected now, the young generations only (a few ms), they do not pile up
@@ -910,41 +914,29 @@ class _Blocks:
         return self.parts, self.seen, self.runid
 
 
-def _golden_rows(qrels, asked):
-    """The golden set's rows of the questions ``asked`` (a block's), checked: a
-    question's values depend on its own rows only, and judging a block against
-    the whole golden set sorted and hashed all of it again for every block."""
-    import pyarrow.compute as pc
-
+def _golden_rows(qrels, golden, held):
+    """The golden set's rows of the questions ``held`` (positions in ``golden``, the
+    :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
+    values depend on its own rows only, and judging a block against the whole golden set
+    sorted and hashed all of it again for every block."""
     from .schema import encode_qrels
-    names = qrels.query.dictionary  # one probe per golden-set question, not per row
-    wanted = pc.is_in(names, value_set=asked.cast(names.type)).to_numpy(zero_copy_only=False)
-    rows = np.flatnonzero(np.asarray(wanted, dtype=bool)[qrels.query.codes])
-    if len(rows) == len(qrels.query.codes):
+    if len(held) == len(golden):
         return qrels
-    return encode_qrels(qrels.frame.take(rows).reset_index(drop=True))
+    return encode_qrels(golden.rows(held).reset_index(drop=True))
 
 
 def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
-    """The partition pass of :func:`_score_in_blocks`, in a temporary directory
-    removed on success, error, Ctrl-C and SIGTERM (a full disk: one error naming it)."""
+    """The partition pass of :func:`_score_in_blocks` (:func:`evalframe.engine.text_blocks.bucket_files`),
+    in a temporary directory removed on success, error, Ctrl-C and SIGTERM (a full disk:
+    one error naming it)."""
+    from .engine.scratch import scratch_directory
+    from .engine.text_blocks import bucket_files
     from .errors import EvalframeInputError
-    from .io import line_blocks, open_binary
-    from .streaming import close_all, scratch_directory
-    n = _bucket_count(run_path, size)
     with scratch_directory("evalframe-trec-eval-") as tmp:
-        files = [open(os.path.join(tmp, f"bucket-{b:04d}.txt"), "wb") for b in range(n)]
-        try:
-            last = b""
-            with open_binary(run_path) as f:
-                for block in line_blocks(f, size):
-                    last = block
-                    _write_buckets(block if block.endswith(b"\n") else block + b"\n", files)
-        finally:
-            close_all(files)
-        for fh in files:
-            data = Path(fh.name).read_bytes()
-            os.unlink(fh.name)
+        buckets = bucket_files(run_path, size, tmp, write=lambda block, files: _write_buckets(block, files))
+        for path in buckets.paths:
+            data = Path(path).read_bytes()
+            os.unlink(path)
             if not data.strip():
                 continue
             try:
@@ -954,13 +946,15 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
                 raise
             scored.add(run, grouped=False)
             del run
-        scored.runid = _last_tag(last)
+        fields = buckets.last_line.split()
+        scored.runid = fields[5].decode(_ENCODING) if len(fields) > 5 else ""
 
 
-def _bucket_count(run_path: str, size: int) -> int:
-    """Buckets enough for each to hold about half a block."""
-    from .engine.budget import MAX_BUCKETS, TEXT_BYTES_PER_ROW, text_run_rows
-    return int(min(MAX_BUCKETS, max(2, 2 * -(-text_run_rows(run_path) * TEXT_BYTES_PER_ROW // size))))
+def _write_buckets(block: bytes, files: list) -> bytes:
+    """One block of the bucket pass (:func:`evalframe.engine.text_blocks.write_buckets`):
+    the seam where the tests count and interrupt the pass."""
+    from .engine.text_blocks import write_buckets
+    return write_buckets(block, files)
 
 
 def _block_run(block: bytes, run_path: str, first_line: int | None):
@@ -975,12 +969,6 @@ def _question_ids(run):
     return pc.unique(_arrow_ids(run.frame["query_id"]))
 
 
-def _any_in(ids, seen: list) -> bool:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    return bool(pc.any(pc.is_in(ids, value_set=pa.concat_arrays(seen))).as_py())
-
-
 def _joined(parts: list, n_measures: int, rel_len: int | None):
     import pyarrow as pa
     if not parts:
@@ -989,97 +977,6 @@ def _joined(parts: list, n_measures: int, rel_len: int | None):
     values = np.concatenate([p[1] for p in parts])
     rel = [r for p in parts for r in p[2]] if rel_len is not None else None
     return ids, values, rel
-
-
-def _question_blocks(f, size: int):
-    """(block, number of its first line) over the binary file ``f``: blocks of
-    about ``size`` bytes of whole lines, each ending where a question's lines end
-    (a question's lines are never split, however many there are)."""
-    from .io import line_blocks
-    carry, line = b"", 1
-    for block in line_blocks(f, size):
-        block = carry + block
-        cut = _last_question_start(block)
-        if cut == 0:  # one question so far
-            carry = block
-            continue
-        head, carry = block[:cut], block[cut:]
-        yield head, line
-        line += head.count(b"\n")
-    if carry.strip():
-        yield carry, line
-
-
-def _data_lines_backwards(block: bytes):
-    """(start, end, fields) of each data line of ``block`` (not blank, not a ``#``
-    comment), last line first."""
-    end = len(block)
-    while end > 0:
-        start = block.rfind(b"\n", 0, end - 1) + 1
-        fields = block[start:end].split()
-        if fields and not fields[0].startswith(b"#"):
-            yield start, end, fields
-        end = start
-
-
-def _last_question_start(block: bytes) -> int:
-    """Where the block's last question's lines start (its last run of lines with
-    the last data line's question id); 0 when every line is that question's.
-    Walks back over that question's lines only."""
-    last = None
-    for _, end, fields in _data_lines_backwards(block):
-        if last is None:
-            last = fields[0]
-        elif fields[0] != last:
-            return end
-    return 0
-
-
-def _last_tag(block: bytes) -> str:
-    """The run tag of the last data line of ``block`` (the file's last block)."""
-    for _, _, fields in _data_lines_backwards(block):
-        return fields[5].decode(_ENCODING) if len(fields) > 5 else ""
-    return ""
-
-
-#: the bytes C's isspace() is true for: trec_eval's field separators
-_SPACE = np.array([9, 10, 11, 12, 13, 32], dtype=np.uint8)
-
-
-def _write_buckets(block: bytes, files: list) -> None:
-    """Append each line of ``block`` (whole lines) to ``files[h % len(files)]``, h a
-    hash of the line's first field (its question id): all of a question's lines
-    land in one file, in their order.  Vectorised over lines; the loops run once
-    per byte of the longest question id and once per bucket."""
-    import pyarrow as pa
-    arr = np.frombuffer(block, dtype=np.uint8)
-    ends = np.flatnonzero(arr == 10) + 1
-    if len(ends) == 0:
-        return
-    pos = np.concatenate([[0], ends[:-1]])
-    space = np.zeros(256, dtype=bool)
-    space[_SPACE] = True
-    live = np.flatnonzero(space[arr[pos]] & (arr[pos] != 10))
-    while len(live):  # leading separators (a line always ends with its newline)
-        pos[live] += 1
-        live = live[space[arr[pos[live]]] & (arr[pos[live]] != 10)]
-    h = np.full(len(pos), 14695981039346656037, dtype=np.uint64)  # FNV-1a over the first field
-    live = np.flatnonzero(~space[arr[pos]])
-    while len(live):
-        h[live] = (h[live] ^ arr[pos[live]]) * np.uint64(1099511628211)
-        pos[live] += 1
-        live = live[~space[arr[pos[live]]]]
-    bucket = (h % np.uint64(len(files))).astype(np.int64)
-    order = np.argsort(bucket, kind="stable")
-    offsets = np.concatenate([[0], ends]).astype(np.int64)
-    lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(ends),
-                                             [None, pa.py_buffer(offsets), pa.py_buffer(block)])
-    taken = lines.take(pa.array(order))
-    off = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset: taken.offset + len(taken) + 1]
-    data = memoryview(taken.buffers()[2])
-    bounds = np.searchsorted(bucket[order], np.arange(len(files) + 1))
-    for b in np.flatnonzero(np.diff(bounds)).tolist():
-        files[b].write(data[int(off[bounds[b]]):int(off[bounds[b + 1]])])
 
 
 def _malformed_in_blocks(run_path: str, size: int) -> None:

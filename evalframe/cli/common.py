@@ -408,7 +408,8 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     A single Parquet file, directory or glob is passed as it is (``{name: path}`` when
     it is named by :data:`NAMING_RULE`); otherwise every run is copied in blocks, its
     ``system`` column named by the rule, into Parquet files in a temporary directory
-    (TREC text runs are read ``TEXT_BLOCK_BYTES`` at a time; CSV, TSV and JSON lines
+    (TREC text runs are read about ``TEXT_BLOCK_BYTES`` at a time, in blocks of whole
+    questions: :func:`evalframe.engine.text_blocks.question_blocks`; CSV, TSV and JSON lines
     whole), which is removed when the ``with`` block ends, on error, Ctrl-C and SIGTERM too.
     """
     from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
@@ -440,7 +441,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
         own = "system" in {str(c).strip().lower() for c in open_run_dataset(path).schema.names}
         yield path if own and name is None else {name or system_name(path.rstrip("/")): path}
         return
-    from ..streaming import scratch_directory
+    from ..engine.scratch import scratch_directory
     with scratch_directory("evalframe-runs-") as tmp:  # removed on error, Ctrl-C and SIGTERM too
         owner: dict = {}
         for i, (arg, (name, path)) in enumerate(zip(args, named)):
@@ -454,11 +455,12 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
 
 
 def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) -> "Iterator[pd.DataFrame]":
-    """A run file (or Parquet dataset) as cleaned tables of whole lines, block by block."""
+    """A run file (or Parquet dataset) as cleaned tables, block by block (a text run's
+    blocks hold whole questions: :func:`evalframe.engine.text_blocks.question_blocks`)."""
     import io as _io
 
     from ..engine import budget as sizing
-    from ..io import line_blocks, open_binary
+    from ..engine.text_blocks import line_questions, question_blocks
     read_run = run_reader(ascending)
     if is_dataset:
         from ..streaming import open_run_dataset
@@ -470,10 +472,16 @@ def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) ->
         yield read_input(path, read_run, "run", duplicates=duplicates)
         return
     _check_readable(path, "run")
-    with open_binary(path) as f:
-        for block in line_blocks(f, sizing.TEXT_BLOCK_BYTES):
-            if block.strip():
-                yield _read_block(block, path, read_run, _io, duplicates)
+    head = b""
+    for block, line in question_blocks(path, sizing.TEXT_BLOCK_BYTES):
+        block, head = head + block, b""
+        if line == 1 and block.count(b"\n") < 64 and line_questions(block).data.sum() == 1:
+            # one line, perhaps a header: read with what follows
+            head = block
+        elif block.strip():
+            yield _read_block(block, path, read_run, _io, duplicates)
+    if head.strip():
+        yield _read_block(head, path, read_run, _io, duplicates)
 
 
 def _read_block(block: bytes, path: str, read_run, _io, duplicates):
