@@ -32,9 +32,9 @@ from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures,
 from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
 from .engine.choice import Choice, choose
+from .engine.conventions import NoRelevant
 from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
-NoRelevant = Literal["zero", "drop"]
 Engine = Literal["auto", "memory", "dask", "spark"]
 
 def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -541,8 +541,10 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
 
 
 def _check_no_relevant(no_relevant, chunked) -> None:
-    """``no_relevant="drop"`` refused with chunk offsets (``chunked``: :func:`_chunked`'s answer)."""
-    if no_relevant == "drop" and chunked is not False:  # None: a span golden set, its documents judged whole
+    """``no_relevant="drop"`` refused with chunk offsets or a span golden set (``chunked``:
+    :func:`_chunked`'s answer, False when neither is in play; a span golden set whose
+    documents are judged whole counts)."""
+    if no_relevant == "drop" and chunked is not False:
         raise ValueError("evaluate: no_relevant='drop' is not available with chunks= or a span golden set "
                          "(whether a question has relevant evidence depends on the chunking); use "
                          "no_relevant='zero' and filter the per-question table")
@@ -556,7 +558,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     warn = measured
     run = _token_counts(run, tokens, conv, choice)
     chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
-    _check_no_relevant(conv.no_relevant, chunked if chunked in (True, False) else chunked[0])
+    _check_no_relevant(conv.no_relevant, chunked)
     if chunked is True:  # offsets held in memory: every measure named is computed (chunk-level ones are flagged)
         return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, chunks=chunks, shallow=shallow,
                                   unjudged=unjudged)

@@ -94,12 +94,6 @@ class Choice:
     dataset: bool = False
     rows: int | None = None
 
-    @property
-    def whole(self) -> bool:
-        """Whether the run is held whole (the in-memory engine, or a dataset small enough
-        to read at once): what ``unjudged="bounds"`` and ``tokens=`` need."""
-        return self.name == "memory"
-
 
 def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = None,
            caller: str = "evaluate") -> Choice:
