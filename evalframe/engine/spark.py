@@ -20,7 +20,8 @@ from ..measures import Measure
 from ..measures.custom import shipped
 from ..ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
 from ..schema import ids_to_str
-from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, doc_summary, every_system_unjudged, refuse_foreign_run
 from .partition import GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
