@@ -22,7 +22,7 @@ from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .engine.choice import is_dask_frame
 from .engine.spark import is_spark_frame
 from .engine.conventions import Conventions, Duplicates
-from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudged,
+from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudged, refuse_unjudged_with_spans,
                      evaluate_partition, is_span_input, resolve_chunkings)
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
@@ -557,6 +557,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     every caller's one path.  ``measured=False``: the diagnostics only (:func:`diagnostics`:
     no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
     warn = measured
+    refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
     run = _token_counts(run, tokens, conv, choice)
     chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
     _check_no_relevant(conv.no_relevant, chunked)
@@ -566,9 +567,6 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     chunkings, qrels, run = chunked or (None, qrels, run)
     if not measured and chunkings is None:
         ms = []
-    if unjudged in ("relevant", "bounds") and chunkings is not None:
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
-                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     if choice.name == "spark":
         from .engine.spark import evaluate_spark
         return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,

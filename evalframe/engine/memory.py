@@ -11,7 +11,7 @@ __all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings",
            "evaluate_partition", "kept_groups", "no_relevant_records", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
            "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
            "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Unjudged", "BOUND_FAMILIES", "check_unjudged", "unjudged_relevant", "upper_bounds", "bound_table"]
+           "Unjudged", "BOUND_FAMILIES", "check_unjudged", "refuse_unjudged_with_spans", "unjudged_relevant", "upper_bounds", "bound_table"]
 
 import os
 from dataclasses import dataclass, field, replace
@@ -529,9 +529,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAUL
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
-    if unjudged in ("relevant", "bounds"):
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
-                         "(a chunk's label comes from the spans): evaluate without unjudged=")
+    refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
     judged, systems = judge_chunkings(run, qrels, conv, chunks=chunks)
     tables, parts = [], []
     for J in judged:
@@ -754,6 +752,15 @@ def check_unjudged(unjudged, ms: Sequence[Measure], caller: str = "evaluate") ->
             "judged_only, ...) read the unjudged documents otherwise",
             f"ask for the bounds of {', '.join(BOUND_FAMILIES)} (@k, rel=) only, and evaluate the other measures "
             "in a second call without unjudged=")])
+
+
+def refuse_unjudged_with_spans(unjudged, chunks, qrels, columns=None) -> None:
+    """``unjudged="relevant"`` or ``"bounds"`` refused with ``chunks=`` or a span golden set,
+    on every engine (a chunk's label comes from the spans; a run of whole documents on a span
+    golden set too, judged in memory as chunks and by the partitioning engines on document labels)."""
+    if unjudged in ("relevant", "bounds") and (chunks is not None or is_span_input(qrels, columns)):
+        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
+                         "(a chunk's label comes from the spans): evaluate without unjudged=")
 
 
 def unjudged_relevant(J: Judged, k: int | None, label: int) -> Judged:
