@@ -7,7 +7,8 @@ import pytest
 
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from evalframe.cli import common, main
+from evalframe.cli import main
+from evalframe.cli import runs as common
 
 
 @pytest.fixture
@@ -92,7 +93,7 @@ def test_sigterm_removes_the_runs_copied_for_the_commands(tmp_path):
     scratch.mkdir()
     script = f"""
 import os, signal
-from evalframe.cli.common import run_source
+from evalframe.cli.runs import run_source
 with run_source([{str(run)!r}], budget=1) as source:
     assert os.listdir(source), "the run was copied"
     os.kill(os.getpid(), signal.SIGTERM)
