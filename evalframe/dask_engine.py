@@ -21,7 +21,8 @@ from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_gold
 from .errors import EvalframeInputError, InputProblem
 from .measures import Aggregation, Mean, Measure
 from .measures.custom import shipped
-from .ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
+from ._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from ._diagnostic_records import diagnostics_table, warn_diagnostics
 from .rollup import Rollup, rollup_column, rollup_map
 from .schema import ids_to_str
 

@@ -28,11 +28,13 @@ from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, que
 from .engine.scratch import close_all, scratch_directory
 from .io import read_golden_set
 from .measures import Measure
-from .ranking import (Check, Diagnostic, clear_judged_elsewhere, conflicts_record, diagnostics_table, id_set,
-                      natural_order, str_column, systems_judged, warn_diagnostics)
+from ._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from ._diagnostic_records import Check, Diagnostic, conflicts_record, diagnostics_table, warn_diagnostics
+from ._id_order import natural_order, str_column
 from .rollup import UNIT, Rollup, rollup_column
-from .schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
-                     merge_conflicts)
+from ._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from ._id_codes import CheckedQrels
+from .schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads

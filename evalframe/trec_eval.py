@@ -557,7 +557,7 @@ def _read_run_bytes(data: bytes, path: str, first_line: int = 1, *, as_is: bool 
 
 
 def _relstrings(V, n: int) -> list[str]:
-    from .ranking import NOT_JUDGED
+    from ._judged import NOT_JUDGED
     top = V.rank <= n
     lab = V.label[top]
     chars = np.where(lab > 9, ">", np.where(lab >= 0, np.clip(lab, 0, 9).astype(str),
@@ -919,7 +919,7 @@ def _golden_rows(qrels, golden, held):
     :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
     values depend on its own rows only, and judging a block against the whole golden set
     sorted and hashed all of it again for every block."""
-    from .schema import encode_qrels
+    from ._id_codes import encode_qrels
     if len(held) == len(golden):
         return qrels
     return encode_qrels(golden.rows(held).reset_index(drop=True))

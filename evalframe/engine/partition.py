@@ -22,10 +22,14 @@ import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
-from ..ranking import Check, Diagnostic, Missing, conflicts_record, merge_diagnostics, str_column
+from .._diagnostic_records import Check, Diagnostic, conflicts_record, merge_diagnostics
+from .._id_order import str_column
+from .._judged import Missing
 from ..rollup import UNIT
-from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
-                      merge_conflicts)
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_bytes import fingerprints
+from .._id_codes import CheckedQrels
+from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
 from . import (Chunkings, Conventions, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)

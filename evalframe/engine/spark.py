@@ -18,7 +18,8 @@ import pyarrow as pa
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure
 from ..measures.custom import shipped
-from ..ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
+from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from .._diagnostic_records import diagnostics_table, warn_diagnostics
 from ..schema import ids_to_str
 from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
 from .partition import GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets
