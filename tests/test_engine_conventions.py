@@ -166,7 +166,7 @@ def test_evaluate_probes_a_dataset_once(tmp_path, monkeypatch):
     """The engine is chosen once: a Parquet file is opened to count its rows once."""
     import evalframe.engine.choice as choice
     import evalframe.evaluation as evaluate_module
-    import evalframe.streaming as streaming
+    import evalframe.engine.streaming as streaming
     run, qrels = _random_case(1, n_q=5)
     run.to_parquet(tmp_path / "run.parquet")
     opened = []

@@ -68,7 +68,7 @@ def test_a_bad_memory_budget_is_one_line(cranfield_files, capsys):
 def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypatch):
     """The commands read the runs whole when their rows at the in-memory engine's whole-table
     figure (sizing.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
-    from evalframe import streaming
+    from evalframe.engine import streaming
     _, texts, _ = cranfield_files
     rows = sum(sizing.text_run_rows(p) for p in texts)
     monkeypatch.setattr(sizing, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part

@@ -413,7 +413,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     whole), which is removed when the ``with`` block ends, on error, Ctrl-C and SIGTERM too.
     """
     from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
-    from ..streaming import is_dataset_source, open_run_dataset
+    from ..engine.choice import is_dataset_source, open_run_dataset
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -463,7 +463,7 @@ def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) ->
     from ..engine.text_blocks import line_questions, question_blocks
     read_run = run_reader(ascending)
     if is_dataset:
-        from ..streaming import open_run_dataset
+        from ..engine.choice import open_run_dataset
         for b in open_run_dataset(path).to_batches(batch_size=1 << 20):
             yield read_run(b.to_pandas(), duplicates=duplicates)
         return

@@ -31,7 +31,8 @@ from .._id_bytes import fingerprints
 from .._id_codes import CheckedQrels
 from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Conventions, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from .conventions import Conventions
+from .memory import (Chunkings, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -156,7 +157,7 @@ class PartResult:
     integer_questions : whether every golden-set question id of it is an integer (the
         order of the merged examples; None: it has no golden-set question)
     tokens : per system, how many retrieved rows hold each token count
-        (:func:`~evalframe.engine.token_counts`; the chunk sizes are compared on the sums)
+        (:func:`~evalframe.engine.memory.token_counts`; the chunk sizes are compared on the sums)
     chunkings : how many chunkings its systems use (1 without chunk offsets)
     unit : the unit column of a rolled-up table (None: none)
     extra : what an engine adds for its own checks (the Dask engine: the partition's
@@ -276,9 +277,9 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: lis
     the partition; ``shallow``: the measures whose cutoffs rankings are checked against
     (default ``ms``: a report checks the measures asked for, not its curve's);
     ``chunkings``: the chunk tables (and span golden set) resolved once for every partition
-    (:func:`~evalframe.engine.resolve_chunkings`), ``qrels`` then the partition's rows of the
+    (:func:`~evalframe.engine.memory.resolve_chunkings`), ``qrels`` then the partition's rows of the
     span golden set (or of the chunk-level one); ``unjudged="relevant"``: the values are the
-    upper bounds (:func:`~evalframe.engine.upper_bounds`), ``"bounds"``: today's values and
+    upper bounds (:func:`~evalframe.engine.memory.upper_bounds`), ``"bounds"``: today's values and
     the upper bounds beside them (``high``).
     """
     qrels = qrels.reset_index(drop=True)

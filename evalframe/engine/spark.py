@@ -21,7 +21,8 @@ from ..measures.custom import shipped
 from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
 from .._diagnostic_records import diagnostics_table, warn_diagnostics
 from ..schema import ids_to_str
-from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, doc_summary, every_system_unjudged, refuse_foreign_run
 from .partition import GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).

@@ -20,21 +20,22 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import (DEFAULT, Chunkings, Conventions, carried_chunkings, doc_summary, every_system_unjudged,
+from .conventions import DEFAULT, Conventions
+from .memory import (Chunkings, carried_chunkings, doc_summary, every_system_unjudged,
                      refuse_foreign_run)
-from .engine import budget as sizing
-from .engine.choice import is_dataset_source, open_run_dataset
-from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
-from .engine.scratch import close_all, scratch_directory
-from .io import read_golden_set
-from .measures import Measure
-from ._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
-from ._diagnostic_records import Check, Diagnostic, conflicts_record, diagnostics_table, warn_diagnostics
-from ._id_order import natural_order, str_column
-from .rollup import UNIT, Rollup, rollup_column
-from ._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
-from ._id_codes import CheckedQrels
-from .schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
+from . import budget as sizing
+from .choice import is_dataset_source, open_run_dataset
+from .partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
+from .scratch import close_all, scratch_directory
+from ..io import read_golden_set
+from ..measures import Measure
+from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from .._diagnostic_records import Check, Diagnostic, conflicts_record, diagnostics_table, warn_diagnostics
+from .._id_order import natural_order, str_column
+from ..rollup import UNIT, Rollup, rollup_column
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_codes import CheckedQrels
+from ..schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
@@ -275,7 +276,7 @@ class _Reader:
         for dataset, name in sources:
             cmap = _column_map(dataset.schema.names, columns)
             if cmap is None:  # missing or ambiguous columns: the engine's own check explains
-                from .schema import check_run
+                from ..schema import check_run
                 check_run(dataset.head(1).to_pandas(), columns=columns)
                 raise AssertionError("unreachable: check_run accepted columns _column_map refused")
             if name is not None:
@@ -363,8 +364,8 @@ def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch
     of the run ``split_run_offsets`` leaves (each row's chunk id as
     ``doc_id``), in order; returned: the distinct rows of its chunk table (one pass)."""
     import pyarrow.parquet as pq
-    from .inputs import apply_columns
-    from .spans import split_run_offsets
+    from ..inputs import apply_columns
+    from ..spans import split_run_offsets
     tables, n = [], 0
     for dataset, name in _run_sources(run):
         for batch in dataset.to_batches(batch_size=batch_rows, batch_readahead=0, fragment_readahead=0):
@@ -622,7 +623,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
         ``evaluate_with_diagnostics`` do in memory.
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved once
-        (:func:`evalframe.engine.resolve_chunkings`): each partition judges its chunkings on
+        (:func:`evalframe.engine.memory.resolve_chunkings`): each partition judges its chunkings on
         the labels they get from its questions' spans (the spans are then the golden set,
         held whole).
 

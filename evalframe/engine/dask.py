@@ -14,17 +14,18 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
-from .engine.choice import is_dask_frame
-from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, doc_summary, every_system_unjudged, refuse_foreign_run
+from .choice import is_dask_frame
+from .partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
                                question_fingerprints)
-from .errors import EvalframeInputError, InputProblem
-from .measures import Aggregation, Mean, Measure
-from .measures.custom import shipped
-from ._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
-from ._diagnostic_records import diagnostics_table, warn_diagnostics
-from .rollup import Rollup, rollup_column, rollup_map
-from .schema import ids_to_str
+from ..errors import EvalframeInputError, InputProblem
+from ..measures import Aggregation, Mean, Measure
+from ..measures.custom import shipped
+from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from .._diagnostic_records import diagnostics_table, warn_diagnostics
+from ..rollup import Rollup, rollup_column, rollup_map
+from ..schema import ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -296,8 +297,8 @@ def _renamed(frame, columns):
 
 
 def _split_part(df: pd.DataFrame, columns, which: int) -> pd.DataFrame:
-    from .inputs import apply_columns
-    from .spans import split_run_offsets
+    from ..inputs import apply_columns
+    from ..spans import split_run_offsets
     return split_run_offsets(apply_columns(df, columns))[which]
 
 
@@ -353,7 +354,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
     ms : list of Measure
         Resolved measures.
     conv, rollup
-        The conventions (:class:`~evalframe.engine.Conventions`), sent with every task, and
+        The conventions (:class:`~evalframe.engine.conventions.Conventions`), sent with every task, and
         :func:`evalframe.evaluate`'s ``rollup``.  ``conv.columns`` renames both tables' columns
         before the shuffle; ``conv.conflicts`` is resolved once on the client for a golden set held
         there, else per partition after the shuffle (partitions hold whole questions);
@@ -368,7 +369,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
         As :func:`evalframe.evaluate` (the bounds computed in each partition).
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved on the client
-        (:func:`evalframe.engine.resolve_chunkings`), sent once to every worker: each
+        (:func:`evalframe.engine.memory.resolve_chunkings`), sent once to every worker: each
         partition judges its chunkings on the labels they get from its questions' spans
         (``qrels`` is then unused: the spans are the golden set).
 
