@@ -19,8 +19,8 @@ object is made per row.
 The parts live in internal modules, one job each: ``_id_order`` (the natural order of
 ids), ``_judged`` (the :class:`Judged` table), ``_sort_kernel`` (the sort of each
 ranking), ``_diagnostic_records`` (the :class:`Diagnostic` records, their merge and
-warnings) and ``_diagnostic_checks`` (the checks); the public names below are those
-modules' own.
+warnings) and ``_diagnostic_checks`` (the checks); this module's ``__all__`` lists their
+public names too, as before.
 
 Conventions (see :mod:`evalframe.measures` for the full list):
 

@@ -25,7 +25,7 @@ on the strings.
 
 The ids' codes are made in ``evalframe._id_codes``, the byte kernels under them are in
 ``evalframe._id_bytes``, and the ``conflicts=`` choices and their resolution in
-``evalframe._conflicts``; the public names below are those modules' own.
+``evalframe._conflicts``; this module's ``__all__`` lists their public names too, as before.
 """
 from __future__ import annotations
 
