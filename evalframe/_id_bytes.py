@@ -1,18 +1,26 @@
 """Ids read as bytes, straight from their Arrow buffers (no Python object per row).
 
 The byte kernels under the checks (:mod:`evalframe.schema`) and the ranking step: the
-Arrow string array behind a column and its raw chunks, a 64-bit fingerprint of each id's
-bytes (:func:`fingerprints`; :func:`int_fingerprints` for integer ids), one key per
-(code, fingerprint) pair (:func:`pair_keys`), keys whose order is the ids' byte-wise
-order (:func:`byte_order_keys`; :func:`decimal_order_keys` for integer ids) and the
-prefix every id shares, and integer document ids kept as integers (:func:`integer_ids`,
-:func:`parse_decimal_ids`).  Passes run :data:`BLOCK_ROWS` rows at a time, so their
-temporaries stay in cache.
+Arrow string array behind a column and its raw chunks; whether an id column is clean (no
+missing or blank id, no blank at either end: :func:`arrow_id_status`, from the first and
+last byte of each id); a 64-bit fingerprint of each id's bytes (:func:`fingerprints`;
+:func:`int_fingerprints` for integer ids) and one key per (code, fingerprint) pair
+(:func:`pair_keys`); keys whose order is the ids' byte-wise order (:func:`byte_order_keys`;
+:func:`decimal_order_keys` for integer ids) and the prefix every id shares; integer
+document ids kept as integers (:func:`integer_ids`, :func:`parse_decimal_ids`).  Passes
+run :data:`BLOCK_ROWS` rows at a time, so their temporaries stay in cache.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+
+#: First or last bytes that may belong to a blank (ASCII controls, space, DEL, any
+#: byte of a multi-byte character): rows with one are checked exactly.
+_SUSPECT = np.zeros(256, dtype=bool)
+_SUSPECT[:33] = True
+_SUSPECT[127:] = True
 
 
 def arrow_backing(s: pd.Series):
@@ -37,6 +45,52 @@ def _string_chunks(arr):
         off = np.frombuffer(bufs[1], dtype=odt)[ch.offset: ch.offset + len(ch) + 1].astype(np.int64)
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
         yield ch, off, data
+
+
+def clean_arrow_ids(s: pd.Series, *, trim: bool) -> bool:
+    """True when an Arrow-backed id column needs no change and has no problem: no
+    missing or blank id, and (``trim``) no id with leading or trailing blanks."""
+    status = arrow_id_status(s)
+    return status == "clean" or (status == "blank-edged" and not trim)
+
+
+def arrow_id_status(s: pd.Series) -> str | None:
+    """``"clean"``: an Arrow-backed id column without a missing or blank id and
+    without leading or trailing blanks; ``"blank-edged"``: no missing or blank
+    id, but some with leading or trailing blanks; None: anything else.
+
+    Only the first and last byte of each id are read, and not even those in a
+    chunk whose bytes hold no possible blank at all (two reductions over its bytes:
+    ids split from a text file on blanks); the few ids starting or ending with a
+    possible blank are checked exactly (with the whitespace of pandas'
+    ``str.strip`` on Arrow strings)."""
+    arr = arrow_backing(s)
+    if arr is None or arr.null_count:
+        return None
+    import pyarrow.compute as pc
+    status = "clean"
+    for ch, (off, data) in zip(arr.chunks, raw_chunks(arr)):  # offsets as stored: no int64 copy
+        if not len(ch):
+            continue
+        if not (off[1:] != off[:-1]).all():  # an empty id
+            return None
+        if not _suspect_bytes(data[off[0]:off[-1]]):  # no byte of any id can be a blank
+            continue
+        suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
+        if len(suspect):
+            few = ch.take(suspect)
+            stripped = pc.utf8_length(pc.utf8_trim_whitespace(few)).to_numpy()
+            if not stripped.all():
+                return None
+            if (stripped != pc.utf8_length(few).to_numpy()).any():
+                status = "blank-edged"
+    return status
+
+
+def _suspect_bytes(data: np.ndarray) -> bool:
+    """Whether the bytes ``data`` (uint8) hold one of :data:`_SUSPECT` (a control byte,
+    space, DEL or a byte of a multi-byte character): two reductions, no temporary."""
+    return bool(len(data)) and (int(data.min()) < 33 or int(data.max()) >= 127)
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)

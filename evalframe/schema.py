@@ -44,8 +44,8 @@ import pandas as pd
 
 from ._conflicts import (CONFLICTS, MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
                          merge_conflicts, provenance_rows, resolve_conflicts, resolved_labels)
-from ._id_bytes import (BLOCK_ROWS, arrow_backing, byte_order_keys, common_prefix_length, fingerprints, integer_ids,
-                        pair_keys, raw_chunks)
+from ._id_bytes import (BLOCK_ROWS, arrow_id_status, byte_order_keys, clean_arrow_ids, common_prefix_length,
+                        fingerprints, integer_ids, pair_keys, raw_chunks)
 from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, Codes, contiguous_groups, duplicate_docs, encode_ids,
                         encode_qrels, encode_run, id_strings)
 from .errors import EvalframeInputError, InputProblem
@@ -119,7 +119,7 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if s.dtype.kind in "iu" and _STR != object:  # numpy integers: Arrow's cast (no blank to trim; pandas >= 3)
         return pd.Series(pd.array(_int_strings(s.to_numpy()), dtype=_STR), index=s.index)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-        if not trim or _clean_arrow_ids(s, trim=True):
+        if not trim or clean_arrow_ids(s, trim=True):
             return s
         stripped = s.str.strip()
         # keep the caller's buffers (no second copy of a large column) when nothing changed
@@ -235,11 +235,11 @@ def _not_real_problem(df: pd.DataFrame, col: str, bad: np.ndarray, fix: str) -> 
 
 def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id"),
                status: dict | None = None) -> None:
-    """Report missing, blank or nested ids (``status``: :func:`_arrow_id_status` per column, if known)."""
+    """Report missing, blank or nested ids (``status``: :func:`arrow_id_status` per column, if known)."""
     for col in cols:
         if col not in df:
             continue
-        if (status[col] if status and col in status else _arrow_id_status(df[col])) is not None:
+        if (status[col] if status and col in status else arrow_id_status(df[col])) is not None:
             continue
         if df[col].dtype.kind in "iu":  # numpy integers: never missing, never blank
             continue
@@ -359,7 +359,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     if len(df) == 0 and not part:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
-    status = {c: _arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
+    status = {c: arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
     _check_ids(df, problems, ("query_id", "doc_id"), status)
     rel = df["relevance"]
     unreal = _not_real(rel)
@@ -394,7 +394,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
             "relevance labels are integer grades (0, 1, 2, ...); map them to small integers",
             _examples(df, huge)))
     if "subtopic" in df:
-        _check_ids(df, problems, ("subtopic",), {"subtopic": _arrow_id_status(df["subtopic"])})
+        _check_ids(df, problems, ("subtopic",), {"subtopic": arrow_id_status(df["subtopic"])})
     extra = _provenance(df, problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
@@ -651,7 +651,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         raise EvalframeInputError("run", [InputProblem(
             "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
     id_cols = ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ())
-    status = {c: _arrow_id_status(df[c]) for c in id_cols}
+    status = {c: arrow_id_status(df[c]) for c in id_cols}
     _check_ids(df, problems, id_cols, status)
     score = df["score"]
     unreal = _not_real(score)
@@ -748,56 +748,3 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
 def _integral(rank: pd.Series) -> pd.Series:
     """A rank column as int64 when every rank is a whole number."""
     return rank.astype(np.int64) if (rank == np.round(rank)).all() else rank
-
-
-#: First or last bytes that may belong to a blank (ASCII controls, space, DEL, any
-#: byte of a multi-byte character): rows with one are checked exactly.
-_SUSPECT = np.zeros(256, dtype=bool)
-_SUSPECT[:33] = True
-_SUSPECT[127:] = True
-
-
-def _clean_arrow_ids(s: pd.Series, *, trim: bool) -> bool:
-    """True when an Arrow-backed id column needs no change and has no problem: no
-    missing or blank id, and (``trim``) no id with leading or trailing blanks."""
-    status = _arrow_id_status(s)
-    return status == "clean" or (status == "blank-edged" and not trim)
-
-
-def _arrow_id_status(s: pd.Series) -> str | None:
-    """``"clean"``: an Arrow-backed id column without a missing or blank id and
-    without leading or trailing blanks; ``"blank-edged"``: no missing or blank
-    id, but some with leading or trailing blanks; None: anything else.
-
-    Only the first and last byte of each id are read, and not even those in a
-    chunk whose bytes hold no possible blank at all (two reductions over its bytes:
-    ids split from a text file on blanks); the few ids starting or ending with a
-    possible blank are checked exactly (with the whitespace of pandas'
-    ``str.strip`` on Arrow strings)."""
-    arr = arrow_backing(s)
-    if arr is None or arr.null_count:
-        return None
-    import pyarrow.compute as pc
-    status = "clean"
-    for ch, (off, data) in zip(arr.chunks, raw_chunks(arr)):  # offsets as stored: no int64 copy
-        if not len(ch):
-            continue
-        if not (off[1:] != off[:-1]).all():  # an empty id
-            return None
-        if not _suspect_bytes(data[off[0]:off[-1]]):  # no byte of any id can be a blank
-            continue
-        suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
-        if len(suspect):
-            few = ch.take(suspect)
-            stripped = pc.utf8_length(pc.utf8_trim_whitespace(few)).to_numpy()
-            if not stripped.all():
-                return None
-            if (stripped != pc.utf8_length(few).to_numpy()).any():
-                status = "blank-edged"
-    return status
-
-
-def _suspect_bytes(data: np.ndarray) -> bool:
-    """Whether the bytes ``data`` (uint8) hold one of :data:`_SUSPECT` (a control byte,
-    space, DEL or a byte of a multi-byte character): two reductions, no temporary."""
-    return bool(len(data)) and (int(data.min()) < 33 or int(data.max()) >= 127)
