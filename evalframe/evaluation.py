@@ -27,10 +27,12 @@ from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudg
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
-from .schema import Conflicts
+from ._conflicts import Conflicts
 from .io import read_golden_set, read_run, read_run_as_given
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge, natural_order
+from ._id_order import natural_order
+from ._judged import Missing, Ties
+from .ranking import judge
 from .rollup import Rollup
 from .engine.choice import Choice, choose
 from .engine.conventions import NoRelevant

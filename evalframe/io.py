@@ -49,8 +49,9 @@ import pandas as pd
 from .errors import EvalframeInputError, InputProblem
 from .inputs import apply_columns, arrow_frame, check_columns
 from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
-from .schema import (ALIASES, CheckedQrels, CheckedRun, Conflicts, check_conflicts, check_qrels, check_run,
-                     clean_run, encode_run)
+from ._conflicts import Conflicts, check_conflicts
+from ._id_codes import CheckedQrels, CheckedRun, encode_run
+from .schema import ALIASES, check_qrels, check_run, clean_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 

@@ -33,8 +33,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import EvalframeInputError, InputProblem
-from .ranking import MAX_EXAMPLES, Check, Diagnostic, Ties
-from .schema import ALIASES, PROVENANCE, CheckedQrels, CheckedRun, Codes, ids_to_str
+from ._diagnostic_records import Check, Diagnostic, MAX_EXAMPLES
+from ._judged import Ties
+from ._conflicts import PROVENANCE
+from ._id_codes import CheckedQrels, CheckedRun, Codes
+from .schema import ALIASES, ids_to_str
 
 #: What a rolled-up table's documents are (the ``unit`` column of evaluate()'s output).
 UNIT = "page"

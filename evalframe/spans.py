@@ -39,7 +39,8 @@ import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
-from .schema import clean_qrels, fingerprints, ids_to_str
+from ._id_bytes import fingerprints
+from .schema import clean_qrels, ids_to_str
 
 #: Accepted names of a span's or chunk's first character offset (inclusive).
 START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",

@@ -637,11 +637,11 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
 
 def test_trec_eval_fingerprints_each_file_once(tmp_path, monkeypatch, capsys):
     # the checked run (its tag column dropped) goes to the ranking step as it is
-    import evalframe.schema as schema
+    import evalframe._id_codes as id_codes
     from evalframe.trec_eval import main
     calls = []
-    real = schema.fingerprints
-    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    real = id_codes.fingerprints
+    monkeypatch.setattr(id_codes, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
     (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
     (tmp_path / "run").write_text("q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.0 t\nq2 Q0 c 1 1.0 t\nq2 Q0 y 2 0.5 t\n")
     assert main(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0

@@ -10,8 +10,9 @@ from typing import Literal, Mapping
 import numpy as np
 
 from ..inputs import check_columns
-from ..ranking import Missing, Ties, check_conventions
-from ..schema import Conflicts, check_conflicts
+from .._judged import Missing, Ties
+from ..ranking import check_conventions
+from .._conflicts import Conflicts, check_conflicts
 from ..spans import MIN_OVERLAP, check_min_overlap
 
 Duplicates = Literal["error", "max", "first"]

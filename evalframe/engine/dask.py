@@ -22,7 +22,8 @@ from .partition import (GoldenIndex, PartResult, Plan, evaluate_part, finish, he
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Aggregation, Mean, Measure
 from ..measures.custom import shipped
-from ..ranking import diagnostics_table, id_set, systems_judged
+from .._diagnostic_checks import id_set, systems_judged
+from .._diagnostic_records import diagnostics_table
 from ..rollup import Rollup, rollup_column, rollup_map
 from ..schema import ids_to_str
 

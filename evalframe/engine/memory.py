@@ -23,11 +23,17 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
-from ..ranking import (CHUNKING_OF, HAS_JUDGED, LEFT_OUT, group_starts, Check, Diagnostic, Judged, Missing, Ties, conflicts_record, diagnostics_table,
-                      judge, shallow_rankings, str_column, systems_sharing_no_document, warn_diagnostics)
+from .._diagnostic_checks import shallow_rankings, systems_sharing_no_document
+from .._diagnostic_records import (CHUNKING_OF, Check, Diagnostic, HAS_JUDGED, LEFT_OUT, conflicts_record,
+                                   diagnostics_table, warn_diagnostics)
+from .._id_order import str_column
+from .._judged import Judged, Missing, Ties, group_starts
+from ..ranking import judge
 from ..rollup import UNIT, Rollup, rollup_column, rollup_map, rollup_qrels, rollup_run
-from ..schema import (CheckedQrels, CheckedRun, ResolvedConflicts, check_qrels, encode_qrels, encode_run,
-                      fingerprints, ids_to_str)
+from .._conflicts import ResolvedConflicts
+from .._id_bytes import fingerprints
+from .._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
+from ..schema import check_qrels, ids_to_str
 from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_overlap, check_spans, chunk_labels,
                     chunk_offsets, chunks_in_run, doc_codes, is_span_table, merge_spans, split_run_offsets)
 from ..inputs import apply_columns

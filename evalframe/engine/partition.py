@@ -23,11 +23,14 @@ import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
-from ..ranking import (Check, Diagnostic, clear_judged_elsewhere, conflicts_record, id_set, merge_diagnostics, str_column,
-                       warn_diagnostics)
+from .._diagnostic_checks import clear_judged_elsewhere, id_set
+from .._diagnostic_records import Check, Diagnostic, conflicts_record, merge_diagnostics, warn_diagnostics
+from .._id_order import str_column
 from ..rollup import UNIT, Rollup
-from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
-                      merge_conflicts)
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_bytes import fingerprints
+from .._id_codes import CheckedQrels
+from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
 from .conventions import Conventions
 from .memory import (Chunkings, every_system_unjudged, kept_groups, refuse_foreign_run, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,

@@ -18,7 +18,8 @@ import pyarrow as pa
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure
 from ..measures.custom import shipped
-from ..ranking import diagnostics_table, id_set, systems_judged
+from .._diagnostic_checks import id_set, systems_judged
+from .._diagnostic_records import diagnostics_table
 from ..schema import ids_to_str
 from .conventions import DEFAULT, Conventions
 from .memory import Chunkings, doc_summary

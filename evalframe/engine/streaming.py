@@ -29,11 +29,13 @@ from .scratch import close_all, scratch_directory
 from .text_blocks import TextRun, is_text_run
 from ..io import read_golden_set
 from ..measures import Measure
-from ..ranking import (Diagnostic, clear_judged_elsewhere, diagnostics_table, id_set, natural_order, str_column,
-                      systems_judged)
+from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from .._diagnostic_records import Diagnostic, diagnostics_table
+from .._id_order import natural_order, str_column
 from ..rollup import UNIT, Rollup, rollup_column
-from ..schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
-                     merge_conflicts)
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_codes import CheckedQrels
+from ..schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads

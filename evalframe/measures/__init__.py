@@ -113,7 +113,7 @@ __all__ = ["Measure", "Family", "ParamSpec", "parse_measure", "parse_measures", 
 
 import numpy as np
 
-from ..ranking import Judged
+from .._judged import Judged
 from .aggregation import MIN_GEO_MEAN, Aggregation, GeoMean, Mean, Sum
 from .base import FAMILIES, Family, Measure, ParamSpec
 from .custom import register_measure

@@ -51,7 +51,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged, group_starts
+from .._judged import Judged, NOT_JUDGED, group_starts
 from .base import Family, ParamSpec, param_error
 from .intermediates import groups_by, nret, running_sum, sums_at_cutoffs
 

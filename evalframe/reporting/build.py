@@ -29,7 +29,7 @@ from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_golden_set, read_qrels, read_run_as_given
-from ..schema import is_human
+from .._conflicts import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
 from .comparisons import comparison_table

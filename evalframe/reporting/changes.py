@@ -130,7 +130,8 @@ def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.Da
     ranked as the measures rank (:func:`evalframe.ranking.judge`, same ties and cutoff
     rules; ``ascending``: the scores are distances, shown as given); empty without a run
     table (``run`` None) or without changes."""
-    from ..ranking import NOT_JUDGED, judge
+    from .._judged import NOT_JUDGED
+    from ..ranking import judge
     from .tables import RANKING_COLUMNS
     if run is None or changes.empty or not len(run):
         return pd.DataFrame(columns=list(RANKING_COLUMNS))

@@ -19,7 +19,7 @@ from ..errors import (ChunkingsDifferWarning, EvalframeWarning, IdSchemeWarning,
                       QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                       UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
-from ..schema import is_human
+from .._conflicts import is_human
 from .tables import DIAGNOSTIC_COLUMNS
 
 #: the spec's "working minimum" of questions

@@ -8,7 +8,7 @@ from .files import ENCODING
 
 
 def relstrings(V, n: int) -> list[str]:
-    from ..ranking import NOT_JUDGED
+    from .._judged import NOT_JUDGED
     top = V.rank <= n
     lab = V.label[top]
     chars = np.where(lab > 9, ">", np.where(lab >= 0, np.clip(lab, 0, 9).astype(str),

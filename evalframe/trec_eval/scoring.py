@@ -206,7 +206,7 @@ def _golden_rows(qrels, golden, held):
     :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
     values depend on its own rows only, and judging a block against the whole golden set
     sorted and hashed all of it again for every block."""
-    from ..schema import encode_qrels
+    from .._id_codes import encode_qrels
     if len(held) == len(golden):
         return qrels
     return encode_qrels(golden.rows(held).reset_index(drop=True))
