@@ -31,12 +31,14 @@ __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows"
            "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
            "chunk_labels", "check_chunk_documents", "check_min_overlap", "with_tokens"]
 
+import numbers
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
+from ._validation import Interval, Satisfies, check
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
 from .schema import clean_qrels, fingerprints, ids_to_str
@@ -381,11 +383,12 @@ def doc_codes(chunks: pd.DataFrame, spans: pd.DataFrame) -> tuple[np.ndarray, np
     return codes[:len(chunks)], codes[len(chunks):], len(names)
 
 
+#: ``min_overlap=``: a share of a chunk
+_MIN_OVERLAP = Satisfies(Interval(numbers.Real, 0, 1).accepts, "a number in [0, 1] (0: any overlap)")
+
+
 def check_min_overlap(min_overlap, caller: str) -> float:
-    if (isinstance(min_overlap, bool) or not isinstance(min_overlap, (int, float, np.integer, np.floating))
-            or not 0 <= float(min_overlap) <= 1):
-        raise ValueError(f"{caller}: min_overlap must be a number in [0, 1] (0: any overlap), got {min_overlap!r}")
-    return float(min_overlap)
+    return float(check(caller, "min_overlap", min_overlap, _MIN_OVERLAP))
 
 
 def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Mapping[str, str] | None = None

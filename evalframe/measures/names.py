@@ -13,7 +13,8 @@ import ast
 import re
 from typing import Iterable
 
-from .base import FAMILIES, REGISTRY, Measure, param_error
+from .._validation import Options, check
+from .base import FAMILIES, REGISTRY, Measure
 
 #: The spec's default measures.
 DEFAULT_MEASURES = ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")
@@ -104,8 +105,7 @@ def _ir_measures_param(fam: str, key: str, value):
     if spelling is None:
         return key, value
     param, values = spelling
-    if not isinstance(value, str) or value not in values:
-        raise param_error(fam, key, " or ".join(f"{v!r} ({param}={w!r})" for v, w in values.items()), value)
+    value = check(fam, key, value, Options(values, " or ".join(f"{v!r} ({param}={w!r})" for v, w in values.items())))
     return param, values[value]
 
 
