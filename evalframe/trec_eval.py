@@ -40,6 +40,8 @@ from typing import Callable
 
 import numpy as np
 
+from ._validation import error
+
 _LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
@@ -119,7 +121,7 @@ def _setf(vals, opts):
     0.5000000000000001, which can move the 4th decimal."""
     x = vals[0] if vals else 1.0
     if x < 0:
-        raise ValueError(f"set_F: the parameter must be a float >= 0, got {x!r}")
+        raise error("set_F", "the parameter", "a float >= 0", x)
 
     def fn(num_ret, num_rel, num_rel_ret):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -373,7 +375,7 @@ def _parse_args(argv: list[str]):
         elif flag in ("-M", "--Max_retrieved_per_topic"):
             opts["depth"] = _atol(val)
             if opts["depth"] < 1:
-                raise ValueError(f"-M must be an int >= 1 (documents per question), got {val!r}")
+                raise error(None, "-M", "an int >= 1 (documents per question)", val)
         elif flag in ("-N", "--Number_docs_in_coll"):
             opts["docs"] = _atol(val)
         elif flag in ("-R", "--Rel_info_format"):
@@ -387,7 +389,7 @@ def _parse_args(argv: list[str]):
             try:
                 opts["budget"] = memory_budget(val)
             except ValueError:
-                raise ValueError(f"--memory-budget must be a size such as 2GiB or 500MB, got {val!r}") from None
+                raise error(None, "--memory-budget", "a size such as 2GiB or 500MB", val) from None
         elif flag in ("-Z", "--Zscore"):
             raise ValueError("-Z (z-scores) is not provided by evalframe trec-eval")
         elif flag in ("-m", "--measure"):

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from .._validation import error
 from ..io import RUN_EXTENSIONS, system_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -393,8 +394,8 @@ def memory_budget_arg(args: argparse.Namespace) -> int:
     try:
         return memory_budget(args.memory_budget)
     except ValueError:
-        raise CommandError(f"--memory-budget must be a size such as 2GiB or 500MB, "
-                           f"got {args.memory_budget!r}") from None
+        raise CommandError(str(error(None, "--memory-budget", "a size such as 2GiB or 500MB",
+                                     args.memory_budget))) from None
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ import ast
 import re
 from typing import Iterable
 
-from .._validation import Options, check
+from .._validation import Options, check, error
 from .base import FAMILIES, REGISTRY, Measure
 
 #: The spec's default measures.
@@ -74,7 +74,7 @@ def parse_measure(name: "str | Measure") -> Measure:
     k = None
     if k_raw is not None:
         if not _DIGITS.fullmatch(k_raw):  # int() would take '1_0', '٥' or '５'
-            raise ValueError(f"{name!r}: cutoff must be an int >= 1 written in the digits 0-9, got {k_raw!r}")
+            raise error(repr(name), "cutoff", "an int >= 1 written in the digits 0-9", k_raw)
         k = int(k_raw)
     params = []
     if params_raw and params_raw.strip():
