@@ -2,7 +2,8 @@
 
 Every public function checks its parameters up front with :func:`check` (or
 :func:`validate` for several at once), so the maths after it stays short.  A bad
-value raises :class:`ParameterError` with one message::
+value raises :class:`~evalframe.errors.ParameterError` (a ``ValueError`` and a
+``TypeError``) with one message::
 
     "<func>: <param> must be <what>, got <value!r>"
 
@@ -24,13 +25,13 @@ Examples
 >>> check("report", "confidence", 1, Interval(float, 0, 1, closed="neither"))
 Traceback (most recent call last):
 ...
-evalframe._validation.ParameterError: report: confidence must be a float in (0, 1), got 1
+evalframe.errors.ParameterError: report: confidence must be a float in (0, 1), got 1
 >>> check("fuse", "depth", None, Interval(int, 1, None), None) is None
 True
 >>> check("pool", "method", "max", Options(["depth", "rrf"]))
 Traceback (most recent call last):
 ...
-evalframe._validation.ParameterError: pool: method must be one of ['depth', 'rrf'], got 'max'
+evalframe.errors.ParameterError: pool: method must be one of ['depth', 'rrf'], got 'max'
 """
 from __future__ import annotations
 
@@ -41,9 +42,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from evalframe.errors import ParameterError
+
 __all__ = [
     "ParameterError", "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "IsCallable",
-    "Satisfies", "check", "validate", "error", "is_int", "is_number",
+    "Satisfies", "check", "validate", "error", "type_of", "is_int", "is_number",
     "CONFIDENCE", "SEED", "POSITIVE_INT", "BOOLEAN", "BOOLEAN_OR_NONE",
 ]
 
@@ -51,15 +54,6 @@ Closed = Literal["both", "left", "right", "neither"]
 
 #: the longest ``repr`` of a bad value a message quotes whole (longer ones are cut).
 MAX_REPR = 200
-
-
-class ParameterError(ValueError, TypeError):
-    """A parameter outside what the function takes.
-
-    Both a ``ValueError`` and a ``TypeError`` (a value of the wrong type is a bad
-    value too), so that callers catching either keep working, as scikit-learn's
-    ``InvalidParameterError`` does.
-    """
 
 
 def _quote(value: Any) -> str:
@@ -72,6 +66,17 @@ def error(func: str | None, param: str, what: str, value: Any) -> ParameterError
     (``"<param> must be ..."`` when ``func`` is None)."""
     prefix = f"{func}: " if func else ""
     return ParameterError(f"{prefix}{param} must be {what}, got {_quote(value)}")
+
+
+class _TypeName(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def type_of(value: Any) -> str:
+    """A value said by its type's name: ``error(..., type_of(table))`` ends "got DataFrame"
+    (a table's ``repr`` is its rows)."""
+    return _TypeName(type(value).__name__)
 
 
 def is_int(value: Any) -> bool:

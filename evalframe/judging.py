@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, Interval, IsCallable, Satisfies, validate
+from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, Interval, IsCallable, Satisfies, error, type_of, validate
 from .errors import EvalframeInputError, InputProblem
 from .inputs import alias_candidates
 from .pooling import Pool
@@ -144,8 +144,7 @@ def _pairs(pairs) -> pd.DataFrame:
     if isinstance(pairs, Pool):
         pairs = pairs.documents
     if not isinstance(pairs, pd.DataFrame):
-        raise TypeError(f"judge: pairs must be a Pool (ef.pool) or a DataFrame of query_id, doc_id, "
-                        f"got {type(pairs).__name__}")
+        raise error("judge", "pairs", "a Pool (ef.pool) or a DataFrame of query_id, doc_id", type_of(pairs))
     ids, problems = {}, []
     for canon in ("query_id", "doc_id"):
         found = alias_candidates(pairs, canon)
@@ -183,7 +182,7 @@ def _with_text(todo: pd.DataFrame, texts, key: str, col: str, what: str) -> pd.D
         by_id = pd.Series(texts[text].to_numpy(dtype=object), index=texts[name].astype(str).to_numpy(dtype=object))
         by_id = by_id[~by_id.index.duplicated()]
     else:
-        raise TypeError(f"judge: {what} must be a DataFrame or a dict, got {type(texts).__name__}")
+        raise error("judge", what, "a DataFrame or a dict", type_of(texts))
     return todo.assign(**{col: by_id.reindex(todo[key].to_numpy(dtype=object)).to_numpy(dtype=object)})
 
 

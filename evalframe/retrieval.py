@@ -62,7 +62,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, InstanceOf, IsCallable, Options, validate
+from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, InstanceOf, IsCallable, Options, error, type_of, validate
 from .errors import (EvalframeInputError, InputProblem, QuestionsFailedWarning, RetrieverOutputWarning,
                      warn)
 from .inputs import TEXT_ALIASES, TEXT_COLUMN, alias_candidates, arrow_frame, split_question_text
@@ -291,8 +291,8 @@ def _questions(questions) -> tuple[list[str], list]:
     else:
         frame = questions if isinstance(questions, pd.DataFrame) else arrow_frame(questions)
         if frame is None:
-            raise TypeError(f"retrieve: questions must be a DataFrame (query_id, text), a dict {{query_id: text}} "
-                            f"or a Series of texts indexed by query_id, got {type(questions).__name__}")
+            raise error("retrieve", "questions", "a DataFrame (query_id, text), a dict {query_id: text} "
+                        "or a Series of texts indexed by query_id", type_of(questions))
         frame = split_question_text(frame)
         found = alias_candidates(frame, "query_id")
         if len(found) > 1:  # a text-like name beside an id is the text (inputs.split_question_text)

@@ -38,7 +38,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from ._validation import Interval, Satisfies, check
+from ._validation import Interval, Satisfies, check, error, type_of
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
 from .schema import clean_qrels, fingerprints, ids_to_str
@@ -575,7 +575,7 @@ def with_tokens(run: pd.DataFrame, tokens, *, columns: Mapping[str, str] | None 
             cid, cnt = t.columns
         ids, counts = t[cid].to_numpy(), t[cnt].to_numpy()
     else:
-        raise TypeError(f"tokens must be a table (id, count), a dict or a Series, got {type(tokens).__name__}")
+        raise error(None, "tokens", "a table (id, count), a dict or a Series", type_of(tokens))
     if "tokens" in run.columns:
         raise EvalframeInputError("run", [InputProblem(
             "the run has a tokens column and tokens= gives counts too", "drop one of them")])
@@ -787,8 +787,7 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
     """
     min_overlap = check_min_overlap(min_overlap, "rechunk")
     if not isinstance(qrels, pd.DataFrame):
-        raise TypeError(f"rechunk: qrels must be a DataFrame (read files with evalframe.read_qrels), "
-                        f"got {type(qrels).__name__}")
+        raise error("rechunk", "qrels", "a DataFrame (read files with evalframe.read_qrels)", type_of(qrels))
     golden = clean_qrels(qrels, columns=columns)[["query_id", "doc_id", "relevance"]]
     old = check_chunks(old_chunks, columns=columns, what="old chunk table")
     new = check_chunks(new_chunks, columns=columns, what="new chunk table")

@@ -12,6 +12,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import stats
+from evalframe.errors import ParameterError
 from evalframe._validation import (
     BOOLEAN,
     CONFIDENCE,
@@ -21,10 +22,10 @@ from evalframe._validation import (
     Interval,
     IsCallable,
     Options,
-    ParameterError,
     Satisfies,
     check,
     error,
+    type_of,
     validate,
 )
 
@@ -160,6 +161,12 @@ def test_a_long_value_is_cut():
     assert len(msg) < 260 and msg.endswith("...")
 
 
+def test_a_table_is_said_by_its_type():
+    table = pd.DataFrame({"a": range(100)})
+    assert str(error("judge", "pairs", "a DataFrame", type_of(table))) == "judge: pairs must be a DataFrame, got DataFrame"
+    assert str(error(None, "tokens", "a dict", type_of([1]))) == "tokens must be a dict, got list"
+
+
 def test_validate_checks_in_order():
     assert validate("f", seed=(np.int64(2), SEED), confidence=(0.5, CONFIDENCE)) == {"seed": 2, "confidence": 0.5}
     with pytest.raises(ParameterError, match=r"^f: seed must be an int >= 0, got -1$"):
@@ -185,6 +192,18 @@ def test_evaluate_messages():
         "evaluate: no_relevant must be one of ['zero', 'drop'], got 'keep'"
     assert _message(lambda: ef.evaluate(RUN, QRELS, "P@1", ascending=1)) == \
         "evaluate: ascending must be True or False, got 1"
+
+
+def test_aggregate_message():
+    per_q = ef.evaluate(RUN, QRELS, "P@1")
+    assert _message(lambda: ef.aggregate(per_q, by=3)) == \
+        "aggregate: by must be a column name or a list of them or None, got 3"
+
+
+def test_type_errors_of_data_arguments():
+    with pytest.raises(TypeError, match=r"^judge: pairs must be a Pool \(ef.pool\) or a DataFrame of query_id, "
+                                        r"doc_id, got list$"):
+        ef.judge([("q1", "d1")], lambda batch: [1] * len(batch))
 
 
 def test_index_recall_message():

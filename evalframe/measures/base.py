@@ -63,7 +63,7 @@ class ParamSpec:
     >>> ef.parse_measure("RBP(p=2)")
     Traceback (most recent call last):
     ...
-    ValueError: RBP: p must be a number in [0, 1], got 2
+    evalframe.errors.ParameterError: RBP: p must be a number in [0, 1], got 2
     """
 
     kind: Kind

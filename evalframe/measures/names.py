@@ -13,7 +13,7 @@ import ast
 import re
 from typing import Iterable
 
-from .._validation import Options, check, error
+from .._validation import Options, check, error, type_of
 from .base import FAMILIES, REGISTRY, Measure
 
 #: The spec's default measures.
@@ -58,7 +58,7 @@ def parse_measure(name: "str | Measure") -> Measure:
     if isinstance(name, Measure):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"a measure name must be a str, got {type(name).__name__}")
+        raise error(None, "a measure name", "a str", type_of(name))
     for pat, conv in REGISTRY.trec_names():
         m = pat.fullmatch(name.strip())
         if m:

@@ -149,7 +149,7 @@ def report_options(*, measures=None, baseline: str | None = None,
     >>> report_options(confidence=2)
     Traceback (most recent call last):
     ...
-    ValueError: report: confidence must be a float in (0, 1), got 2
+    evalframe.errors.ParameterError: report: confidence must be a float in (0, 1), got 2
     """
     unknown = sorted(set(conventions) - set(CONVENTIONS))
     if unknown:

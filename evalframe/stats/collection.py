@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .paired import compare
-from .._validation import CONFIDENCE, Options, check
+from .._validation import CONFIDENCE, Options, check, error, type_of
 from .validation import check_confidence
 
 __all__ = ["rank_correlation", "discriminative_power", "asl_curve"]
@@ -87,8 +87,7 @@ def _scores(x, measure, name) -> pd.Series:
         s.index = s.index.astype(str)
         return s
     if not isinstance(x, pd.DataFrame) or "system" not in x:
-        raise TypeError(f"rank_correlation: {name} must be a per-question or aggregate table, a Series or a dict, "
-                        f"got {type(x).__name__}")
+        raise error("rank_correlation", name, "a per-question or aggregate table, a Series or a dict", type_of(x))
     if "measure" in x:
         measures = pd.unique(x["measure"].astype(str))
         if measure is None and len(measures) > 1:
