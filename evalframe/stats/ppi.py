@@ -30,7 +30,7 @@ from scipy import stats as sps
 
 from ..errors import EvalframeInputError, FewHumanLabelsWarning, InputProblem, UnpairedQuestionsWarning, warn
 from .corrections import adjust_pvalues
-from .._validation import Interval, check
+from .._validation import Interval, Options, check
 from .validation import Correction, check_choice, check_confidence, clean_table
 
 #: Fewer human-labelled questions than this and the normal interval is not to be trusted.
@@ -38,7 +38,7 @@ MIN_HUMAN = 10
 
 
 def _check_lam(lam, func: str) -> None:
-    check(func, "lam", lam, None, Interval(float, 0, 1))
+    check(func, "lam", lam, Options((None,), "None (estimated, PPI++)"), Interval(float, 0, 1))
 
 
 def _aligned(model: pd.DataFrame, human: pd.DataFrame, func: str) -> pd.DataFrame:
