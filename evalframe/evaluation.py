@@ -20,9 +20,10 @@ import pandas as pd
 from ._validation import BOOLEAN, BOOLEAN_OR_NONE, POSITIVE_INT, Satisfies, check
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
-from .dask_engine import is_dask_frame
+from .engine.choice import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Chunkings, Conventions, Duplicates, Unjudged, carried_chunkings, check_unjudged,
+from .engine.conventions import Conventions, Duplicates
+from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudged, refuse_unjudged_with_spans,
                      evaluate_partition, is_span_input, resolve_chunkings)
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
@@ -34,7 +35,7 @@ from .ranking import Missing, Ties, judge, natural_order
 from .rollup import Rollup
 from .engine.choice import Choice, choose
 from .engine.conventions import NoRelevant
-from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .engine.streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
 Engine = Literal["auto", "memory", "dask", "spark"]
 
@@ -150,7 +151,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
         ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
         bound is true (no labelling of the unjudged documents gives more); the others
-        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  Every engine
+        are refused (:data:`evalframe.engine.memory.BOUND_FAMILIES` says why).  Every engine
         computes them (in each partition); not with chunk offsets.
 
     Returns
@@ -306,7 +307,7 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             raise EvalframeInputError("per-question table", [InputProblem(
                 f"missing columns {missing} (found {list(per_question.columns)})",
                 "pass the output of evaluate(), with the segment columns joined")])
-        from .dask_engine import aggregate_dask
+        from .engine.dask import aggregate_dask
         names = per_question["measure"].unique().compute()
         return aggregate_dask(per_question, by, {name: _aggregation(name) for name in names})
     missing = [c for c in need if c not in per_question.columns]
@@ -564,6 +565,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
     check(conv.caller, "progress", progress, BOOLEAN_OR_NONE)
     warn = measured
+    refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
     run = _token_counts(run, tokens, conv, choice)
     chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
     _check_no_relevant(conv.no_relevant, chunked)
@@ -573,15 +575,12 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     chunkings, qrels, run = chunked or (None, qrels, run)
     if not measured and chunkings is None:
         ms = []
-    if unjudged in ("relevant", "bounds") and chunkings is not None:
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
-                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     if choice.name == "spark":
         from .engine.spark import evaluate_spark
         return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
                               unjudged=unjudged)
     if choice.name == "dask":
-        from .dask_engine import evaluate_dask
+        from .engine.dask import evaluate_dask
         return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
                              unjudged=unjudged)
     if choice.name == "streaming":
@@ -614,7 +613,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
     offsets), each chunking then judged on its own labels: False (not in play); True (a
     run held in memory: the in-memory engine); or, for a Dask frame or a Parquet dataset,
     the chunkings resolved once for its partitions and the golden set they are judged on
-    (:func:`~evalframe.engine.resolve_chunkings`)."""
+    (:func:`~evalframe.engine.memory.resolve_chunkings`)."""
     columns, min_overlap = conv.columns, conv.min_overlap
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set
@@ -630,7 +629,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
         if is_spark_frame(run):
             from .engine.spark import split_offsets
         elif is_dask_frame(run):
-            from .dask_engine import split_offsets
+            from .engine.dask import split_offsets
         else:  # a dataset: split by the streaming engine as it copies the run to its scratch directory
             chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
             return (replace(chunkings, split_run=True) if chunkings is not None else

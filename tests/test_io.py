@@ -431,7 +431,7 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
 
 def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
     """read_run([paths]) and every command name an unnamed run file by one rule (io.system_name)."""
-    from evalframe.cli.common import system_name as cli_rule
+    from evalframe.cli.runs import system_name as cli_rule
     path = tmp_path / "bm25.v2.tsv.gz"
     with gzip.open(path, "wt") as f:
         f.write("query_id\tdoc_id\tscore\nq1\td1\t1.0\n")

@@ -7,7 +7,8 @@ import pytest
 
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from evalframe.cli import common, main
+from evalframe.cli import main
+from evalframe.cli import runs as common
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_a_bad_memory_budget_is_one_line(cranfield_files, capsys):
 def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypatch):
     """The commands read the runs whole when their rows at the in-memory engine's whole-table
     figure (sizing.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
-    from evalframe import streaming
+    from evalframe.engine import streaming
     _, texts, _ = cranfield_files
     rows = sum(sizing.text_run_rows(p) for p in texts)
     monkeypatch.setattr(sizing, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part
@@ -92,7 +93,7 @@ def test_sigterm_removes_the_runs_copied_for_the_commands(tmp_path):
     scratch.mkdir()
     script = f"""
 import os, signal
-from evalframe.cli.common import run_source
+from evalframe.cli.runs import run_source
 with run_source([{str(run)!r}], budget=1) as source:
     assert os.listdir(source), "the run was copied"
     os.kill(os.getpid(), signal.SIGTERM)

@@ -600,7 +600,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
 
     import pyarrow as pa
 
-    import evalframe.trec_eval as te
+    from evalframe.trec_eval import output as te
     monkeypatch.setattr(te, "PER_QUESTION_CHUNK_LINES", 97)
     rng = np.random.default_rng(11)
     halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
@@ -619,7 +619,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
              id(rows[4]): rng.integers(0, 7, n_q).astype(float)}
     rel = ["".join(rng.choice(list("-0123>."), rng.integers(0, 12))) for _ in range(n_q)]
     got = []
-    te._write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
+    te.write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
     got = "".join(g if isinstance(g, str) else g.decode("latin-1") for g in got)
     want = []
     for i, q in enumerate(ids):

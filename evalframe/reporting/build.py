@@ -23,7 +23,7 @@ from .._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, IsCallable
 from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
+from ..engine.memory import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
 from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
@@ -306,7 +306,7 @@ def _ppi_comparisons(comparisons: pd.DataFrame, per_q: pd.DataFrame, human_pq: p
 
 
 def _partition_conventions(opts: ReportOptions, columns, **changes) -> Conventions:
-    """The report's conventions as :func:`~evalframe.engine.evaluate_partition` takes them."""
+    """The report's conventions as :func:`~evalframe.engine.memory.evaluate_partition` takes them."""
     return Conventions(**{**opts.conventions, **changes}, columns=columns, caller="report")
 
 

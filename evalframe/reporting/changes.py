@@ -194,7 +194,7 @@ def question_rows(run, questions: Sequence[str], *, columns: Mapping[str, str] |
     of paths) is read whole and cut. None when ``run`` is none of these, or its question
     column cannot be told (the report then keeps no rankings)."""
     from ..io import read_run_as_given
-    from ..streaming import is_dataset_source, open_run_dataset
+    from ..engine.choice import is_dataset_source, open_run_dataset
     questions = [str(q) for q in pd.unique(pd.Series(list(questions), dtype=object).astype(str))]
     try:
         if is_dataset_source(run):
