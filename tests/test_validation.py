@@ -206,6 +206,13 @@ def test_type_errors_of_data_arguments():
         ef.judge([("q1", "d1")], lambda batch: [1] * len(batch))
 
 
+def test_measures_and_stages_of_the_wrong_type():
+    assert _message(lambda: ef.evaluate(RUN, QRELS, 123)) == \
+        "measures must be a measure name, a Measure or a list of them (e.g. ['nDCG@10', 'R@5']), got 123"
+    assert _message(lambda: ef.report(RUN, QRELS, measures="P@1", stages=3)) == \
+        "stages must be a list of system names (first stage first) or a dict {system: k}, got int"
+
+
 def test_index_recall_message():
     assert _message(lambda: ef.index_recall(RUN, RUN, k=True)) == "index_recall: k must be an int >= 1, got True"
 

@@ -149,8 +149,8 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     elif not isinstance(measures, Iterable):
-        raise TypeError(f"measures must be a measure name, a Measure or a list of them, got {measures!r} "
-                        f"({type(measures).__name__}); e.g. ['nDCG@10', 'R@5']")
+        raise error(None, "measures", "a measure name, a Measure or a list of them (e.g. ['nDCG@10', 'R@5'])",
+                    measures)
     out: list[Measure] = []
     for m in measures:
         pm = parse_measure(m)
