@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 
 import numpy as np
 import pandas as pd
