@@ -101,7 +101,7 @@ def judge(pairs, fn: Callable[[pd.DataFrame], Any], *, batch_size: int = 32, cac
     (['query_id', 'doc_id', 'relevance', 'judge'], 'always-yes', True)
     """
     _check(fn, batch_size, judge_name, retries, progress)
-    todo = _pairs(pairs)
+    todo = _pairs_to_judge(pairs)
     todo = _with_text(todo, queries, "query_id", "query_text", "queries")
     todo = _with_text(todo, documents, "doc_id", "doc_text", "documents")
     if cache is not None:
@@ -139,7 +139,7 @@ def _check(fn, batch_size, judge_name, retries, progress) -> None:
              progress=(progress, BOOLEAN_OR_NONE))
 
 
-def _pairs(pairs) -> pd.DataFrame:
+def _pairs_to_judge(pairs) -> pd.DataFrame:
     """The distinct pairs to judge, ids as strings, texts kept."""
     if isinstance(pairs, Pool):
         pairs = pairs.documents

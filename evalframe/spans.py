@@ -340,7 +340,7 @@ def _segment_codes(*columns: np.ndarray) -> np.ndarray:
     return np.cumsum(change) - 1
 
 
-def _pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _span_chunk_pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (span, chunk of the span's document) pair as two index arrays: the chunks
     sorted by document once, each span's chunks a contiguous range found by search."""
     order = np.argsort(chunk_doc, kind="stable")
@@ -482,7 +482,7 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
     # every chunk of a document a question has spans in: label 0 (the annotator read it)
     qd = np.unique(q * (int(max(chunk_doc.max(initial=0), span_doc.max(initial=0))) + 1) + span_doc,
                    return_index=True)[1]
-    zq, zc = _pairs(span_doc[qd], chunk_doc)
+    zq, zc = _span_chunk_pairs(span_doc[qd], chunk_doc)
     zq = q[qd][zq]
     # the chunks a span's evidence reaches: its label
     sp, ch = _overlap_pairs(span_doc, s, e, chunk_doc, cs, ce)

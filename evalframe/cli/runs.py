@@ -191,10 +191,12 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
                columns: dict[str, str] | None = None, ties: str = "doc_id_desc",
                encoding: str = "utf-8", ascending: bool = False) -> Iterator[object]:
     """The run arguments as what :func:`evalframe.evaluate` takes: one table (:func:`read_runs`)
-    when they fit ``budget``, else a Parquet dataset the streaming engine reads.
+    when they fit ``budget``, else what the streaming engine reads.
 
-    A single Parquet file, directory or glob is passed as it is (``{name: path}`` when
-    it is named by :data:`NAMING_RULE`); otherwise every run is copied in blocks, its
+    A single Parquet file, directory or glob, or TREC text run file, is passed as it is
+    (``{name: path}`` when it is named by :data:`NAMING_RULE`), and so are several when each
+    is named (the streaming engine reads a text run in blocks of whole questions,
+    :class:`evalframe.engine.text_blocks.TextRun`); otherwise every run is copied in blocks, its
     ``system`` column named by the rule, into Parquet files in a temporary directory
     (TREC text runs are read about ``TEXT_BLOCK_BYTES`` at a time, in blocks of whole
     questions: :func:`evalframe.engine.text_blocks.question_blocks`; CSV, TSV and JSON lines
@@ -202,6 +204,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     """
     from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
     from ..engine.choice import is_dataset_source, open_run_dataset
+    from ..engine.text_blocks import is_text_run
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -224,6 +227,18 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     if columns or encoding.lower().replace("-", "") != "utf8":
         raise CommandError("--columns and --encoding are not yet supported on runs larger than --memory-budget: "
                            "write the run with the canonical column names in UTF-8, or raise --memory-budget")
+    texts = [is_text_run(p) for _, p in named]
+    if any(texts) and all(t or d for t, d in zip(texts, datasets)):  # streamed where they are, not copied
+        names = [n for n, _ in named]
+        if len(args) == 1 and names[0] is None:
+            from ..engine.text_blocks import TextRun
+            path = named[0][1]
+            own = "system" in TextRun(path).schema.names
+            yield path if own else {system_name(path): path}  # its tags name its systems, else its name
+            return
+        if None not in names and len(set(names)) == len(names):
+            yield dict(named)
+            return
     if len(args) == 1 and datasets[0]:
         (name, path), = named
         own = "system" in {str(c).strip().lower() for c in open_run_dataset(path).schema.names}
@@ -245,10 +260,8 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
 def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) -> "Iterator[pd.DataFrame]":
     """A run file (or Parquet dataset) as cleaned tables, block by block (a text run's
     blocks hold whole questions: :func:`evalframe.engine.text_blocks.question_blocks`)."""
-    import io as _io
-
     from ..engine import budget as sizing
-    from ..engine.text_blocks import line_questions, question_blocks
+    from ..engine.text_blocks import TextRun
     read_run = run_reader(ascending)
     if is_dataset:
         from ..engine.choice import open_run_dataset
@@ -260,23 +273,9 @@ def _blocks(path: str, is_dataset: bool, duplicates, ascending: bool = False) ->
         yield read_input(path, read_run, "run", duplicates=duplicates)
         return
     _check_readable(path, "run")
-    head = b""
-    for block, line in question_blocks(path, sizing.TEXT_BLOCK_BYTES):
-        block, head = head + block, b""
-        if line == 1 and block.count(b"\n") < 64 and line_questions(block).data.sum() == 1:
-            # one line, perhaps a header: read with what follows
-            head = block
-        elif block.strip():
-            yield _read_block(block, path, read_run, _io, duplicates)
-    if head.strip():
-        yield _read_block(head, path, read_run, _io, duplicates)
-
-
-def _read_block(block: bytes, path: str, read_run, _io, duplicates):
-    buf = _io.BytesIO(block)
-    buf.name = path[:-3] if path.endswith(".gz") else path
     try:
-        return read_run(buf, duplicates=duplicates)
+        for table in TextRun(path).tables(sizing.TEXT_BLOCK_BYTES):
+            yield read_run(table.to_pandas(), duplicates=duplicates)
     except BaseException as exc:
         if not is_user_error(exc):
             raise

@@ -26,6 +26,7 @@ from . import budget as sizing
 from .choice import is_dataset_source, open_run_dataset
 from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, question_buckets, question_fingerprints
 from .scratch import close_all, scratch_directory
+from .text_blocks import TextRun, is_text_run
 from ..io import read_golden_set
 from ..measures import Measure
 from ..ranking import (Diagnostic, clear_judged_elsewhere, diagnostics_table, id_set, natural_order, str_column,
@@ -366,10 +367,12 @@ def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch
     return pd.concat(tables, ignore_index=True).drop_duplicates().reset_index(drop=True)
 
 
-def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
+def _run_sources(run) -> "list[tuple[pads.Dataset | TextRun, str | None]]":
+    def source(x):  # a TREC text run file is read in blocks of whole questions, as a dataset is
+        return TextRun(x) if is_text_run(x) else open_run_dataset(x)
     if isinstance(run, Mapping):
-        return [(open_run_dataset(v), str(k)) for k, v in run.items()]
-    return [(open_run_dataset(run), None)]
+        return [(source(v), str(k)) for k, v in run.items()]
+    return [(source(run), None)]
 
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:

@@ -1,13 +1,13 @@
 """report(): validate every argument, evaluate once, then build each table with the
 public function of its section::
 
-    report_options -> evaluate_with_diagnostics -> per_question_table -> join_segments
+    report_options -> evaluate_with_diagnostics -> report_per_question -> join_segments
       -> stats.summarize -> segment_table -> comparison_table -> curve_table
-      -> stage_table -> planning_table -> diagnostics_table -> change_table -> Report
+      -> stage_table -> planning_table -> report_diagnostics -> change_table -> Report
 """
 from __future__ import annotations
 
-__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_question_table",
+__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "report_per_question",
            "summary_table", "report_metadata", "report"]
 
 import typing
@@ -34,7 +34,7 @@ from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
-from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
+from .diagnostics import diagnostic_row, issue_warnings, report_diagnostics, labels_by_judge
 from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
@@ -180,7 +180,7 @@ def report_options(*, measures=None, baseline: str | None = None,
                          conventions=conv)
 
 
-def per_question_table(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
+def report_per_question(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
     """The rows of ``measures`` in (system, query_id, measure) order, as :func:`evaluate`
     returns them (questions in their first-seen order in the evaluation)."""
     pos = rows.positions(measures)
@@ -554,7 +554,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     _check_systems(systems, opts)
     rows = MeasureRows(per_all)
     del per_all  # held compactly by rows from here on
-    per_q = per_question_table(rows, names, systems)
+    per_q = report_per_question(rows, names, systems)
     n_questions = int(per_q.groupby("system")["query_id"].nunique().max())
     per_q, seg_cols, seg_diag = join_segments(per_q, seg_table)
 
@@ -600,7 +600,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
         else "documents are the run's own ids (no roll-up)"))]
-    diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
+    diagnostics = report_diagnostics(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
                                     extra_rows=[*seg_diag, *unit_rows, *bound_rows, *provenance],
                                     unjudged=unjudged)

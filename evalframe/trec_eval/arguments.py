@@ -120,13 +120,13 @@ def plan_request(marked: list[str], params: dict[str, str], opts: dict) -> Reque
             name = f"{spec.name}_{text}" if text else spec.name
             req.slots.append(_Slot(name, spec, parse_measure(spec.build(vals, opts))))
         elif spec.kind == "p_pair":
-            pairs = _pairs(spec.name, text) if text else []
+            pairs = _gain_pairs(spec.name, text) if text else []
             name = f"{spec.name}_{text}" if text else spec.name
             req.slots.append(_Slot(name, spec, parse_measure(spec.build(pairs, opts))))
     return req
 
 
-def _pairs(name: str, text: str) -> list[tuple[str, float]]:
+def _gain_pairs(name: str, text: str) -> list[tuple[str, float]]:
     out = []
     for part in text.split(","):
         key, sep, val = part.partition("=")
