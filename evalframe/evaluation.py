@@ -55,7 +55,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         One or many systems (see :func:`evalframe.read_run`).  A Parquet file,
         a directory of Parquet files, a glob (``"runs/*.parquet"``) or a
         :class:`pyarrow.dataset.Dataset` larger than ``memory_budget`` is
-        evaluated in parts with bounded memory (:mod:`evalframe.streaming`),
+        evaluated in parts with bounded memory (:mod:`evalframe.engine.streaming`),
         with the same numbers, warnings and diagnostics.
     qrels : DataFrame, path, dict or CheckedQrels
         The golden set (see :func:`evalframe.read_qrels`; also a Parquet
@@ -102,7 +102,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
         any), ``run`` being a ``dask.dataframe.DataFrame`` or a Parquet dataset
         path; the result is then a ``dask.dataframe.DataFrame`` (see
-        :mod:`evalframe.dask_engine`).  ``"spark"``: a ``pyspark.sql.DataFrame`` run
+        :mod:`evalframe.engine.dask`).  ``"spark"``: a ``pyspark.sql.DataFrame`` run
         (:mod:`evalframe.engine.spark`).  ``"auto"`` (default) is the run's own engine
         (:func:`evalframe.engine.choice.choose`): Spark or Dask for their frames,
         streaming for a Parquet dataset larger than ``memory_budget``, else in memory.

@@ -141,7 +141,7 @@ class GoldenIndex:
 @dataclass(frozen=True)
 class Plan:
     """What every part of one evaluation is evaluated with, the same on every engine and
-    sent whole to every worker (pickled; the measures :func:`~evalframe.measures.custom.shipped`
+    sent whole to every worker (pickled; the measures ``evalframe.measures.custom.shipped``
     by the engines that leave the process).
 
     Attributes

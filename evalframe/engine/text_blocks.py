@@ -260,7 +260,7 @@ def is_text_run(source) -> bool:
 class TextRun:
     """A TREC text run file read as the streaming engine reads a Parquet dataset: blocks of
     whole questions (:func:`question_blocks`) as Arrow batches, each block's lines read as
-    :func:`evalframe.read_table` reads a whole file (unchecked: the engine checks each part),
+    ``evalframe.io.read_table`` reads a whole file (unchecked: the engine checks each part),
     a schema, and its rows estimated from its size (:func:`~evalframe.engine.budget.text_run_rows`).
 
     Examples
@@ -324,7 +324,7 @@ class TextRun:
             yield self._table(head, 1)
 
     def _table(self, block: bytes, line: int) -> pa.Table:
-        """One block's lines as :func:`evalframe.read_table` reads a whole file, with the
+        """One block's lines as ``evalframe.io.read_table`` reads a whole file, with the
         first block's schema (ids as strings, numbers as numbers)."""
         import io as _io
 

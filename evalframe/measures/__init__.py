@@ -143,7 +143,7 @@ def compute(J: Judged, measures: list[Measure]) -> np.ndarray:
     Examples
     --------
     >>> import evalframe as ef
-    >>> from evalframe.engine import prepare
+    >>> from evalframe.engine.memory import prepare
     >>> from evalframe.measures import compute, parse_measures
     >>> sso = ef.datasets.load_sso()
     >>> compute(prepare(sso.runs, sso.qrels), parse_measures(["P@5", "RR"])).tolist()
