@@ -17,6 +17,7 @@ from typing import Iterable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._validation import BOOLEAN, BOOLEAN_OR_NONE, POSITIVE_INT, Satisfies, check
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .engine.choice import is_dask_frame
@@ -251,6 +252,11 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
                      tokens=tokens, shallow=shallow, unjudged=None, measured=False)[1]
 
 
+#: ``by=`` of :func:`aggregate`
+_COLUMN_NAMES = Satisfies(lambda v: isinstance(v, str) or isinstance(v, (list, tuple))
+                          and all(isinstance(c, str) for c in v), "a column name or a list of them")
+
+
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
     """Summarise a per-question table per system (and per segment).
 
@@ -292,6 +298,7 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
           system measure  n  mean
     0  librarian      RR  1   0.5
     """
+    check("aggregate", "by", by, _COLUMN_NAMES, None)
     by = [by] if isinstance(by, str) else list(by or [])
     need = ["query_id", "measure", "value"] + by
     if is_spark_frame(per_question):  # collected: a few rows per question and system
@@ -484,8 +491,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc",
     1  dense_hnsw        3  IndexRecall@10    1.0
     2  dense_hnsw        5  IndexRecall@10    1.0
     """
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    check("index_recall", "k", k, POSITIVE_INT)
+    check("index_recall", "ascending", ascending, BOOLEAN)
     exact = read_run(exact_run, ascending=ascending)
     if "system" in exact and exact["system"].nunique() > 1:
         raise EvalframeInputError("exact run", [InputProblem(
@@ -558,6 +565,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     """The per-question table and the diagnostics of ``run`` on the engine ``choice`` names:
     every caller's one path.  ``measured=False``: the diagnostics only (:func:`diagnostics`:
     no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
+    check(conv.caller, "progress", progress, BOOLEAN_OR_NONE)
     warn = measured
     refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
     run = _token_counts(run, tokens, conv, choice)
@@ -642,8 +650,6 @@ def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollu
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
-    if progress is not None and not isinstance(progress, bool):
-        raise ValueError(f"evaluate: progress must be True, False or None, got {progress!r}")
     if (conv.conflicts != "error" or conv.columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
         qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts

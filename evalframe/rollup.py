@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._validation import error, type_of
 from .errors import EvalframeInputError, InputProblem
 from ._diagnostic_records import Check, Diagnostic, MAX_EXAMPLES
 from ._judged import Ties
@@ -73,8 +74,8 @@ def rollup_map(rollup: Rollup | pd.Series) -> pd.Series:
     elif isinstance(rollup, pd.DataFrame):
         frame = _two_columns(rollup)
     else:
-        raise TypeError("rollup must be a chunk -> page table (two columns), a dict, or the name of a "
-                        f"run column holding the page id, got {type(rollup).__name__}")
+        raise error(None, "rollup", "a chunk -> page table (two columns), a dict, or the name of a "
+                    "run column holding the page id", type_of(rollup))
     problems = []
     missing = frame["chunk"].isna() | frame["page"].isna()
     if missing.any():

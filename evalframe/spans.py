@@ -31,12 +31,14 @@ __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows"
            "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
            "chunk_labels", "check_chunk_documents", "check_min_overlap", "with_tokens"]
 
+import numbers
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
+from ._validation import Interval, Satisfies, check, error, type_of
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
 from ._id_bytes import fingerprints
@@ -382,11 +384,12 @@ def doc_codes(chunks: pd.DataFrame, spans: pd.DataFrame) -> tuple[np.ndarray, np
     return codes[:len(chunks)], codes[len(chunks):], len(names)
 
 
+#: ``min_overlap=``: a share of a chunk
+_MIN_OVERLAP = Satisfies(Interval(numbers.Real, 0, 1).accepts, "a number in [0, 1] (0: any overlap)")
+
+
 def check_min_overlap(min_overlap, caller: str) -> float:
-    if (isinstance(min_overlap, bool) or not isinstance(min_overlap, (int, float, np.integer, np.floating))
-            or not 0 <= float(min_overlap) <= 1):
-        raise ValueError(f"{caller}: min_overlap must be a number in [0, 1] (0: any overlap), got {min_overlap!r}")
-    return float(min_overlap)
+    return float(check(caller, "min_overlap", min_overlap, _MIN_OVERLAP))
 
 
 def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Mapping[str, str] | None = None
@@ -573,7 +576,7 @@ def with_tokens(run: pd.DataFrame, tokens, *, columns: Mapping[str, str] | None 
             cid, cnt = t.columns
         ids, counts = t[cid].to_numpy(), t[cnt].to_numpy()
     else:
-        raise TypeError(f"tokens must be a table (id, count), a dict or a Series, got {type(tokens).__name__}")
+        raise error(None, "tokens", "a table (id, count), a dict or a Series", type_of(tokens))
     if "tokens" in run.columns:
         raise EvalframeInputError("run", [InputProblem(
             "the run has a tokens column and tokens= gives counts too", "drop one of them")])
@@ -785,8 +788,7 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
     """
     min_overlap = check_min_overlap(min_overlap, "rechunk")
     if not isinstance(qrels, pd.DataFrame):
-        raise TypeError(f"rechunk: qrels must be a DataFrame (read files with evalframe.read_qrels), "
-                        f"got {type(qrels).__name__}")
+        raise error("rechunk", "qrels", "a DataFrame (read files with evalframe.read_qrels)", type_of(qrels))
     golden = clean_qrels(qrels, columns=columns)[["query_id", "doc_id", "relevance"]]
     old = check_chunks(old_chunks, columns=columns, what="old chunk table")
     new = check_chunks(new_chunks, columns=columns, what="new chunk table")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from ..measures import Measure
 
+from .._validation import error
 from .messages import CommandError
 from .runs import NAMING_RULE, read_input
 
@@ -165,5 +166,5 @@ def memory_budget_arg(args: argparse.Namespace) -> int:
     try:
         return memory_budget(args.memory_budget)
     except ValueError:
-        raise CommandError(f"--memory-budget must be a size such as 2GiB or 500MB, "
-                           f"got {args.memory_budget!r}") from None
+        raise CommandError(str(error(None, "--memory-budget", "a size such as 2GiB or 500MB",
+                                     args.memory_budget))) from None

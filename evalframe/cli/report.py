@@ -14,6 +14,7 @@ from pathlib import Path
 import json
 import sys
 
+from .._validation import Interval, check
 from .arguments import (add_chunks, add_conventions, add_inputs, add_memory_budget, add_rollup, conventions,
                         memory_budget_arg, parse_measure_args, read_chunks_arg, read_rollup)
 from .messages import CommandError, command_words, run_command
@@ -175,8 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reporting import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
-    if args.changes < 0:
-        raise ValueError(f"--changes must be an int >= 0, got {args.changes}")
+    check(None, "--changes", args.changes, Interval(int, 0, None))
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None

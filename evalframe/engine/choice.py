@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Mapping
 
+from .._validation import Options, check, error
 from ..errors import EvalframeInputError, InputProblem
 from . import budget as sizing
 from .spark import is_spark_frame
@@ -129,20 +130,18 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
     ...
     ValueError: evaluate: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with spark.read.parquet(...) or spark.createDataFrame(...)
     """
-    if engine not in ENGINES:
-        raise ValueError(f"{caller}: engine must be 'auto', 'memory', 'dask' or 'spark', got {engine!r}")
+    check(caller, "engine", engine, Options(ENGINES, "'auto', 'memory', 'dask' or 'spark'"))
     budget = sizing.memory_budget(memory_budget)
     if is_spark_frame(run):
         if engine not in ("auto", "spark"):
-            raise ValueError(f"{caller}: engine must be 'auto' or 'spark' for a pyspark.sql.DataFrame run, "
-                             f"got {engine!r}")
+            raise error(caller, "engine", "'auto' or 'spark' for a pyspark.sql.DataFrame run", engine)
         return Choice("spark", budget)
     if engine == "spark":
         raise ValueError(f"{caller}: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with "
                          "spark.read.parquet(...) or spark.createDataFrame(...)")
     if is_dask_frame(run):
         if engine == "memory":
-            raise ValueError(f"{caller}: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
+            raise error(caller, "engine", "'auto' or 'dask' for a dask.dataframe run", engine)
         return Choice("dask", budget)
     if engine == "dask":
         import pandas as pd

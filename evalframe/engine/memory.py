@@ -20,6 +20,7 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import Options, check
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure, compute
@@ -744,9 +745,8 @@ def check_unjudged(unjudged, ms: Sequence[Measure], caller: str = "evaluate") ->
     """``unjudged=`` checked: None or one of :data:`Unjudged`; with ``"relevant"`` or
     ``"bounds"`` every measure of ``ms`` must be one whose upper bound is true
     (:data:`BOUND_FAMILIES`, without a token budget or ``judged_only``)."""
-    allowed = (None, "nonrelevant", "relevant", "bounds")
-    if unjudged not in allowed:
-        raise ValueError(f"{caller}: unjudged must be None, 'nonrelevant', 'relevant' or 'bounds', got {unjudged!r}")
+    check(caller, "unjudged", unjudged, Options((None, "nonrelevant", "relevant", "bounds"),
+                                                "None, 'nonrelevant', 'relevant' or 'bounds'"))
     if unjudged not in ("relevant", "bounds"):
         return
     bad = [str(m) for m in ms if m.family not in BOUND_FAMILIES or set(dict(m.params)) - {"rel"}]

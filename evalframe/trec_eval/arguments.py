@@ -6,6 +6,7 @@ from __future__ import annotations
 import getopt
 import re
 from dataclasses import dataclass, field
+from .._validation import error
 from .catalogue import BY_NAME, Derived, NICKNAMES, NOT_PROVIDED, TREC_MEASURES, TrecMeasure
 
 
@@ -166,7 +167,7 @@ def parse_args(argv: list[str]):
         elif flag in ("-M", "--Max_retrieved_per_topic"):
             opts["depth"] = _atol(val)
             if opts["depth"] < 1:
-                raise ValueError(f"-M must be an int >= 1 (documents per question), got {val!r}")
+                raise error(None, "-M", "an int >= 1 (documents per question)", val)
         elif flag in ("-N", "--Number_docs_in_coll"):
             opts["docs"] = _atol(val)
         elif flag in ("-R", "--Rel_info_format"):
@@ -180,7 +181,7 @@ def parse_args(argv: list[str]):
             try:
                 opts["budget"] = memory_budget(val)
             except ValueError:
-                raise ValueError(f"--memory-budget must be a size such as 2GiB or 500MB, got {val!r}") from None
+                raise error(None, "--memory-budget", "a size such as 2GiB or 500MB", val) from None
         elif flag in ("-Z", "--Zscore"):
             raise ValueError("-Z (z-scores) is not provided by evalframe trec-eval")
         elif flag in ("-m", "--measure"):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Callable
 import numpy as np
 
+from .._validation import error
+
 
 _LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
@@ -92,7 +94,7 @@ def _setf(vals, opts):
     0.5000000000000001, which can move the 4th decimal."""
     x = vals[0] if vals else 1.0
     if x < 0:
-        raise ValueError(f"set_F: the parameter must be a float >= 0, got {x!r}")
+        raise error("set_F", "the parameter", "a float >= 0", x)
 
     def fn(num_ret, num_rel, num_rel_ret):
         with np.errstate(divide="ignore", invalid="ignore"):
