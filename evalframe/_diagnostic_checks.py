@@ -267,7 +267,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic
     """Records of the rankings that hold fewer than ``k`` documents (but at least one).
 
     A measure at cutoff k reads such a ranking whole: R@100 of a 20-deep ranking is its
-    R@20.  One :attr:`Check.SHALLOW_RANKINGS` record per system (count: questions;
+    R@20.  One :attr:`~evalframe._diagnostic_records.Check.SHALLOW_RANKINGS` record per system (count: questions;
     examples: questions in natural order), and a
     :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
     """

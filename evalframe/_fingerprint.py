@@ -18,10 +18,6 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["digest_table", "digest_json", "digest_path", "run_digests", "source_digests", "fingerprints",
-           "golden_digest",
-           "DIGITS"]
-
 #: hex digits kept of each SHA-256
 DIGITS = 16
 

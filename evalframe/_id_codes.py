@@ -39,7 +39,7 @@ class Codes:
 
     @cached_property
     def fingerprint(self) -> np.ndarray:
-        """:func:`fingerprints` of the distinct ids (kept when ``encode_ids`` made them)."""
+        """:func:`~evalframe._id_bytes.fingerprints` of the distinct ids (kept when ``encode_ids`` made them)."""
         import pyarrow as pa
         return fingerprints(pa.chunked_array([self.dictionary]))
 

@@ -2,7 +2,7 @@
 
 Every public function checks its parameters up front with :func:`check` (or
 :func:`validate` for several at once), so the maths after it stays short.  A bad
-value raises :class:`~evalframe.errors.ParameterError` (a ``ValueError`` and a
+value raises ``evalframe.errors.ParameterError`` (a ``ValueError`` and a
 ``TypeError``) with one message::
 
     "<func>: <param> must be <what>, got <value!r>"
@@ -15,7 +15,7 @@ constraints allows None (and nothing else does).
 The idea is scikit-learn's ``sklearn.utils._param_validation`` (constraint objects,
 one validation function); the code is evalframe's own.  Table contents (a golden set,
 a run, a per-question table) are not parameters: :mod:`evalframe.schema` and
-:func:`evalframe.stats.validation.clean_table` list every problem of a table at once.
+``evalframe.stats.validation.clean_table`` list every problem of a table at once.
 
 Examples
 --------
@@ -43,12 +43,6 @@ from typing import Any, Literal
 import numpy as np
 
 from evalframe.errors import ParameterError
-
-__all__ = [
-    "ParameterError", "Constraint", "Interval", "Options", "InstanceOf", "Boolean", "IsCallable",
-    "Satisfies", "check", "validate", "error", "type_of", "is_int", "is_number",
-    "CONFIDENCE", "SEED", "POSITIVE_INT", "BOOLEAN", "BOOLEAN_OR_NONE",
-]
 
 Closed = Literal["both", "left", "right", "neither"]
 
@@ -90,8 +84,8 @@ def is_number(value: Any) -> bool:
 
 
 class Constraint:
-    """What a valid value is: :meth:`accepts` says whether ``value`` is one,
-    :meth:`describe` says it in the message's words ("an int >= 1"), :meth:`cast`
+    """What a valid value is: ``accepts`` says whether ``value`` is one,
+    ``describe`` says it in the message's words ("an int >= 1"), ``cast``
     returns the accepted value in canonical form."""
 
     def accepts(self, value: Any) -> bool:  # pragma: no cover - abstract
@@ -257,7 +251,7 @@ def describe(constraints: Iterable[Constraint | None]) -> str:
 def check(func: str | None, param: str, value: Any, *constraints: Constraint | None) -> Any:
     """``value`` if one of ``constraints`` accepts it (cast by that constraint:
     ``np.int64(3)`` for ``Interval(int, ...)`` is returned as ``3``), else
-    :class:`ParameterError` ``"<func>: <param> must be <what>, got <value!r>"``.
+    ``ParameterError`` ``"<func>: <param> must be <what>, got <value!r>"``.
 
     ``None`` among the constraints allows None; nothing else does.
     """

@@ -15,8 +15,6 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-__all__ = ["diff", "ReportDiff"]
-
 
 @dataclass(frozen=True)
 class ReportDiff:

@@ -7,8 +7,6 @@ engine can be run chunk by chunk or on a distributed engine.
 """
 from __future__ import annotations
 
-__all__ = ["evaluate", "aggregate", "index_recall", "diagnostics", "evaluate_with_diagnostics"]
-
 import os
 import re
 from dataclasses import replace

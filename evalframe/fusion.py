@@ -55,8 +55,6 @@ NORMS = ("min-max", "zmuv", "rank", "none")
 WEIGHTED = ("rrf", "combsum", "wsum")
 FLOOR = 1e-9  # denominators of min-max and zmuv (a list of equal scores normalises to 0)
 
-__all__ = ["fuse", "METHODS", "NORMS"]
-
 
 def fuse(runs, *, method: Method = "rrf", norm: Norm | None = None,
          weights: "Mapping[str, float] | Sequence[float] | None" = None, k: float = 60,

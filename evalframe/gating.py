@@ -25,8 +25,6 @@ import pandas as pd
 
 from .errors import EvalframeInputError, InputProblem
 
-__all__ = ["gate", "GateResult", "gate_per_question", "EXIT_STATUS"]
-
 #: exit status of ``evalframe gate`` for each decision (2 is a user error, as every command)
 EXIT_STATUS = {"pass": 0, "fail": 1, "inconclusive": 3}
 

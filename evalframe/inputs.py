@@ -30,10 +30,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ALIASES", "TEXT_COLUMN", "TEXT_ALIASES", "COLUMN_NAMES", "check_columns", "apply_columns",
-           "alias_candidates", "split_question_text", "run_table", "qrels_table", "question_texts",
-           "arrow_frame"]
-
 from collections.abc import Mapping
 
 import numpy as np

@@ -32,9 +32,6 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-__all__ = ["read_qrels", "read_run", "read_run_as_given", "read_chunks", "read_table", "read_raw", "read_golden_set", "read_checked_qrels", "read_checked_run", "local_path", "could_be_data",
-           "malformed_lines", "line_blocks", "open_binary", "system_name", "RUN_EXTENSIONS", "is_diversity_qrels"]
-
 import gzip
 import io as _io
 import os
@@ -716,11 +713,11 @@ def read_golden_set(source: Source | CheckedQrels, *, columns: Mapping[str, str]
                     conflicts: Conflicts = "error", filesystem: FileSystem | None = None,
                     encoding: str = "utf-8") -> CheckedQrels | pd.DataFrame:
     """:func:`read_qrels`, keeping what the check learnt: the checked golden set
-    (:class:`~evalframe.schema.CheckedQrels`, its :attr:`~evalframe.schema.CheckedQrels.table`
+    (:class:`~evalframe._id_codes.CheckedQrels`, its :attr:`~evalframe._id_codes.CheckedQrels.table`
     is :func:`read_qrels`'s table), or a span golden set's table.
 
     The conflicting labels ``conflicts`` resolved travel on the checked golden set
-    (:attr:`~evalframe.schema.CheckedQrels.conflicts`): :func:`evalframe.evaluate`,
+    (:attr:`~evalframe._id_codes.CheckedQrels.conflicts`): :func:`evalframe.evaluate`,
     :func:`evalframe.diagnostics` and :func:`evalframe.report` take it as their golden set
     and report them once (a table from :func:`read_qrels` holds its resolved labels, not
     the record of them).  A checked golden set is returned as it is.
@@ -885,7 +882,7 @@ def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = No
                        filesystem: FileSystem | None = None, encoding: str = "utf-8",
                        part: bool = False) -> CheckedQrels:
     """:func:`read_qrels`, returning the checked golden set with its ids factorised once
-    (and the conflicts ``conflicts`` resolved, :attr:`~evalframe.schema.CheckedQrels.conflicts`;
+    (and the conflicts ``conflicts`` resolved, :attr:`~evalframe._id_codes.CheckedQrels.conflicts`;
     ``part``: a partition of a golden set, which may hold no row)."""
     check_columns(columns, caller="read_qrels")
     check_conflicts(conflicts, caller="read_qrels")

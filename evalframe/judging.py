@@ -26,8 +26,6 @@ Conventions
 """
 from __future__ import annotations
 
-__all__ = ["judge"]
-
 import numbers
 import os
 import sys

@@ -31,8 +31,6 @@ import pandas as pd
 from ._validation import CONFIDENCE, SEED, Interval, validate
 from .io import read_qrels
 
-__all__ = ["agreement"]
-
 STATISTICS = ("observed_agreement", "cohen_kappa", "weighted_kappa_linear", "weighted_kappa_quadratic",
               "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "krippendorff_alpha_interval")
 

@@ -9,8 +9,6 @@ and :func:`evalframe.stats.compare_ppi`.
 """
 from __future__ import annotations
 
-__all__ = ["judge_agreement", "JudgeAgreement"]
-
 from dataclasses import dataclass
 
 import numpy as np

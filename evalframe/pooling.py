@@ -27,8 +27,6 @@ from ._validation import POSITIVE_INT, check
 from .io import local_path, read_qrels, read_run
 from .ranking import list_ranks, ranked_order
 
-__all__ = ["pool", "Pool"]
-
 
 @dataclass(frozen=True)
 class Pool:

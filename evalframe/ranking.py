@@ -12,7 +12,7 @@ scored groups (:func:`_groups`), each row's label (:func:`_labels`), the order
 of each ranking (:func:`_ordering`), and the facts worth a warning
 (``check_records``, one vectorised function per :class:`Check`).  Ids arrive
 factorised once by :mod:`evalframe.schema` (:class:`~evalframe.schema.CheckedRun`,
-:class:`~evalframe.schema.CheckedQrels`): int32 question and system codes and a
+:class:`~evalframe._id_codes.CheckedQrels`): int32 question and system codes and a
 fingerprint of each document id, so no id column is hashed twice and no Python
 object is made per row.
 
@@ -36,7 +36,7 @@ Conventions (see :mod:`evalframe.measures` for the full list):
 - ``depth``: only the top ``depth`` documents of each ranking are kept
   (trec_eval's ``-M``).
 - ``rel``: a golden-set question without a label >= ``rel`` is reported
-  (:attr:`Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT`).
+  (:attr:`~evalframe._diagnostic_records.Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT`).
 
 Partitions
 ----------
@@ -57,12 +57,6 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-__all__ = ["Judged", "Subtopics", "judge", "NOT_JUDGED", "ranked_order", "list_ranks", "Check", "Diagnostic", "diagnostics_table",
-           "merge_diagnostics", "warn_diagnostics", "DIAGNOSTIC_COLUMNS",
-           "natural_order", "str_column", "shallow_rankings", "group_starts", "clear_judged_elsewhere",
-           "systems_judged", "id_set", "HAS_JUDGED", "conflicts_record", "CHUNKING_OF", "check_conventions",
-           "LEFT_OUT"]
-
 from typing import Sequence
 
 import numpy as np
@@ -70,15 +64,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._diagnostic_checks import (JUDGED_DOCS, check_records, clear_judged_elsewhere, id_set, shallow_rankings,
-                                 systems_judged, unjudged_systems)
-from ._diagnostic_records import (CHUNKING_OF, DIAGNOSTIC_COLUMNS, HAS_JUDGED, LEFT_OUT, Check, Diagnostic,
-                                  conflicts_record, diagnostics_table, merge_diagnostics, warn_diagnostics)
+from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
+from ._diagnostic_records import diagnostics_table, warn_diagnostics
 from ._id_bytes import (BLOCK_ROWS, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints, pair_keys,
                         raw_chunks)
 from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
-from ._id_order import DistinctIds, natural_order, natural_order_rule, natural_permutation, str_column
-from ._judged import NOT_JUDGED, Judged, Missing, Subtopics, Ties, group_starts
+from ._id_order import DistinctIds, natural_order_rule, natural_permutation, str_column
+from ._judged import NOT_JUDGED, Judged, Missing, Subtopics, Ties
 from ._sort_kernel import RowOrder, sort_plan
 from .errors import EvalframeInputError, InputProblem
 
@@ -295,7 +287,7 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     """Each of the distinct strings ``values``' position in the distinct strings
     ``value_set`` (-1: absent), as int32.
 
-    A probe of 64-bit fingerprints (:func:`~evalframe.schema.fingerprints`) into
+    A probe of 64-bit fingerprints (:func:`~evalframe._id_bytes.fingerprints`) into
     those of ``value_set``, every match confirmed on the strings: when no two of
     ``value_set`` share a fingerprint, a string's only candidate is the one with
     its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings

@@ -69,8 +69,6 @@ from .inputs import TEXT_ALIASES, TEXT_COLUMN, alias_candidates, arrow_frame, sp
 from .ranking import list_ranks
 from .schema import ids_to_str
 
-__all__ = ["retrieve", "Retrieval", "ID_KEYS", "SCORE_KEY"]
-
 #: Keys of a result dict that hold its id (the first dict's key is used for all).
 ID_KEYS = ("doc_id", "chunk_id", "id")
 #: The key of a result dict that holds its score.

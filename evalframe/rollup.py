@@ -18,12 +18,10 @@ for pages.  ``rollup`` maps each chunk id to its page id, and :func:`rollup_run`
 
 Ids absent from the map are kept as they are (they are pages already).  The
 number of rows collapsed is a diagnostics record
-(:attr:`~evalframe.ranking.Check.ROLLUP_RUN_ROWS_COLLAPSED`,
-:attr:`~evalframe.ranking.Check.ROLLUP_GOLDEN_ROWS_MERGED`).
+(:attr:`~evalframe._diagnostic_records.Check.ROLLUP_RUN_ROWS_COLLAPSED`,
+:attr:`~evalframe._diagnostic_records.Check.ROLLUP_GOLDEN_ROWS_MERGED`).
 """
 from __future__ import annotations
-
-__all__ = ["Rollup", "rollup_map", "rollup_run", "rollup_qrels", "rollup_column", "UNIT"]
 
 from typing import Mapping, Union
 

@@ -19,7 +19,7 @@ caller's DataFrame is never modified.
 the ids factorised once (:class:`CheckedRun`, :class:`CheckedQrels`), which the
 ranking step reuses: question and system ids as int32 codes (pyarrow
 ``dictionary_encode``), document ids as 64-bit fingerprints of their bytes
-(:func:`fingerprints`) -- a run has about as many distinct documents as rows, so
+(:func:`~evalframe._id_bytes.fingerprints`) -- a run has about as many distinct documents as rows, so
 they are never hashed into one big table; every fingerprint match is confirmed
 on the strings.
 
@@ -29,12 +29,6 @@ The ids' codes are made in ``evalframe._id_codes``, the byte kernels under them 
 """
 from __future__ import annotations
 
-__all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels", "encode_run",
-           "Codes", "CheckedRun", "CheckedQrels", "fingerprints", "byte_order_keys", "common_prefix_length", "pair_keys",
-           "raw_chunks", "BLOCK_ROWS", "contiguous_groups",
-           "ALIASES", "Conflicts", "CONFLICTS", "PROVENANCE", "is_human", "check_conflicts", "ResolvedConflicts", "resolve_conflicts",
-           "check_qrels_part", "merge_conflicts"]
-
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Literal
@@ -42,12 +36,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._conflicts import (CONFLICTS, MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
-                         merge_conflicts, provenance_rows, resolve_conflicts, resolved_labels)
-from ._id_bytes import (BLOCK_ROWS, arrow_id_status, byte_order_keys, clean_arrow_ids, common_prefix_length,
-                        fingerprints, integer_ids, pair_keys, raw_chunks)
-from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, Codes, contiguous_groups, duplicate_docs, encode_ids,
-                        encode_qrels, encode_run, id_strings)
+from ._conflicts import (MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
+                         provenance_rows, resolve_conflicts, resolved_labels)
+from ._id_bytes import BLOCK_ROWS, arrow_id_status, clean_arrow_ids, integer_ids, pair_keys
+from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, duplicate_docs, encode_ids, encode_qrels, encode_run,
+                        id_strings)
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
 

@@ -26,10 +26,8 @@ changes it.
 """
 from __future__ import annotations
 
-__all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows", "Rechunked",
-           "is_span_table", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
-           "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
-           "chunk_labels", "check_chunk_documents", "check_min_overlap", "with_tokens"]
+__all__ = ["SpanRows", "Rechunked", "check_spans", "check_chunks", "merge_spans", "span_labels", "rechunk",
+           "union_lengths"]
 
 import numbers
 from dataclasses import dataclass
@@ -660,7 +658,7 @@ def union_lengths(owner: np.ndarray, segment: np.ndarray, start: np.ndarray, end
 def chunk_offsets(chunks: pd.DataFrame, chunk_ids, what: str = "chunk table", *,
                   fingerprint: np.ndarray | None = None) -> np.ndarray:
     """Each chunk id's row in a chunk table (ids: Arrow strings or an array; their
-    :func:`~evalframe.schema.fingerprints` when known); ids the table lacks are an input
+    :func:`~evalframe._id_bytes.fingerprints` when known); ids the table lacks are an input
     error (how many, examples).
 
     A probe of 64-bit fingerprints into the table's, every match confirmed on the

@@ -542,7 +542,9 @@ def test_row_order_scatter_and_positions_match_the_permutation():
 def test_shallow_rankings_examples_are_the_first_short_questions_in_natural_order():
     # examples are taken from the first groups (already in natural order); integer ids
     # among other ids sort byte-wise in the groups but numerically among themselves
-    from evalframe.ranking import judge, natural_order, shallow_rankings
+    from evalframe._diagnostic_checks import shallow_rankings
+    from evalframe._id_order import natural_order
+    from evalframe.ranking import judge
     rng = np.random.default_rng(2)
     for case in range(30):
         pool = np.array([str(i) for i in rng.integers(0, 200, 12)] + ["a", "q7", "b2"], dtype=object)
@@ -637,7 +639,7 @@ def test_tie_order_with_several_keys_is_lexsort_in_blocks():
     (["9223372036854775807", "1"], True),
 ])
 def test_question_ids_sort_numerically_only_when_every_id_is_an_integer(ids, numeric):
-    from evalframe.ranking import natural_order
+    from evalframe._id_order import natural_order
     expected = sorted(ids, key=int) if numeric else sorted(ids, key=lambda s: s.encode())
     assert list(natural_order(np.array(ids, dtype=object))) == expected
 

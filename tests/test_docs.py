@@ -18,13 +18,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 API_INDEX = ROOT / "docs" / "api" / "index.rst"
 
-#: the packages whose ``__all__`` is the public surface
+#: The public surface, listed here once: the packages whose ``__all__`` is what users import
+#: (every function and class with an Examples section, every name in the API reference) ...
 PUBLIC_MODULES = ["evalframe", "evalframe.stats", "evalframe.measures", "evalframe.plots",
                   "evalframe.datasets", "evalframe.reporting"]
+#: ... and the modules a tool built on evalframe imports from (the warning categories, the span
+#: helpers, the engines' partition contract, the drop-in trec_eval, the commands' entry point),
+#: documented on the API reference's "Packages" and "Building blocks" pages.  No other module
+#: of the package has an ``__all__``: internals are imported by name, inside the package.
+EXTENSION_MODULES = ["evalframe.errors", "evalframe.spans", "evalframe.engine", "evalframe.trec_eval",
+                     "evalframe.cli"]
 
-#: public names without an Examples section yet, and why. evalframe/reporting/render.py is
-#: being rewritten on another branch (the HTML report); its two helpers get their
-#: examples there.
+#: public names without an Examples section yet, and why.
 EXEMPT: dict[str, str] = {}
 
 
@@ -178,3 +183,22 @@ def test_docs_render_fresh_executed_notebooks_only(tmp_path):
     (src / "01_x.ipynb").write_text(json.dumps(notebook("1 + 1", [])))   # same code, but newer
     os.utime(src / "01_x.ipynb", (future + 10, future + 10))
     assert conf.copy_notebooks(src=src, executed=ran, dest=dest) == {"01_x.ipynb": "source"}
+
+
+def test_only_the_listed_modules_have_an_all():
+    """``__all__`` only where users look (issue 32): the modules listed above, and no other."""
+    import ast
+    package = ROOT / "evalframe"
+    having = set()
+    for path in package.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(n, (ast.Assign, ast.AugAssign)) and "__all__" in ast.dump(n) for n in tree.body):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            having.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert having == set(PUBLIC_MODULES) | set(EXTENSION_MODULES)
+
+
+def test_the_extension_modules_export_what_they_define_or_gather():
+    for modname in EXTENSION_MODULES:
+        mod = _module(modname)
+        assert mod.__all__ and all(hasattr(mod, n) for n in mod.__all__), modname

@@ -66,7 +66,7 @@ def test_running_count_is_a_loop_sparse_or_dense(density):
 def test_group_starts_is_searchsorted_over_the_codes(n_codes, n_rows):
     # both ways (counted when codes are many for the rows, binary search when few),
     # with codes that have no row at the start, in the middle and at the end
-    from evalframe.ranking import group_starts
+    from evalframe._judged import group_starts
     rng = np.random.default_rng(n_codes * 7 + n_rows)
     codes = np.sort(rng.integers(1, max(n_codes - 1, 2), n_rows)) if n_codes else np.zeros(0, np.int64)
     codes = codes[codes < n_codes]

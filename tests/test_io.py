@@ -394,7 +394,7 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
     # ids of 0 to 150 bytes: several 64-byte spans, a short last word, records
     # read near the buffer's end; blocks of 1,024 rows (the fewest) with block_bytes=64
     import pyarrow as pa
-    from evalframe.schema import fingerprints
+    from evalframe._id_bytes import fingerprints
     import evalframe._id_bytes as id_bytes
     masks = [(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1]
 

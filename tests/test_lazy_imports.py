@@ -60,7 +60,7 @@ def test_public_names_resolve_as_before():
     # evaluate, report and agreement binds their own names, never the functions'
     import evalframe.evaluation
     import evalframe.label_agreement
-    import evalframe.reporting.render  # noqa: F401
+    import evalframe.reporting.build  # noqa: F401
     for name, module in (("evaluate", "evaluation"), ("report", "reporting"), ("agreement", "label_agreement")):
         assert callable(getattr(evalframe, name)) and not isinstance(getattr(evalframe, name), type(sys))
         assert getattr(evalframe, name) is getattr(sys.modules[f"evalframe.{module}"], name)

@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
-from evalframe.ranking import clear_judged_elsewhere, diagnostics_table, judge, merge_diagnostics, shallow_rankings
+from evalframe._diagnostic_checks import clear_judged_elsewhere, shallow_rankings
+from evalframe._diagnostic_records import diagnostics_table, merge_diagnostics
+from evalframe.ranking import judge
 from make_snapshot import MEASURES
 from strategies import cases
 

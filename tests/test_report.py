@@ -592,7 +592,7 @@ def test_renderers_use_only_the_public_surface():
     import ast
     from pathlib import Path
 
-    renderers = ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text", "render")
+    renderers = ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text")
     for name in renderers:
         src = (Path(ef.__file__).parent / "reporting" / f"{name}.py").read_text()
         private = [n.attr for n in ast.walk(ast.parse(src))
@@ -602,26 +602,6 @@ def test_renderers_use_only_the_public_surface():
     package = importlib.import_module("evalframe.reporting")  # ef.report is the function
     for name in ("report", "read_segments", "text_tables", "Report", "read_report"):
         assert name in package.__all__
-
-
-def test_render_keeps_every_name_it_had():
-    """evalframe.reporting.render still offers the names it held before its split (issue 32),
-    each the object of the module that now owns it."""
-    import importlib
-
-    render = importlib.import_module("evalframe.reporting.render")
-    before = ["LABEL_CHECKS", "label_lines", "ReportView", "format_p", "significance_marks", "test_description",
-              "interval_note", "procedure_note", "summary_wide", "comparisons_view", "COMPARISON_VIEW_COLUMNS",
-              "changes_view", "segment_flags", "warning_lines", "COMPACT_ROWS", "COMPACT_MEASURES", "PlotSpec",
-              "plot_specs", "default_pair", "to_html", "to_html_page", "to_markdown", "to_latex", "text_tables",
-              "pipe_table", "fingerprint_lines", "changes_line_view", "md_text"]
-    assert set(before) <= set(render.__all__)
-    owners = {m: importlib.import_module(f"evalframe.reporting.{m}")
-              for m in ("views", "figures", "render_html", "render_markdown", "render_latex", "render_text")}
-    for name in before:
-        homes = [m for m, mod in owners.items() if name in mod.__all__]
-        assert len(homes) == 1, (name, homes)
-        assert getattr(render, name) is getattr(owners[homes[0]], name), name
 
 
 def test_segment_flags_are_two_and_bh_adjusted(cran):

@@ -238,9 +238,10 @@ def in_system_order(table, run, first="query_id"):
     """Rows ordered by (system in order of first row, then as they were), stable."""
     pos = {s: i for i, s in enumerate(pd.unique(run.system))}
     if first == "check":  # the diagnostics: by check, then system
-        checks = {c: i for i, c in enumerate(ef.ranking.Check)}
+        from evalframe._diagnostic_records import Check
+        checks = {c: i for i, c in enumerate(Check)}
         key = [table.system.map(lambda s: pos.get(s, len(pos))).to_numpy(),
-               table.check.map(lambda c: checks[ef.ranking.Check(c)]).to_numpy()]
+               table.check.map(lambda c: checks[Check(c)]).to_numpy()]
     else:
         key = [table.system.map(pos).to_numpy()]
     return table.take(np.lexsort(key)).reset_index(drop=True)

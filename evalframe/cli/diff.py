@@ -9,8 +9,6 @@ import sys
 
 from .messages import CommandError, run_command
 
-__all__ = ["build_parser", "main", "run", "read_saved_report"]
-
 PROG = "evalframe diff"
 
 

@@ -15,8 +15,6 @@ from .messages import run_command
 from .outputs import check_out_file
 from .runs import read_input, run_source, stdin_once
 
-__all__ = ["build_parser", "main", "run"]
-
 PROG = "evalframe evaluate"
 
 

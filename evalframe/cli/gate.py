@@ -14,8 +14,6 @@ from .messages import CommandError, run_command
 from .outputs import check_out_file
 from .runs import read_input, run_reader
 
-__all__ = ["build_parser", "main", "run"]
-
 PROG = "evalframe gate"
 
 #: the conventions flags' defaults: with --baseline-report only flags set otherwise are checked against it

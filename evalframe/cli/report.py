@@ -21,8 +21,6 @@ from .messages import CommandError, command_words, run_command
 from .outputs import check_out_dir
 from .runs import read_input, run_source, stdin_once
 
-__all__ = ["Progress", "build_parser", "main", "run", "check_own_folders", "OUT_ENTRIES"]
-
 PROG = "evalframe report"
 
 

@@ -10,8 +10,6 @@ import sys
 
 from .messages import run_command
 
-__all__ = ["main"]
-
 PROG = "evalframe trec-eval"
 
 

@@ -8,9 +8,10 @@ picks one.  The user guide's "How the engines work" draws the flow.
 """
 from __future__ import annotations
 
-__all__ = ["Conventions", "DEFAULT", "Choice", "choose", "evaluate_partition", "evaluate_part", "merge"]
+__all__ = ["Conventions", "DEFAULT", "Choice", "choose", "evaluate_partition", "Plan", "PartResult", "GoldenIndex",
+           "question_buckets", "evaluate_part", "merge", "finish"]
 
 from .choice import Choice, choose
 from .conventions import DEFAULT, Conventions
 from .memory import evaluate_partition
-from .partition import evaluate_part, merge
+from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, merge, question_buckets

@@ -4,12 +4,6 @@ spill pass) and the budget they are planned from, in one place.  Each figure say
 where it was measured; change one here and every engine plans with it."""
 from __future__ import annotations
 
-__all__ = ["BYTES_PER_ROW", "OUT_BYTES_PER_ROW", "READ_BYTES", "WHOLE_BYTES_PER_ROW", "FIRST_USE_BYTES",
-           "TEXT_BYTES_PER_ROW", "QRELS_BYTES_PER_ROW", "MIN_BATCH_ROWS", "MAX_BUCKETS", "SPILL_MIN_BYTES",
-           "MIN_BLOCK_BYTES", "WHOLE_FILE_BYTES_PER_LINE", "BLOCK_BYTES_PER_LINE", "TEXT_BLOCK_BYTES",
-           "text_run_rows", "default_memory_budget", "memory_budget", "reader_bytes", "held_bytes",
-           "plan_batch_rows", "mib", "warn_budget", "warn_small_budget"]
-
 import os
 import re
 

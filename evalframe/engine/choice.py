@@ -3,8 +3,6 @@
 :func:`evalframe.report` and the commands all ask it)."""
 from __future__ import annotations
 
-__all__ = ["ENGINES", "Choice", "choose", "is_dask_frame", "is_dataset_source", "open_run_dataset"]
-
 import glob as _glob
 import os
 import sys

@@ -2,8 +2,6 @@
 whole by every engine (:class:`Conventions`)."""
 from __future__ import annotations
 
-__all__ = ["Conventions", "DEFAULT", "Duplicates", "NoRelevant"]
-
 from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping
 

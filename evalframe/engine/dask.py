@@ -6,8 +6,6 @@ are merged on the client.  Details: the user guide's "How the engines work".
 """
 from __future__ import annotations
 
-__all__ = ["is_dask_frame", "evaluate_dask", "aggregate_dask", "read_dataset", "split_offsets"]
-
 import os
 from typing import Sequence
 

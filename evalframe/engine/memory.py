@@ -7,12 +7,6 @@ as one :class:`Conventions`; :func:`evalframe.engine.choice.choose` picks the en
 """
 from __future__ import annotations
 
-__all__ = ["prepare", "with_conflicts", "with_records", "with_shallow_rankings", "per_question_table", "long_table",
-           "evaluate_partition", "kept_groups", "no_relevant_records", "Chunkings", "resolve_chunkings", "carried_chunkings", "judge_chunkings", "judge_chunked", "is_span_input",
-           "refuse_foreign_ids", "every_system_unjudged", "doc_summary", "refuse_foreign_run",
-           "chunk_sizes", "sizes_compared", "token_counts", "sizes_record", "chunkings_record", "merge_chunkings",
-           "Unjudged", "BOUND_FAMILIES", "check_unjudged", "refuse_unjudged_with_spans", "unjudged_relevant", "upper_bounds", "bound_table"]
-
 import os
 from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping, Sequence
@@ -709,7 +703,7 @@ def every_system_unjudged(records, systems: list) -> bool:
 def doc_summary(doc_ids: pd.Series, golden_docs) -> tuple[bool, list]:
     """What :func:`refuse_foreign_run` needs of one piece of a run: whether any of its
     document ids (cleaned as ``ids_to_str`` cleans them) is one of
-    ``golden_docs`` (an :func:`~evalframe.ranking.id_set`), and its first
+    ``golden_docs`` (an :func:`~evalframe._diagnostic_checks.id_set`), and its first
     ``FOREIGN_MIN_RUN_DOCS`` distinct ids in order."""
     import pyarrow as pa
     import pyarrow.compute as pc

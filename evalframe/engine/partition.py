@@ -11,9 +11,6 @@ salted ``hash``).
 """
 from __future__ import annotations
 
-__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "held_golden_set", "Plan", "PartResult",
-           "evaluate_part", "merge", "finish", "PART_METADATA"]
-
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
@@ -372,7 +369,7 @@ def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms:
 
 def merge(results: Sequence[PartResult], plan: Plan, *, resolved: ResolvedConflicts | None = None) -> list[Diagnostic]:
     """The whole input's diagnostics records from its partitions' ``results`` (summaries
-    will do): records merged by :func:`~evalframe.ranking.merge_diagnostics`, a system that
+    will do): records merged by :func:`~evalframe._diagnostic_records.merge_diagnostics`, a system that
     answers no golden-set question of any partition reported (and the run refused when no
     system answers any), the golden set's conflicting labels recorded once (``resolved``:
     resolved on the whole golden set; else the partitions' merged), and the chunk sizes

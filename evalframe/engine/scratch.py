@@ -4,8 +4,6 @@ and the closing of every file written there.
 """
 from __future__ import annotations
 
-__all__ = ["scratch_directory", "close_all"]
-
 import contextlib
 import errno
 import os

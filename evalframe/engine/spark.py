@@ -8,8 +8,6 @@ once), and the buckets' summaries, gathered on the driver, are merged
 """
 from __future__ import annotations
 
-__all__ = ["is_spark_frame", "evaluate_spark", "split_offsets", "SPARK_RUN_COLUMNS", "arrow_bytes"]
-
 
 import numpy as np
 import pandas as pd

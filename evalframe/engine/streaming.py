@@ -6,9 +6,6 @@ warnings.  How it cuts and plans: the user guide's "How the engines work".
 """
 from __future__ import annotations
 
-__all__ = ["is_dataset_source", "open_run_dataset", "StreamOptions", "stream_evaluate", "scratch_directory",
-           "close_all"]
-
 import gc
 import math
 import os
@@ -161,7 +158,7 @@ class _Assembler:
 
     def judged_elsewhere(self, records: list[Diagnostic], part: _Part) -> list[Diagnostic]:
         """The part's records, a ``system_without_judged_documents`` record turned into the
-        marker :data:`~evalframe.ranking.HAS_JUDGED` when the system retrieves, for one of the
+        marker :data:`~evalframe._diagnostic_records.HAS_JUDGED` when the system retrieves, for one of the
         part's golden-set questions, a document the whole golden set judges (the in-memory
         engine checks the whole golden set; a part sees its questions' labels)."""
         if self.golden is None:
@@ -236,7 +233,7 @@ def _codes(column: pd.Series, values: pa.Array) -> np.ndarray:
 
 
 def _natural_rank(ids: pa.Array) -> np.ndarray:
-    """Rank of each of the distinct ``ids`` in :func:`~evalframe.ranking.natural_order`
+    """Rank of each of the distinct ``ids`` in :func:`~evalframe._id_order.natural_order`
     (numeric when every id is an integer, else byte-wise), computed by Arrow."""
     import pyarrow.compute as pc
     rank = np.empty(len(ids), dtype=np.int64)

@@ -7,9 +7,6 @@ gives the streaming engine such a file as it reads a Parquet dataset.
 """
 from __future__ import annotations
 
-__all__ = ["question_blocks", "line_questions", "SeenQuestions", "Buckets", "bucket_files", "bucket_count",
-           "write_buckets", "TextRun", "is_text_run"]
-
 import os
 from typing import Callable, Iterator, NamedTuple
 

@@ -16,8 +16,6 @@ gives the same number up to the order of the additions.
 """
 from __future__ import annotations
 
-__all__ = ["Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN", "MEAN", "SUM", "GEO_MEAN"]
-
 import math
 import numbers
 from dataclasses import dataclass

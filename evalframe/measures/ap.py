@@ -5,8 +5,6 @@ follows trec_eval and says so.
 """
 from __future__ import annotations
 
-__all__ = ["AVERAGE_PRECISION", "GM_AP", "INF_AP", "R_PREC", "IPREC", "IPREC_AVG", "average_precision"]
-
 import numpy as np
 
 from .._judged import Judged, NOT_JUDGED, group_starts

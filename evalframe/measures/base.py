@@ -13,8 +13,6 @@ nothing is patched at import.
 """
 from __future__ import annotations
 
-__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "UNIT"]
-
 import math
 import numbers
 import re

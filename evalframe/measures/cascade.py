@@ -19,8 +19,6 @@ changes at the rows with a positive label), so nothing loops per question.
 """
 from __future__ import annotations
 
-__all__ = ["ERR", "NERR"]
-
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem

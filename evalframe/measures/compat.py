@@ -20,8 +20,6 @@ relevant document, no loop per question or document.
 """
 from __future__ import annotations
 
-__all__ = ["COMPAT"]
-
 import numpy as np
 
 from .._judged import Judged

@@ -9,8 +9,6 @@ workers: the Dask engine ships the families registered here with its tasks
 """
 from __future__ import annotations
 
-__all__ = ["register_measure", "shipped", "ShippedMeasures", "received"]
-
 import uuid
 from typing import Callable, Mapping, Sequence
 

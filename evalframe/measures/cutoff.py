@@ -8,8 +8,6 @@ precision divides by the documents that fit (0 when none does).
 """
 from __future__ import annotations
 
-__all__ = ["PRECISION", "RECALL", "SUCCESS", "JUDGED", "RELATIVE_P", "UNJUDGED"]
-
 import numpy as np
 
 from .._judged import Judged

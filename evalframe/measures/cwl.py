@@ -45,8 +45,6 @@ rows alone; nothing loops per question or per document.
 """
 from __future__ import annotations
 
-__all__ = ["SDCG", "INST", "INSQ", "BPM", "NERR8", "NERR9", "NERR10", "NERR11", "CWL_DEPTH", "scaled_gain"]
-
 from functools import cached_property
 
 import numpy as np

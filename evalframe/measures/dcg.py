@@ -20,8 +20,6 @@ Gains
 """
 from __future__ import annotations
 
-__all__ = ["NDCG", "DCG_FAMILY", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
-
 import numpy as np
 
 from .._judged import Judged, group_starts

@@ -40,9 +40,6 @@ every question's candidates.
 """
 from __future__ import annotations
 
-__all__ = ["TIE_TOLERANCE", "ALPHA_DCG", "ALPHA_NDCG", "ERR_IA", "NERR_IA", "NRBP", "NNRBP", "AP_IA", "P_IA", "ST_RECALL",
-           "subtopics_of"]
-
 import numpy as np
 
 from .._judged import Judged, NOT_JUDGED, Subtopics, group_starts

@@ -18,11 +18,6 @@ Nothing here loops in Python over questions or documents.
 """
 from __future__ import annotations
 
-__all__ = ["COMMON", "view", "safe_div", "num_rel", "group_first_row", "nret", "isrel", "nonrel", "relevant",
-           "running_sum", "RunningCount", "count_in_group", "cumrel", "nrelret", "sums_at_cutoffs",
-           "groups_by", "by_view_rel", "trec_label", "gain_map", "gain_values", "DCG", "IdealDCG",
-           "dcg", "ideal_dcg", "BIG_RANK", "BUDGET", "budget_cutoff"]
-
 from functools import cached_property
 from typing import Callable, Hashable, Sequence
 

@@ -7,8 +7,6 @@ declares its own (``Family.trec_names``).
 """
 from __future__ import annotations
 
-__all__ = ["parse_measure", "parse_measures", "DEFAULT_MEASURES", "IR_MEASURES_PARAMS"]
-
 import ast
 import re
 from typing import Iterable

@@ -1,8 +1,6 @@
 """Rank-based families: RR (reciprocal rank), bpref and GMbpref."""
 from __future__ import annotations
 
-__all__ = ["RECIP_RANK", "BPREF", "GM_BPREF", "bpref"]
-
 import numpy as np
 
 from .._judged import Judged

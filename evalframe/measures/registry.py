@@ -3,8 +3,6 @@
 module of its kind and one line here."""
 from __future__ import annotations
 
-__all__ = ["REGISTRY"]
-
 from . import ap, cascade, compat, cutoff, cwl, dcg, diversity, rank, sets, spans
 from .base import REGISTRY
 

@@ -5,9 +5,6 @@ NumNonrelJudgedRet (counts, summed over questions as trec_eval reports them).
 """
 from __future__ import annotations
 
-__all__ = ["SET_P", "SET_R", "SET_REL_P", "SET_AP", "SET_F", "UTILITY", "NUM_RET", "NUM_REL", "NUM_REL_RET",
-           "NUM_NONREL_JUDGED_RET"]
-
 import numpy as np
 
 from .aggregation import SUM

@@ -20,8 +20,6 @@ cutoff (:func:`evalframe.spans.union_lengths`): no loop per question or per row.
 """
 from __future__ import annotations
 
-__all__ = ["SPAN_RECALL", "SPAN_PRECISION", "SPAN_IOU"]
-
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem

@@ -7,9 +7,6 @@ public function of its section::
 """
 from __future__ import annotations
 
-__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "report_per_question",
-           "summary_table", "report_metadata", "report"]
-
 import typing
 from dataclasses import dataclass
 from pathlib import Path

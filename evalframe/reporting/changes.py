@@ -2,9 +2,6 @@
 against another (:func:`top_changes`), and the report's ``changes`` table."""
 from __future__ import annotations
 
-__all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table", "ranking_table", "explain_table",
-           "question_rows", "RANKINGS_DEPTH"]
-
 import os
 import re
 from typing import Mapping, Sequence

@@ -1,8 +1,6 @@
 """Paired comparisons of the report: :func:`stats.compare` plus a ``significant`` column."""
 from __future__ import annotations
 
-__all__ = ["comparison_table"]
-
 from typing import Sequence
 
 import pandas as pd

@@ -1,8 +1,6 @@
 """metric@k curves: one measure family at many cutoffs, with analytic t intervals."""
 from __future__ import annotations
 
-__all__ = ["CURVE_KS", "curve_measures", "curve_table"]
-
 from typing import Iterable, Sequence
 
 import numpy as np

@@ -2,10 +2,6 @@
 intervals are, which measures and conventions were used) and the warnings it issues."""
 from __future__ import annotations
 
-__all__ = ["MIN_QUESTIONS", "MIN_JUDGED", "CONVENTION_DOCS", "WARNING_CHECKS", "diagnostic_row",
-           "report_diagnostics", "unjudged_summary", "issue_warnings", "ReportWarning", "ReportWarnings",
-           "report_warnings", "labels_by_judge"]
-
 import warnings as _warnings
 
 import math

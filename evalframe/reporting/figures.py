@@ -3,8 +3,6 @@ in the order the page shows them (drawn by :mod:`.render_html` and ``Report.save
 """
 from __future__ import annotations
 
-__all__ = ["PlotSpec", "default_pair", "plot_specs"]
-
 from typing import Callable, NamedTuple
 
 from .views import ReportView

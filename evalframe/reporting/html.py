@@ -15,8 +15,6 @@ the Okabe-Ito blue and vermillion of :data:`evalframe.plots.PALETTE`.
 """
 from __future__ import annotations
 
-__all__ = ["CSS", "PAGE_CSS", "Column", "escape", "table", "svg_figure", "document"]
-
 import io
 import re
 from dataclasses import dataclass

@@ -3,8 +3,6 @@ were made.  Rendering (:mod:`.views` and the ``render_*`` modules), files (:mod:
 (:mod:`evalframe.plots`) live elsewhere; the Report's methods only delegate to them."""
 from __future__ import annotations
 
-__all__ = ["Report", "read_report"]
-
 import json
 from dataclasses import dataclass, field
 from pathlib import Path

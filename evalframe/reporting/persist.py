@@ -5,9 +5,6 @@ the column dtypes from ``metadata.json``; Parquet keeps them in the files).
 """
 from __future__ import annotations
 
-__all__ = ["METADATA_FILE", "PARQUET_KEY", "write_csv", "write_parquet", "read_csv_tables",
-           "read_parquet_tables", "detect_format", "tables_directory", "output_dir"]
-
 import json
 from pathlib import Path
 from typing import Literal, Mapping

@@ -1,8 +1,6 @@
 """Sample-size planning: interval widths and power against the number of questions."""
 from __future__ import annotations
 
-__all__ = ["PLANNING_METHOD", "PLANNING_N", "PLANNING_DELTAS", "planning_grid", "planning_table"]
-
 import pandas as pd
 
 from .. import stats

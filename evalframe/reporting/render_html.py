@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["COMPACT_ROWS", "COMPACT_MEASURES", "to_html", "to_html_page"]
-
 from typing import Sequence
 
 import numpy as np

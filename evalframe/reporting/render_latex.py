@@ -1,8 +1,6 @@
 """A Report's summary as a booktabs LaTeX table (:func:`to_latex`; no jinja2)."""
 from __future__ import annotations
 
-__all__ = ["to_latex"]
-
 import numpy as np
 
 from .views import ReportView, significance_marks, test_description

@@ -3,8 +3,6 @@ written by hand, no ``tabulate``) with the escaping of its cells.
 """
 from __future__ import annotations
 
-__all__ = ["to_markdown", "pipe_table", "md_text"]
-
 import re
 
 import numpy as np

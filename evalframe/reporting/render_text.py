@@ -3,8 +3,6 @@
 """
 from __future__ import annotations
 
-__all__ = ["text_tables", "changes_line_view"]
-
 import pandas as pd
 
 from .._validation import Interval, check

@@ -3,9 +3,6 @@
 below the system's overall mean)."""
 from __future__ import annotations
 
-__all__ = ["MISSING_SEGMENT", "MIN_SEGMENT_QUESTIONS", "NEARLY_UNIQUE", "RESERVED", "read_segments", "resolve_segments",
-           "join_segments", "segment_table"]
-
 import os
 from pathlib import Path
 from typing import Mapping, Sequence

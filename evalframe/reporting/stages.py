@@ -1,8 +1,6 @@
 """Pipeline stages: how much of the first stage's recall survives to the final context."""
 from __future__ import annotations
 
-__all__ = ["stage_spec", "stage_measures", "stage_table"]
-
 from typing import Mapping, Sequence
 
 import numpy as np

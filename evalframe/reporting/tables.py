@@ -4,9 +4,6 @@ The lowest file of the :mod:`evalframe.reporting` package: every other file may 
 """
 from __future__ import annotations
 
-__all__ = ["TABLES", "OPTIONAL_TABLES", "RANKING_COLUMNS", "COMPARISON_COLUMNS", "BY_SEGMENT_COLUMNS", "STAGE_COLUMNS", "CURVE_COLUMNS",
-           "DIAGNOSTIC_COLUMNS", "MeasureRows", "order_by", "order_rows"]
-
 from typing import Mapping, Sequence
 
 import numpy as np

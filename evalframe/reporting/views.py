@@ -4,11 +4,6 @@ Each reads only a Report's public surface (:class:`ReportView`).
 """
 from __future__ import annotations
 
-__all__ = ["ReportView", "significance_marks", "test_description", "summary_wide", "comparisons_view",
-           "COMPARISON_VIEW_COLUMNS", "interval_note", "procedure_note", "adjusted_columns", "warning_lines",
-           "intervals_sentence", "segment_flags", "changes_view", "fingerprint_lines", "LABEL_CHECKS",
-           "label_lines", "format_ci", "format_p", "round_floats"]
-
 import math
 from typing import Mapping, Protocol, Sequence
 

@@ -21,8 +21,6 @@ from .paired import compare
 from .._validation import CONFIDENCE, Options, check, error, type_of
 from .validation import check_confidence
 
-__all__ = ["rank_correlation", "discriminative_power", "asl_curve"]
-
 
 def rank_correlation(a, b, *, measure: str | None = None, measure_b: str | None = None,
                      p: float = 0.9) -> pd.DataFrame:

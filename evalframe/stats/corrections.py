@@ -18,8 +18,6 @@ if TYPE_CHECKING:  # annotations only
     from .paired_tests import CompareOptions
     from .pairing import PairedData
 
-__all__ = ["adjust_pvalues", "tukey_pvalues", "correct"]
-
 
 def adjust_pvalues(p: Sequence[float] | np.ndarray,
                    method: PValueAdjustment = "holm") -> np.ndarray:

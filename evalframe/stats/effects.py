@@ -5,8 +5,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["cohens_dz", "dz_interval", "wins_ties_losses"]
-
 
 def cohens_dz(diff: np.ndarray, sd_diff: np.ndarray) -> np.ndarray:
     """Cohen's ``d_z = mean(d) / sd(d)`` per pair; NaN where ``sd(d)`` is 0 or NaN."""

@@ -34,8 +34,6 @@ from .validation import (
     unique_key_order,
 )
 
-__all__ = ["summarize", "GroupStats", "ANALYTIC_INTERVALS", "RESAMPLED_INTERVALS", "BOUND_COLUMNS"]
-
 
 @dataclass(frozen=True)
 class GroupStats:

@@ -40,8 +40,6 @@ from .validation import (
 )
 from .._validation import BOOLEAN, Options, check
 
-__all__ = ["compare"]
-
 
 # ------------------------------------------------------------------ input and output
 def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_threshold,

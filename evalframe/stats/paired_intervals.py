@@ -13,8 +13,6 @@ from .pairing import PairedData
 from .paired_tests import CompareOptions, PairedTest, TestOutcome, flip_units, studentized_draws
 from .resampling import bca_ci, column_batches, jackknife_means, percentile_ci, sign_flip_interval
 
-__all__ = ["diff_interval", "adjusted_interval", "CI_ADJUSTMENTS"]
-
 
 # ------------------------------------------------------------------ intervals of diff
 def bootstrap_t_ci(data: PairedData, opts: CompareOptions) -> tuple[np.ndarray, np.ndarray]:

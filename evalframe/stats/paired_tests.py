@@ -17,8 +17,6 @@ from .effects import wins_ties_losses
 from .pairing import PairedData
 from .resampling import EXACT_MAX_N, bootstrap_t_statistics, cluster_sums, sign_flip_pvalues
 
-__all__ = ["CompareOptions", "TestOutcome", "PairedTest", "PAIRED_TESTS", "flip_units", "studentized_draws"]
-
 
 @dataclass(frozen=True)
 class CompareOptions:

@@ -17,8 +17,6 @@ from evalframe.errors import warn as warn_user
 from .resampling import bootstrap_means, cluster_se, same_question_sets
 from .validation import run_starts, sorted_codes
 
-__all__ = ["PairedData", "systems_and_pairs", "paired_data", "warn_dropped", "ROUND_OFF"]
-
 
 #: a spread (sd of d, or the cluster se) at most this times mean(|d|) is float round-off
 #: of equal differences (0.19999999999999998, 0.2, ...) and counts as 0, as the

@@ -11,9 +11,6 @@ import pandas as pd
 from .._validation import Interval, Satisfies, check
 from .validation import check_confidence, check_n, clean_table
 
-__all__ = ["standard_error", "half_width", "n_for_half_width", "power", "power_t",
-           "n_for_difference", "detectable_difference", "planning_curve", "CURVE_COLUMNS"]
-
 CURVE_COLUMNS = ["measure", "n", "sd", "proportion", "sd_diff", "se", "half_width",
                  "confidence", "delta", "alpha", "power"]
 

@@ -21,8 +21,6 @@ the per-question differences of two systems.
 """
 from __future__ import annotations
 
-__all__ = ["summarize_ppi", "compare_ppi", "MIN_HUMAN"]
-
 
 import numpy as np
 import pandas as pd

@@ -12,13 +12,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = [
-    "CHUNK_ELEMENTS", "EXACT_MAX_N", "FEW_CLUSTERS", "chunk_rows", "column_batches", "cluster_sums",
-    "cluster_se", "bootstrap_count_chunks", "bootstrap_means", "bootstrap_t_statistics", "jackknife_means", "percentile_ci", "bca_ci",
-    "sign_flip_chunks", "sign_flip_pvalues", "sign_flip_interval",
-    "same_question_sets", "distribution_memory",
-]
-
 #: elements of one resampling chunk (float64: 32 MB); bounds memory at any size.
 CHUNK_ELEMENTS = 4_000_000
 #: randomisation tests enumerate all 2**n sign flips up to this many questions.

@@ -48,9 +48,6 @@ from .pairing import paired_data, systems_and_pairs, warn_dropped
 from .._validation import BOOLEAN, Interval, Satisfies, check, error
 from .validation import as_list, check_choice, check_confidence, check_seed, clean_table
 
-__all__ = ["confidence_sequence", "sequential_compare", "e_bh", "SequentialOptions",
-           "hedged_bounds", "hedged_capital", "measure_bounds"]
-
 Order = Literal["table", "random"]
 SeqAlternative = Literal["two-sided", "greater", "less"]
 

@@ -17,16 +17,6 @@ import pandas as pd
 from evalframe._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, Interval, Options, check
 from evalframe.errors import EvalframeInputError, InputProblem
 
-__all__ = [
-    "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment", "Alternative",
-    "WilcoxonMethod", "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS",
-    "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM", "RESERVED_COLUMNS",
-    "check_choice", "check_confidence", "check_resamples", "check_seed",
-    "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
-    "sorted_codes", "run_starts", "combined_codes", "unique_key_order", "key_array",
-    "is_string_categorical",
-]
-
 SummaryMethod = Literal["auto", "t", "normal", "bootstrap", "bca", "wilson", "clopper-pearson"]
 TestName = Literal["t", "randomization", "bootstrap", "bootstrap-t", "wilcoxon", "sign"]
 Correction = Literal["holm", "bonferroni", "bh", "none", "tukey", "randomized-tukey"]
