@@ -21,8 +21,9 @@ from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
 from .engine.choice import is_dask_frame
 from .engine.spark import is_spark_frame
 from .engine.conventions import Conventions, Duplicates
-from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudged, refuse_unjudged_with_spans,
-                     evaluate_partition, is_span_input, resolve_chunkings)
+from .engine.bounds import Unjudged, check_unjudged, refuse_unjudged_with_spans
+from .engine.chunkings import Chunkings, carried_chunkings, is_span_input, resolve_chunkings
+from .engine.memory import evaluate_partition
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
@@ -151,7 +152,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
         ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
         bound is true (no labelling of the unjudged documents gives more); the others
-        are refused (:data:`evalframe.engine.memory.BOUND_FAMILIES` says why).  Every engine
+        are refused (:data:`evalframe.engine.bounds.BOUND_FAMILIES` says why).  Every engine
         computes them (in each partition); not with chunk offsets.
 
     Returns
@@ -613,7 +614,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
     offsets), each chunking then judged on its own labels: False (not in play); True (a
     run held in memory: the in-memory engine); or, for a Dask frame or a Parquet dataset,
     the chunkings resolved once for its partitions and the golden set they are judged on
-    (:func:`~evalframe.engine.memory.resolve_chunkings`)."""
+    (:func:`~evalframe.engine.chunkings.resolve_chunkings`)."""
     columns, min_overlap = conv.columns, conv.min_overlap
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set

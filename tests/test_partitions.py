@@ -212,7 +212,7 @@ def test_partitions_told_every_system_may_be_empty_or_lack_a_system(case, assign
     questions); told the run's systems, each is judged, and their tables concatenated are
     the whole input's bit for bit, their diagnostics merged the whole's (with
     system_without_judged_documents decided on the whole golden set, as the engines do)."""
-    from evalframe.engine.memory import per_question_table
+    from evalframe.engine.steps import per_question_table
     from evalframe.measures.names import parse_measures
     qrels, run, rel = case
     run = pd.concat([run.assign(system="A"), run.assign(system="B", score=-run.score),

@@ -8,7 +8,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import ranking
-from evalframe.engine.memory import _tiled_strings
+from evalframe.engine.steps import _tiled_strings
 from evalframe.ranking import _position_in
 
 

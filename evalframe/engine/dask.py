@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT, Conventions
-from .memory import Chunkings, doc_summary
+from .chunkings import Chunkings
+from .foreign import doc_summary
 from .choice import is_dask_frame
 from .partition import (GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets,
                                question_fingerprints)
@@ -363,7 +364,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
         As :func:`evalframe.evaluate` (the bounds computed in each partition).
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved on the client
-        (:func:`evalframe.engine.memory.resolve_chunkings`), sent once to every worker: each
+        (:func:`evalframe.engine.chunkings.resolve_chunkings`), sent once to every worker: each
         partition judges its chunkings on the labels they get from its questions' spans
         (``qrels`` is then unused: the spans are the golden set).
 

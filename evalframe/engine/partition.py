@@ -30,8 +30,11 @@ from .._id_codes import CheckedQrels
 from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
 from .conventions import Conventions
-from .memory import (Chunkings, every_system_unjudged, kept_groups, refuse_foreign_run, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
-               sizes_compared, sizes_record, token_counts, with_shallow_rankings)
+from .bounds import upper_bounds
+from .chunkings import (Chunkings, chunkings_record, judge_chunked, merge_chunkings, sizes_compared, sizes_record, token_counts)
+from .foreign import every_system_unjudged, refuse_foreign_run
+from .memory import prepare
+from .steps import kept_groups, no_relevant_records, long_table, with_shallow_rankings
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
@@ -153,7 +156,7 @@ class Plan:
         without a system column): a part without some system's rows still reports it
     shallow : the measures whose deepest cutoff the rankings are checked against (None: ``ms``)
     chunkings : ``chunks=`` and a span golden set resolved once
-        (:func:`~evalframe.engine.memory.resolve_chunkings`)
+        (:func:`~evalframe.engine.chunkings.resolve_chunkings`)
     unjudged : ``None``, ``"relevant"`` (the upper bounds as values) or ``"bounds"``
     rollup : a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied in each part
     """
@@ -188,7 +191,7 @@ class PartResult:
     integer_questions : whether every golden-set question id of it is an integer (the
         order of the merged examples; None: it has no golden-set question)
     tokens : per system, how many retrieved rows hold each token count
-        (:func:`~evalframe.engine.memory.token_counts`; the chunk sizes are compared on the sums)
+        (:func:`~evalframe.engine.chunkings.token_counts`; the chunk sizes are compared on the sums)
     chunkings : how many chunkings its systems use (1 without chunk offsets)
     unit : the unit column of a rolled-up table (None: none)
     extra : what an engine adds for its own checks (the Dask engine: the partition's
@@ -304,7 +307,7 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, plan: Plan, *,
     on the whole golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
     with ``plan.chunkings``, ``qrels`` is the partition's rows of the span golden set (or of
     the chunk-level one); ``plan.unjudged="relevant"``: the values are the upper bounds
-    (:func:`~evalframe.engine.memory.upper_bounds`), ``"bounds"``: today's values and the
+    (:func:`~evalframe.engine.bounds.upper_bounds`), ``"bounds"``: today's values and the
     upper bounds beside them (``high``).
     """
     ms, conv, systems, shallow, rollup, unjudged = plan.ms, plan.conv, plan.systems, plan.shallow, plan.rollup, plan.unjudged
@@ -404,7 +407,7 @@ def finish(results: Sequence[PartResult], plan: Plan, *, resolved: ResolvedConfl
     flagged; None: the engine cleared them part by part), the run refused when no system
     retrieves a judged document and its ids are foreign to the golden set's ``golden_docs``
     (or what calling it gives: read only then) (``run_docs(value set of the golden set's documents)``: the run's pieces'
-    :func:`~evalframe.engine.memory.doc_summary`, in the run's order), and the warnings."""
+    :func:`~evalframe.engine.foreign.doc_summary`, in the run's order), and the warnings."""
     records = merge(results, plan, resolved=resolved)
     if plan.rollup is None and judged_elsewhere is not None:
         spans = plan.chunkings is not None and plan.chunkings.spans is not None

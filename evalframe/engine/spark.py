@@ -20,7 +20,8 @@ from .._diagnostic_checks import id_set, systems_judged
 from .._diagnostic_records import diagnostics_table
 from ..schema import ids_to_str
 from .conventions import DEFAULT, Conventions
-from .memory import Chunkings, doc_summary
+from .chunkings import Chunkings
+from .foreign import doc_summary
 from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).

@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 
 from .conventions import DEFAULT, Conventions
-from .memory import Chunkings, carried_chunkings, doc_summary
+from .chunkings import Chunkings, carried_chunkings
+from .foreign import doc_summary
 from . import budget as sizing
 from .choice import is_dataset_source, open_run_dataset
 from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, question_buckets, question_fingerprints
@@ -611,7 +612,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
         ``evaluate_with_diagnostics`` do in memory.
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved once
-        (:func:`evalframe.engine.memory.resolve_chunkings`): each partition judges its chunkings on
+        (:func:`evalframe.engine.chunkings.resolve_chunkings`): each partition judges its chunkings on
         the labels they get from its questions' spans (the spans are then the golden set,
         held whole).
 

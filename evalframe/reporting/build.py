@@ -20,7 +20,9 @@ from .._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, IsCallable
 from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine.memory import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
+from ..engine.bounds import BOUND_FAMILIES
+from ..engine.chunkings import is_span_input
+from ..engine.memory import Conventions, evaluate_partition
 from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
