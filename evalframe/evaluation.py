@@ -24,7 +24,7 @@ from .engine.conventions import Conventions, Duplicates
 from .engine.bounds import Unjudged, check_unjudged, refuse_unjudged_with_spans
 from .engine.chunkings import Chunkings, carried_chunkings, is_span_input, resolve_chunkings
 from .engine.memory import evaluate_partition
-from .inputs import apply_columns
+from .canonical import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
 from ._conflicts import Conflicts
@@ -88,7 +88,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     columns : dict, optional
         ``{your column name: canonical name}`` for both tables, e.g.
         ``{"qa_id": "query_id", "chunk": "doc_id"}`` (a name one table lacks is skipped
-        there); see :mod:`evalframe.inputs` for the aliases recognised without it.
+        there); see :mod:`evalframe.canonical` for the aliases recognised without it.
     conflicts : {"error", "max", "min", "majority", "human"}
         Several labels of one (question, document) in the golden set: raise, or keep
         the highest, the lowest or the most frequent label (a tie: the higher), or

@@ -17,10 +17,10 @@ Accepted sources (for both :func:`read_qrels` and :func:`read_run`):
 - pandas DataFrames (copied, never modified); pyarrow Tables, RecordBatches and
   RecordBatchReaders, polars DataFrames and any object exposing ``__arrow_c_stream__``
   (DuckDB results), read through Arrow without a round trip through Python objects
-  (:func:`evalframe.inputs.arrow_frame`).
+  (:func:`evalframe.canonical.arrow_frame`).
 - Runs as RAG logs store them: one row per question with a list of document ids (and
   optionally a list of scores), from pandas list columns, Arrow list arrays or JSON lines;
-  runs with a rank and no score (see :mod:`evalframe.inputs`).
+  runs with a rank and no score (see :mod:`evalframe.canonical`).
 - The dict-of-dicts used by pytrec_eval and ranx: ``{query_id: {doc_id: value}}``.
 
 Paths are local files: a URL-looking path (``s3://...``, ``http://...``) is
@@ -45,7 +45,7 @@ import pandas as pd
 
 from ._validation import Options, check, error
 from .errors import EvalframeInputError, InputProblem
-from .inputs import apply_columns, arrow_frame, check_columns
+from .canonical import apply_columns, arrow_frame, check_columns
 from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
 from ._conflicts import Conflicts, check_conflicts
 from ._id_codes import CheckedQrels, CheckedRun, encode_run

@@ -37,7 +37,7 @@ import pandas as pd
 
 from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, Interval, IsCallable, Satisfies, error, type_of, validate
 from .errors import EvalframeInputError, InputProblem
-from .inputs import alias_candidates
+from .canonical import alias_candidates
 from .pooling import Pool
 from .schema import ids_to_str
 

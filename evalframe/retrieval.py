@@ -65,7 +65,7 @@ import pandas as pd
 from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, InstanceOf, IsCallable, Options, error, type_of, validate
 from .errors import (EvalframeInputError, InputProblem, QuestionsFailedWarning, RetrieverOutputWarning,
                      warn)
-from .inputs import TEXT_ALIASES, TEXT_COLUMN, alias_candidates, arrow_frame, split_question_text
+from .canonical import TEXT_ALIASES, TEXT_COLUMN, alias_candidates, arrow_frame, split_question_text
 from .ranking import list_ranks
 from .schema import ids_to_str
 
@@ -143,7 +143,7 @@ def retrieve(fn: Callable[[Any], Any], questions, *, k: int | None = 10, system:
         ``doc_id``/``chunk_id``/``id`` and ``score``; ``{id: score}``).
     questions : DataFrame, dict or Series
         ``query_id`` and the question text (``text``; or the aliases of
-        :mod:`evalframe.inputs`: ``question_id`` + ``question``, ``qid`` + ``query``...),
+        :mod:`evalframe.canonical`: ``question_id`` + ``question``, ``qid`` + ``query``...),
         e.g. a golden set that carries its questions (one call per question: repeated
         rows keep the first text); ``{query_id: text}``; or a Series of texts indexed by
         question id. Arrow tables and polars frames are read as DataFrames.

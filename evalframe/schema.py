@@ -1,7 +1,7 @@
 """Clean and check input tables: one step, one error listing every problem.
 
 :func:`clean_qrels` and :func:`clean_run` take a DataFrame with canonical or
-alias column names (mapped first by :mod:`evalframe.inputs`: ``columns=``, list and
+alias column names (mapped first by :mod:`evalframe.canonical`: ``columns=``, list and
 rank-only runs) and return a new DataFrame with canonical columns and dtypes:
 
 - golden set (qrels): ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64),
@@ -42,7 +42,7 @@ from ._id_bytes import BLOCK_ROWS, arrow_id_status, clean_arrow_ids, integer_ids
 from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, duplicate_docs, encode_ids, encode_qrels, encode_run,
                         id_strings)
 from .errors import EvalframeInputError, InputProblem
-from .inputs import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
+from .canonical import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
 
 
 def _examples(df: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
@@ -285,7 +285,7 @@ def clean_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     -------
     DataFrame
         ``query_id`` (str), ``doc_id`` (str), ``relevance`` (int64), and ``text``
-        (the question text, :data:`~evalframe.inputs.TEXT_COLUMN`) when the table has one;
+        (the question text, :data:`~evalframe.canonical.TEXT_COLUMN`) when the table has one;
         ``judge`` and ``confidence`` (:data:`PROVENANCE`) when it has them;
         one row per (query_id, doc_id) (exact duplicate rows are merged).  A golden set
         with a ``subtopic`` column (diversity qrels, one label per question,
@@ -343,7 +343,7 @@ def _with_text(frame: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
 
 def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True, part: bool = False,
                  trim: bool = True) -> CheckedQrels:
-    """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.inputs.qrels_table`);
+    """:func:`check_qrels` on a table whose columns are mapped (:func:`~evalframe.canonical.qrels_table`);
     ``trim=False``: its ids hold no blank to trim."""
     problems: list[InputProblem] = []
     df = _rename(qrels, ("query_id", "doc_id", "relevance"), ("subtopic", *PROVENANCE), problems)
@@ -553,7 +553,7 @@ def clean_run(run: pd.DataFrame, *, system: str | None = None,
         Columns ``query_id, doc_id, score`` or aliases (``qid``, ``question_id``,
         ``docno``, ``chunk_id``, ``sim``...), optionally ``system`` (or ``run``/``tag``)
         and ``rank``.  A run with a ``rank`` column and no score is ordered by rank
-        (``score = -rank``; repeated ranks are ties, see :mod:`evalframe.inputs`); a
+        (``score = -rank``; repeated ranks are ties, see :mod:`evalframe.canonical`); a
         run whose document column holds lists (one row per question) is exploded, each
         document ranked by its position in its list;
         ``tokens`` (each row's token count, for measures at a token budget).

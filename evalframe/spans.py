@@ -38,7 +38,7 @@ import pandas as pd
 
 from ._validation import Interval, Satisfies, check, error, type_of
 from .errors import EvalframeInputError, InputProblem
-from .inputs import ALIASES, apply_columns, split_question_text
+from .canonical import ALIASES, apply_columns, split_question_text
 from ._id_bytes import fingerprints
 from .schema import clean_qrels, ids_to_str
 

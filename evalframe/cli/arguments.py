@@ -41,7 +41,7 @@ def column_map(text: str) -> dict[str, str]:
     argparse.ArgumentTypeError
         An item without ``=``, or a canonical name that is not one.
     """
-    from ..inputs import COLUMN_NAMES, check_columns
+    from ..canonical import COLUMN_NAMES, check_columns
     pairs = [item.strip().split("=", 1) for item in text.split(",") if item.strip()]
     if not pairs or any(len(p) != 2 or not p[0].strip() for p in pairs):
         raise argparse.ArgumentTypeError(f"expected NAME=CANON[,NAME=CANON...], got {text!r}")

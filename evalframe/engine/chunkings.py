@@ -22,7 +22,7 @@ from .._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
 from ..schema import check_qrels, ids_to_str
 from ..spans import (MIN_OVERLAP, SpanRows, check_chunk_documents, check_min_overlap, check_spans, chunk_labels,
                     chunk_offsets, chunks_in_run, doc_codes, is_span_table, merge_spans, split_run_offsets)
-from ..inputs import apply_columns
+from ..canonical import apply_columns
 from .conventions import DEFAULT, Conventions
 from .foreign import note_foreign_ids
 from .steps import with_conflicts

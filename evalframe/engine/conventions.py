@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping
 
 from .._validation import BOOLEAN, Options, check
-from ..inputs import check_columns
+from ..canonical import check_columns
 from .._judged import Missing, Ties
 from ..ranking import check_conventions
 from .._conflicts import Conflicts, check_conflicts

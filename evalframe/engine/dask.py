@@ -292,7 +292,7 @@ def _renamed(frame, columns):
 
 
 def _split_part(df: pd.DataFrame, columns, which: int) -> pd.DataFrame:
-    from ..inputs import apply_columns
+    from ..canonical import apply_columns
     from ..spans import split_run_offsets
     return split_run_offsets(apply_columns(df, columns))[which]
 

@@ -93,7 +93,7 @@ def _evaluate_bucket(plan):
 
 def _split(columns, which: int, target: pa.Schema):
     def split(batches):
-        from ..inputs import apply_columns
+        from ..canonical import apply_columns
         from ..spans import split_run_offsets
         for b in batches:
             part = split_run_offsets(apply_columns(b.to_pandas(), columns))[which]
@@ -105,7 +105,7 @@ def split_offsets(run, columns=None):
     """A Spark run whose rows carry chunk offsets, as ``split_run_offsets``
     splits one in memory: the run with each row's chunk id as ``doc_id``, and the distinct
     rows of its chunk table (one pass, collected on the driver)."""
-    from ..inputs import apply_columns
+    from ..canonical import apply_columns
     from ..spans import split_run_offsets
     rest, table = split_run_offsets(apply_columns(run.limit(0).toPandas(), columns))
     rest_schema, table_schema = _schema_of(rest), _schema_of(table)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
 
 def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
     """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
-    maps them after ``columns=`` renamed them (:func:`~evalframe.inputs.apply_columns`); None
+    maps them after ``columns=`` renamed them (:func:`~evalframe.canonical.apply_columns`); None
     when a column is missing or ambiguous: the engine's check says so."""
     renamed = {c: c for c in names}  # dataset column -> its name after columns=
     if columns:
@@ -351,7 +351,7 @@ def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch
     of the run ``split_run_offsets`` leaves (each row's chunk id as
     ``doc_id``), in order; returned: the distinct rows of its chunk table (one pass)."""
     import pyarrow.parquet as pq
-    from ..inputs import apply_columns
+    from ..canonical import apply_columns
     from ..spans import split_run_offsets
     tables, n = [], 0
     for dataset, name in _run_sources(run):

@@ -7,7 +7,7 @@ Ranking
     are broken by ``doc_id`` descending (byte-wise), as trec_eval does; the run's
     rank column is ignored.  Options: ``ties="doc_id_asc"``, ``ties="rank"``.
     A run with ranks and no scores is ordered by rank ascending: its score is
-    ``-rank`` (:mod:`evalframe.inputs`), so repeated ranks are ties, broken as above.
+    ``-rank`` (:mod:`evalframe.canonical`), so repeated ranks are ties, broken as above.
 Which questions count
     By default every question of the golden set (``missing="zero"``): a question
     a system did not answer scores 0 on every measure.  ``missing="drop"`` gives

@@ -25,7 +25,7 @@ from ..engine.chunkings import is_span_input
 from ..engine.memory import Conventions, evaluate_partition
 from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
-from ..inputs import alias_candidates, check_columns, question_texts
+from ..canonical import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_golden_set, read_qrels, read_run_as_given
 from .._conflicts import is_human
@@ -426,7 +426,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     queries : DataFrame, optional
         ``query_id, text``: the question text shown in the ``changes`` table (the bundled
         datasets have one: ``load_cranfield().queries``); default: the golden set's own
-        question text when it has one (:func:`evalframe.inputs.question_texts`).
+        question text when it has one (:func:`evalframe.canonical.question_texts`).
     n_changes : int
         Regressions and improvements per (pair, measure) in the ``changes`` table
         (:func:`top_changes` of the baseline, or the first system, against each other).

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import POSITIVE_INT, check, error
-from ..inputs import alias_candidates, apply_columns, split_question_text
+from ..canonical import alias_candidates, apply_columns, split_question_text
 
 #: columns of :func:`top_changes` and of the report's ``changes`` table
 CHANGE_COLUMNS = ("system_a", "system_b", "measure", "query_id", "value_a", "value_b", "diff",

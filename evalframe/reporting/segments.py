@@ -13,7 +13,7 @@ import pandas as pd
 from .. import stats
 from .._validation import error, type_of
 from ..errors import EvalframeInputError, EvalframeWarning, InputProblem, warn
-from ..inputs import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
+from ..canonical import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
 from ..schema import ids_to_str
 from ..stats.validation import RESERVED_COLUMNS
 from .diagnostics import diagnostic_row

@@ -1,4 +1,4 @@
-"""Tables as RAG teams store them (evalframe.inputs): every shape must give, bit for bit, the
+"""Tables as RAG teams store them (evalframe.canonical): every shape must give, bit for bit, the
 numbers of the same table in canonical columns through the existing path (the oracle)."""
 import json
 import warnings
@@ -10,7 +10,7 @@ import pytest
 
 import evalframe as ef
 from evalframe.errors import EvalframeWarning
-from evalframe.inputs import TEXT_COLUMN, arrow_frame, question_texts
+from evalframe.canonical import TEXT_COLUMN, arrow_frame, question_texts
 from evalframe.evaluation import evaluate_with_diagnostics
 from evalframe.reporting import read_segments
 
