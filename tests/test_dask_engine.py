@@ -27,7 +27,7 @@ from evalframe.dask_engine import division_buckets  # noqa: E402
 from evalframe.engine.partition import question_buckets  # noqa: E402
 from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluation import evaluate_with_diagnostics  # noqa: E402
-from engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
+from tests.engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
 
@@ -553,7 +553,7 @@ def test_span_golden_set_and_chunk_tables_on_worker_processes(client, layout):
     processes once, each partition judges its chunkings on its questions' labels; the
     values, warnings and diagnostics are the in-memory call's (the help-centre case: two
     chunkings of one corpus, one system each, and a token budget)."""
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _, _, run = help_centre(40)
     if layout == "by_question":
         run = run.sort_values("query_id", kind="stable").reset_index(drop=True)

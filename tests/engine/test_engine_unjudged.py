@@ -162,7 +162,7 @@ def test_every_engine_gives_the_in_memory_bounds(unjudged, tmp_path, spark):
     forces parts, grouped and shuffled), Dask (3 partitions, shuffled) and Spark give the
     in-memory table bit for bit, value_low and value_high included."""
     import dask.dataframe as dd
-    from engine_checks import sorted_table, streamed
+    from tests.engine_checks import sorted_table, streamed
     run, qrels = _random_case(6)
     measures = ["P@5", "R@10", "RR", "Success@3"]
     with warnings.catch_warnings():

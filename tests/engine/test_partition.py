@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.ranking import clear_judged_elsewhere, diagnostics_table, judge, merge_diagnostics, shallow_rankings
-from make_snapshot import MEASURES
-from strategies import cases
+from tests.make_snapshot import MEASURES
+from tests.strategies import cases
 
 KEYS = ["system", "query_id", "measure"]
 

@@ -18,7 +18,7 @@ from evalframe.engine import budget as sizing
 from evalframe import trec_eval
 from evalframe.trec_eval import main
 
-from test_trec_eval_conformance import COMMANDS, DATA, _argv
+from tests.oracles.test_trec_eval_conformance import COMMANDS, DATA, _argv
 
 TINY = ["--memory-budget", "1KiB"]  # blocks of trec_eval.MIN_BLOCK_BYTES (4 KiB)
 

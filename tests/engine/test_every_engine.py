@@ -15,7 +15,7 @@ import pytest
 import evalframe as ef
 from evalframe import datasets
 from evalframe.evaluation import evaluate_with_diagnostics
-from engine_checks import caught, sorted_table, streamed, with_warnings
+from tests.engine_checks import caught, sorted_table, streamed, with_warnings
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
 
@@ -29,7 +29,7 @@ def _cranfield():
 
 
 def _spans():
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _, _, run = help_centre(30)
     return run, spans, SPAN_MEASURES, {"chunks": {"a": CHUNKS_A, "b": CHUNKS_B}}
 
