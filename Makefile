@@ -31,16 +31,22 @@ setup: $(TEST_STAMP)
 demo: $(STAMP)
 	$(BIN)/evalframe report data/cranfield/qrels.txt data/cranfield/runs.parquet --segments data/cranfield/segments.parquet --baseline bm25 --out out/demo
 
+# The suite runs on every core (pytest-xdist); tests marked xdist_group share one worker
+# (one Spark session, one Dask cluster). `make test-fast PYTEST_WORKERS=0` runs in one
+# process (for --pdb, or to read a failure's order).
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+
 # The suite, then the site: the notebooks run once (the suite leaves executed copies in
 # build/notebooks/, which the docs build renders).
 test: $(TEST_STAMP) $(DOCS_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST)
 	$(MAKE) docs
 
-# While you work: the suite without the tests marked slow (the engines, the notebooks), a
-# few minutes on 2 cores; `make test` runs everything, as CI does.
+# While you work: the suite without the tests marked slow (the engines, the notebooks), under
+# 3 minutes on 2 cores; `make test` runs everything, as CI does.
 test-fast: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow" $(XDIST)
 
 # The property tests with new random examples each run (`make test` draws fixed ones).
 fuzz: $(TEST_STAMP)

@@ -29,7 +29,8 @@ from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluation import evaluate_with_diagnostics  # noqa: E402
 from tests.engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
-pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+pytestmark = [pytest.mark.slow,  # `make test-fast` leaves this file out
+              pytest.mark.xdist_group("dask")]  # one worker, so the module's cluster starts once
 
 MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Judged@10",
             "NumRel", "NumRelRet", "GMAP", "ERR@10", "nDCG(gain='linear')"]
@@ -37,8 +38,10 @@ MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Jud
 
 @pytest.fixture(scope="module")
 def client():
+    # dashboard on a free port: with None, distributed still serves it on 8787, which a
+    # second cluster (another pytest-xdist worker, another checkout's run) finds taken
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+                                  dashboard_address=":0", memory_limit="2GiB") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 

@@ -303,6 +303,7 @@ def test_ties_rank_streamed_with_golden_questions_the_run_lacks(rank_only, tmp_p
 
 
 @pytest.mark.slow  # a Spark session (`make test-fast` leaves it out)
+@pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("rank_only", [True, False])
 def test_ties_rank_on_spark_with_buckets_of_unanswered_questions(rank_only, spark):
     """ties='rank' on Spark: the golden questions of buckets without a run row are evaluated

@@ -156,6 +156,7 @@ def test_chunk_offsets_are_refused():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("spark")  # the worker holding the Spark session
 @pytest.mark.parametrize("unjudged", ["bounds", "relevant"])
 def test_every_engine_gives_the_in_memory_bounds(unjudged, tmp_path, spark):
     """The bounds are computed inside each partition: streamed (several files, a budget that

@@ -15,7 +15,8 @@ from evalframe import datasets
 from evalframe.evaluation import evaluate_with_diagnostics
 from tests.engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
 
-pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+pytestmark = [pytest.mark.slow,  # `make test-fast` leaves this file out
+              pytest.mark.xdist_group("spark")]  # one worker, one Spark session
 
 pytest.importorskip("pyspark")
 
