@@ -52,7 +52,7 @@ def _golden_set(dataset_path, slice_path, qrels):
 
 def _time_once(client, path, qrels, partitions) -> float:
     import evalframe as ef
-    from evalframe.dask_engine import read_dataset
+    from evalframe.engine.dask import read_dataset
     ddf = read_dataset(path)
     if ddf.npartitions < partitions:
         ddf = ddf.repartition(npartitions=partitions)

@@ -263,6 +263,39 @@ class MeasureFamilies(SphinxDirective):
         return doc.children
 
 
+# -- constants re-exported from internal modules -------------------------------
+# evalframe.schema and evalframe.ranking list names defined in internal modules
+# (``evalframe._id_bytes``, ``evalframe._judged``...).  A constant's documentation is
+# the ``#:`` comment where it is defined, which autodoc reads only in the module it
+# documents (and without one it leaves the constant out): the comment is given to the
+# public module's analyzer, read from the internal module that defines the constant.
+
+def _reexported_constant_docs(app) -> None:
+    import importlib
+    import inspect
+    import pkgutil
+
+    from sphinx.pycode import ModuleAnalyzer
+
+    internal = [importlib.import_module(info.name)
+                for info in pkgutil.iter_modules(evalframe.__path__, "evalframe.")
+                if info.name.rpartition(".")[2].startswith("_")]
+    for public in ("evalframe.schema", "evalframe.ranking"):
+        module = importlib.import_module(public)
+        analyzer = ModuleAnalyzer.for_module(public)
+        analyzer.analyze()
+        for name in module.__all__:
+            value = getattr(module, name)
+            if ("", name) in analyzer.attr_docs or inspect.isfunction(value) or inspect.isclass(value):
+                continue
+            for home in internal:
+                if vars(home).get(name, None) is value:
+                    comment = ModuleAnalyzer.for_module(home.__name__).find_attr_docs().get(("", name))
+                    if comment:
+                        analyzer.attr_docs["", name] = list(comment)
+                        break
+
+
 def setup(app):
     from sphinx.util import logging
 
@@ -270,4 +303,5 @@ def setup(app):
     logging.getLogger(__name__).info(
         "tutorials: %s", ", ".join(f"{name} ({how})" for name, how in used.items()))
     app.connect("missing-reference", _resolve_alias)
+    app.connect("builder-inited", _reexported_constant_docs)
     app.add_directive("measure-families", MeasureFamilies)

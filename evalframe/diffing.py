@@ -222,14 +222,12 @@ def diff(old, new, *, across_golden_sets: bool = False, confidence: float = 0.95
     """
     from .reporting import Report
     from .stats import compare
-    from .stats.validation import check_confidence, param_error
+    from ._validation import BOOLEAN, CONFIDENCE, check, error
     for name, r in (("old", old), ("new", new)):
         if not isinstance(r, Report):
-            raise param_error("diff", name, "a Report (ef.report(...) or ef.read_report(DIR))",
-                              type(r).__name__)
-    if not isinstance(across_golden_sets, (bool, np.bool_)):
-        raise param_error("diff", "across_golden_sets", "True or False", across_golden_sets)
-    check_confidence(confidence, func="diff")
+            raise error("diff", name, "a Report (ef.report(...) or ef.read_report(DIR))", type(r).__name__)
+    check("diff", "across_golden_sets", across_golden_sets, BOOLEAN)
+    check("diff", "confidence", confidence, CONFIDENCE)
     fa = old.metadata.get("fingerprints") or {}
     fb = new.metadata.get("fingerprints") or {}
     fps = _fingerprint_rows(fa, fb) if fa and fb else pd.DataFrame(columns=["what", "old", "new"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "EvalframeInputError",
+    "ParameterError",
     "EvalframeWarning",
     "QuestionsDroppedWarning",
     "QuestionsScoredZeroWarning",
@@ -80,6 +81,26 @@ class EvalframeInputError(ValueError):
 
     def __reduce__(self):  # pickled with its table and problems (raised on a Dask worker, re-raised here)
         return (type(self), (self.table, self.problems))
+
+
+class ParameterError(ValueError, TypeError):
+    """A parameter outside what the function takes, said with one template:
+    ``"<function>: <param> must be <what>, got <value!r>"``
+    (see :mod:`evalframe._validation`).
+
+    Both a ``ValueError`` and a ``TypeError`` (a value of the wrong type is a bad value
+    too), so code catching either keeps working, as with scikit-learn's
+    ``InvalidParameterError``.
+
+    Examples
+    --------
+    >>> import evalframe as ef
+    >>> try:
+    ...     ef.parse_measure("RBP(p=2)")
+    ... except ValueError as exc:
+    ...     print(type(exc).__name__, exc)
+    ParameterError RBP: p must be a number in [0, 1], got 2
+    """
 
 
 class EvalframeWarning(UserWarning):

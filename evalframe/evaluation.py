@@ -17,23 +17,27 @@ from typing import Iterable, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ._validation import BOOLEAN, BOOLEAN_OR_NONE, POSITIVE_INT, Satisfies, check
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
-from .dask_engine import is_dask_frame
+from .engine.choice import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine import (Chunkings, Conventions, Duplicates, Unjudged, carried_chunkings, check_unjudged,
+from .engine.conventions import Conventions, Duplicates
+from .engine.memory import (Chunkings, Unjudged, carried_chunkings, check_unjudged, refuse_unjudged_with_spans,
                      evaluate_partition, is_span_input, resolve_chunkings)
 from .inputs import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
-from .schema import Conflicts
+from ._conflicts import Conflicts
 from .io import read_golden_set, read_run, read_run_as_given
 from .measures import Aggregation, Mean, Measure, parse_measure, parse_measures, resolve
-from .ranking import Missing, Ties, judge, natural_order
+from ._id_order import natural_order
+from ._judged import Missing, Ties
+from .ranking import judge
 from .rollup import Rollup
 from .engine.choice import Choice, choose
 from .engine.conventions import NoRelevant
-from .streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .engine.streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
 
 Engine = Literal["auto", "memory", "dask", "spark"]
 
@@ -53,7 +57,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         One or many systems (see :func:`evalframe.read_run`).  A Parquet file,
         a directory of Parquet files, a glob (``"runs/*.parquet"``) or a
         :class:`pyarrow.dataset.Dataset` larger than ``memory_budget`` is
-        evaluated in parts with bounded memory (:mod:`evalframe.streaming`),
+        evaluated in parts with bounded memory (:mod:`evalframe.engine.streaming`),
         with the same numbers, warnings and diagnostics.
     qrels : DataFrame, path, dict or CheckedQrels
         The golden set (see :func:`evalframe.read_qrels`; also a Parquet
@@ -100,7 +104,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         ``"dask"``: evaluate on Dask (the current ``dask.distributed`` client, if
         any), ``run`` being a ``dask.dataframe.DataFrame`` or a Parquet dataset
         path; the result is then a ``dask.dataframe.DataFrame`` (see
-        :mod:`evalframe.dask_engine`).  ``"spark"``: a ``pyspark.sql.DataFrame`` run
+        :mod:`evalframe.engine.dask`).  ``"spark"``: a ``pyspark.sql.DataFrame`` run
         (:mod:`evalframe.engine.spark`).  ``"auto"`` (default) is the run's own engine
         (:func:`evalframe.engine.choice.choose`): Spark or Dask for their frames,
         streaming for a Parquet dataset larger than ``memory_budget``, else in memory.
@@ -149,7 +153,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         :func:`aggregate` and :func:`evalframe.stats.summarize` carry.  Only for
         ``P``, ``R``, ``Success`` and ``RR`` (at any cutoff and ``rel``), whose upper
         bound is true (no labelling of the unjudged documents gives more); the others
-        are refused (:data:`evalframe.engine.BOUND_FAMILIES` says why).  Every engine
+        are refused (:data:`evalframe.engine.memory.BOUND_FAMILIES` says why).  Every engine
         computes them (in each partition); not with chunk offsets.
 
     Returns
@@ -248,6 +252,11 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
                      tokens=tokens, shallow=shallow, unjudged=None, measured=False)[1]
 
 
+#: ``by=`` of :func:`aggregate`
+_COLUMN_NAMES = Satisfies(lambda v: isinstance(v, str) or isinstance(v, (list, tuple))
+                          and all(isinstance(c, str) for c in v), "a column name or a list of them")
+
+
 def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = None) -> pd.DataFrame:
     """Summarise a per-question table per system (and per segment).
 
@@ -289,6 +298,7 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
           system measure  n  mean
     0  librarian      RR  1   0.5
     """
+    check("aggregate", "by", by, _COLUMN_NAMES, None)
     by = [by] if isinstance(by, str) else list(by or [])
     need = ["query_id", "measure", "value"] + by
     if is_spark_frame(per_question):  # collected: a few rows per question and system
@@ -299,7 +309,7 @@ def aggregate(per_question: pd.DataFrame, by: "str | Sequence[str] | None" = Non
             raise EvalframeInputError("per-question table", [InputProblem(
                 f"missing columns {missing} (found {list(per_question.columns)})",
                 "pass the output of evaluate(), with the segment columns joined")])
-        from .dask_engine import aggregate_dask
+        from .engine.dask import aggregate_dask
         names = per_question["measure"].unique().compute()
         return aggregate_dask(per_question, by, {name: _aggregation(name) for name in names})
     missing = [c for c in need if c not in per_question.columns]
@@ -481,8 +491,8 @@ def index_recall(approx_run, exact_run, *, k: int, ties: Ties = "doc_id_desc",
     1  dense_hnsw        3  IndexRecall@10    1.0
     2  dense_hnsw        5  IndexRecall@10    1.0
     """
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    check("index_recall", "k", k, POSITIVE_INT)
+    check("index_recall", "ascending", ascending, BOOLEAN)
     exact = read_run(exact_run, ascending=ascending)
     if "system" in exact and exact["system"].nunique() > 1:
         raise EvalframeInputError("exact run", [InputProblem(
@@ -555,7 +565,9 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     """The per-question table and the diagnostics of ``run`` on the engine ``choice`` names:
     every caller's one path.  ``measured=False``: the diagnostics only (:func:`diagnostics`:
     no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
+    check(conv.caller, "progress", progress, BOOLEAN_OR_NONE)
     warn = measured
+    refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
     run = _token_counts(run, tokens, conv, choice)
     chunked = _chunked(run, qrels, chunks, conv, rollup, choice)
     _check_no_relevant(conv.no_relevant, chunked)
@@ -565,15 +577,12 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
     chunkings, qrels, run = chunked or (None, qrels, run)
     if not measured and chunkings is None:
         ms = []
-    if unjudged in ("relevant", "bounds") and chunkings is not None:
-        raise ValueError(f"evaluate: unjudged={unjudged!r} is not available with chunks= or a span golden set "
-                         "(a chunk's label comes from the spans): evaluate without unjudged=")
     if choice.name == "spark":
         from .engine.spark import evaluate_spark
         return evaluate_spark(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
                               unjudged=unjudged)
     if choice.name == "dask":
-        from .dask_engine import evaluate_dask
+        from .engine.dask import evaluate_dask
         return evaluate_dask(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow, chunkings=chunkings,
                              unjudged=unjudged)
     if choice.name == "streaming":
@@ -606,7 +615,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
     offsets), each chunking then judged on its own labels: False (not in play); True (a
     run held in memory: the in-memory engine); or, for a Dask frame or a Parquet dataset,
     the chunkings resolved once for its partitions and the golden set they are judged on
-    (:func:`~evalframe.engine.resolve_chunkings`)."""
+    (:func:`~evalframe.engine.memory.resolve_chunkings`)."""
     columns, min_overlap = conv.columns, conv.min_overlap
     if chunks is None and not is_span_input(qrels, columns):
         return False  # offsets a run carries matter only to a span golden set
@@ -622,7 +631,7 @@ def _chunked(run, qrels, chunks, conv: Conventions, rollup, choice: Choice):
         if is_spark_frame(run):
             from .engine.spark import split_offsets
         elif is_dask_frame(run):
-            from .dask_engine import split_offsets
+            from .engine.dask import split_offsets
         else:  # a dataset: split by the streaming engine as it copies the run to its scratch directory
             chunkings, spans = resolve_chunkings(None, qrels, chunks=chunks, min_overlap=min_overlap, columns=columns)
             return (replace(chunkings, split_run=True) if chunkings is not None else
@@ -641,8 +650,6 @@ def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollu
     """The streaming engine's answer for a Parquet-dataset run too large for the
     budget, else None and the inputs for the in-memory engine (a dataset that
     fits is read whole)."""
-    if progress is not None and not isinstance(progress, bool):
-        raise ValueError(f"evaluate: progress must be True, False or None, got {progress!r}")
     if (conv.conflicts != "error" or conv.columns) and not is_dataset_source(qrels) and not (
             chunkings is not None and chunkings.spans is not None):
         qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts

@@ -35,6 +35,7 @@ and weights w_i (default 1):
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -42,6 +43,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ._validation import POSITIVE_INT, Interval, Options, check, error, validate
 from .io import read_run
 from .ranking import list_ranks, ranked_order
 
@@ -128,25 +130,20 @@ def fuse(runs, *, method: Method = "rrf", norm: Norm | None = None,
 
 
 def _check(method, norm, k, depth):
-    if method not in METHODS:
-        raise ValueError(f"fuse: method must be one of {', '.join(METHODS)}, got {method!r}")
+    check("fuse", "method", method, Options(METHODS, f"one of {', '.join(METHODS)}"))
     if norm is None:
         norm = "none" if method == "rrf" else "min-max"
-    if norm not in NORMS:
-        raise ValueError(f"fuse: norm must be one of {', '.join(NORMS)}, got {norm!r}")
-    if method == "rrf" and norm != "none":
-        raise ValueError(f"fuse: norm must be 'none' with method='rrf' (RRF uses ranks only), got {norm!r}")
-    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not np.isfinite(k) or k <= 0:
-        raise ValueError(f"fuse: k must be a number > 0, got {k!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
-        raise ValueError(f"fuse: depth must be an int >= 1 or None, got {depth!r}")
+    check("fuse", "norm", norm, Options(NORMS, f"one of {', '.join(NORMS)}"))
+    if method == "rrf":
+        check("fuse", "norm", norm, Options(("none",), "'none' with method='rrf' (RRF uses ranks only)"))
+    validate("fuse", k=(k, Interval(numbers.Real, 0, None, closed="neither")), depth=(depth, POSITIVE_INT, None))
     return method, norm, depth
 
 
 def _weights(method, weights, systems: list[str]) -> np.ndarray:
     if weights is None:
         if method == "wsum":
-            raise ValueError("fuse: weights must be given with method='wsum' (one per system), got None")
+            raise error("fuse", "weights", "given with method='wsum' (one per system)", None)
         return np.ones(len(systems))
     if method not in WEIGHTED:
         raise ValueError(f"fuse: weights apply to {', '.join(WEIGHTED)} only, got weights with {method!r}")
@@ -159,9 +156,9 @@ def _weights(method, weights, systems: list[str]) -> np.ndarray:
     else:
         w = np.asarray(list(weights), dtype=np.float64)
         if w.shape != (len(systems),):
-            raise ValueError(f"fuse: weights must be {len(systems)} numbers (systems {systems!r}), got {weights!r}")
+            raise error("fuse", "weights", f"{len(systems)} numbers (systems {systems!r})", weights)
     if not np.isfinite(w).all():
-        raise ValueError(f"fuse: weights must be finite numbers, got {weights!r}")
+        raise error("fuse", "weights", "finite numbers", weights)
     return w
 
 

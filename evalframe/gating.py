@@ -16,7 +16,6 @@ inconclusive otherwise (exit statuses 1, 0 and 3 of ``evalframe gate``).
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -147,14 +146,11 @@ def _quiet_unpaired():
 
 
 def _check(margin, alpha) -> None:
-    from .stats.validation import check_confidence, param_error
-    if isinstance(margin, bool) or not isinstance(margin, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(margin) or margin < 0:
-        raise param_error("gate", "margin", "a float >= 0", margin)
-    check_confidence(alpha, "alpha", func="gate")
-    if alpha >= 0.5:  # both one-sided tests could reject at once
-        raise param_error("gate", "alpha", "a level in (0, 0.5): at 0.5 or more the tests of 'not worse' and "
-                          "'worse' can both reject", alpha)
+    from ._validation import CONFIDENCE, Interval, Satisfies, check
+    check("gate", "margin", margin, Interval(float, 0, None))
+    check("gate", "alpha", alpha, CONFIDENCE)
+    check("gate", "alpha", alpha, Satisfies(  # at 0.5 both one-sided tests could reject at once
+        lambda a: a < 0.5, "a level in (0, 0.5): at 0.5 or more the tests of 'not worse' and 'worse' can both reject"))
 
 
 def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: str, margin: float = 0.0,
@@ -176,9 +172,8 @@ def gate_per_question(per_question: pd.DataFrame, *, baseline: str, candidate: s
     """
     from .stats import adjust_pvalues, compare, n_for_difference, sequential_compare
     _check(margin, alpha)
-    if not isinstance(sequential, (bool, np.bool_)):
-        from .stats.validation import param_error
-        raise param_error("gate", "sequential", "True or False", sequential)
+    from ._validation import BOOLEAN, check
+    check("gate", "sequential", sequential, BOOLEAN)
     systems = set(per_question["system"]) if "system" in per_question.columns else set()
     missing = [s for s in (baseline, candidate) if s not in systems]
     if missing or baseline == candidate:
@@ -308,10 +303,9 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
     from .measures import parse_measures
     if isinstance(measures, str):
         measures = [measures]
-    if (not isinstance(names, tuple) or len(names) != 2 or names[0] == names[1]
-            or not all(isinstance(n, str) for n in names)):
-        from .stats.validation import param_error
-        raise param_error("gate", "names", "two different names (str, str)", names)
+    from ._validation import Satisfies, check, error
+    check("gate", "names", names, Satisfies(lambda v: isinstance(v, tuple) and len(v) == 2 and v[0] != v[1]
+                                            and all(isinstance(n, str) for n in v), "two different names (str, str)"))
     measures = [str(m) for m in parse_measures(list(measures))]
     from .reporting import Report
     if isinstance(baseline, Report):
@@ -319,8 +313,7 @@ def gate(qrels, baseline, candidate, measures: str | Sequence[str], *, margin: f
         return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,
                                  sequential=sequential)
     if baseline_system is not None:
-        from .stats.validation import param_error
-        raise param_error("gate", "baseline_system", "None unless baseline is a saved report", baseline_system)
+        raise error("gate", "baseline_system", "None unless baseline is a saved report", baseline_system)
     runs = {names[0]: _one_system(baseline, "baseline"), names[1]: _one_system(candidate, "candidate")}
     per_q = evaluate(runs, qrels, measures, **evaluate_options)
     return gate_per_question(per_q, baseline=names[0], candidate=names[1], margin=margin, alpha=alpha,

@@ -46,11 +46,13 @@ from typing import Any, Literal, Union
 import numpy as np
 import pandas as pd
 
+from ._validation import Options, check, error
 from .errors import EvalframeInputError, InputProblem
 from .inputs import apply_columns, arrow_frame, check_columns
 from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
-from .schema import (ALIASES, CheckedQrels, CheckedRun, Conflicts, check_conflicts, check_qrels, check_run,
-                     clean_run, encode_run)
+from ._conflicts import Conflicts, check_conflicts
+from ._id_codes import CheckedQrels, CheckedRun, encode_run
+from .schema import ALIASES, check_qrels, check_run, clean_run
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
@@ -167,8 +169,7 @@ def _open_remote(filesystem: FileSystem, path: str):
         return filesystem.open_input_stream(path)
     if hasattr(filesystem, "open"):  # fsspec.AbstractFileSystem
         return filesystem.open(path, "rb")
-    raise TypeError(f"read: filesystem must be a pyarrow.fs.FileSystem or an fsspec filesystem, "
-                    f"got {filesystem!r}")
+    raise error("read", "filesystem", "a pyarrow.fs.FileSystem or an fsspec filesystem", filesystem)
 
 
 def _ascii_compatible(encoding: str) -> bool:
@@ -663,8 +664,7 @@ def read_raw(source: Source, kind: Literal["qrels", "run"], *, drop: Sequence[st
     file, split on blanks: an id holds none), to pass as ``trimmed=`` to
     :func:`~evalframe.schema.check_run` / :func:`~evalframe.schema.check_qrels`, which
     then skip their trim pass."""
-    if kind not in ("qrels", "run"):
-        raise ValueError(f"read_table: kind must be 'qrels' or 'run', got {kind!r}")
+    check("read_table", "kind", kind, Options(("qrels", "run"), "'qrels' or 'run'"))
     return _raw(source, kind, filesystem=filesystem, encoding=encoding, drop=tuple(drop))
 
 

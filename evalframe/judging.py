@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, Interval, IsCallable, Satisfies, error, type_of, validate
 from .errors import EvalframeInputError, InputProblem
 from .inputs import alias_candidates
 from .pooling import Pool
@@ -100,7 +101,7 @@ def judge(pairs, fn: Callable[[pd.DataFrame], Any], *, batch_size: int = 32, cac
     (['query_id', 'doc_id', 'relevance', 'judge'], 'always-yes', True)
     """
     _check(fn, batch_size, judge_name, retries, progress)
-    todo = _pairs(pairs)
+    todo = _pairs_to_judge(pairs)
     todo = _with_text(todo, queries, "query_id", "query_text", "queries")
     todo = _with_text(todo, documents, "doc_id", "doc_text", "documents")
     if cache is not None:
@@ -132,24 +133,18 @@ _EMPTY = pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(
 
 
 def _check(fn, batch_size, judge_name, retries, progress) -> None:
-    if not callable(fn):
-        raise TypeError(f"judge: fn must be callable (fn(batch) -> labels), got {type(fn).__name__}")
-    for name, value, low in (("batch_size", batch_size, 1), ("retries", retries, 0)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-            raise ValueError(f"judge: {name} must be an int >= {low}, got {value!r}")
-    if not isinstance(judge_name, str) or not judge_name.strip():
-        raise ValueError(f"judge: judge_name must be a non-empty str, got {judge_name!r}")
-    if progress is not None and not isinstance(progress, bool):
-        raise ValueError(f"judge: progress must be True, False or None, got {progress!r}")
+    validate("judge", fn=(fn, IsCallable("callable (fn(batch) -> labels)")),
+             batch_size=(batch_size, POSITIVE_INT), retries=(retries, Interval(int, 0, None)),
+             judge_name=(judge_name, Satisfies(lambda v: isinstance(v, str) and v.strip(), "a non-empty str")),
+             progress=(progress, BOOLEAN_OR_NONE))
 
 
-def _pairs(pairs) -> pd.DataFrame:
+def _pairs_to_judge(pairs) -> pd.DataFrame:
     """The distinct pairs to judge, ids as strings, texts kept."""
     if isinstance(pairs, Pool):
         pairs = pairs.documents
     if not isinstance(pairs, pd.DataFrame):
-        raise TypeError(f"judge: pairs must be a Pool (ef.pool) or a DataFrame of query_id, doc_id, "
-                        f"got {type(pairs).__name__}")
+        raise error("judge", "pairs", "a Pool (ef.pool) or a DataFrame of query_id, doc_id", type_of(pairs))
     ids, problems = {}, []
     for canon in ("query_id", "doc_id"):
         found = alias_candidates(pairs, canon)
@@ -187,7 +182,7 @@ def _with_text(todo: pd.DataFrame, texts, key: str, col: str, what: str) -> pd.D
         by_id = pd.Series(texts[text].to_numpy(dtype=object), index=texts[name].astype(str).to_numpy(dtype=object))
         by_id = by_id[~by_id.index.duplicated()]
     else:
-        raise TypeError(f"judge: {what} must be a DataFrame or a dict, got {type(texts).__name__}")
+        raise error("judge", what, "a DataFrame or a dict", type_of(texts))
     return todo.assign(**{col: by_id.reindex(todo[key].to_numpy(dtype=object)).to_numpy(dtype=object)})
 
 

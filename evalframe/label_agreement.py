@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._validation import CONFIDENCE, SEED, Interval, validate
 from .io import read_qrels
 
 __all__ = ["agreement"]
@@ -89,14 +90,8 @@ def agreement(qrels_a, qrels_b, *, rel: int | None = None, confidence: float = 0
 
 
 def _check(rel, confidence, n_resamples, seed) -> None:
-    if rel is not None and (isinstance(rel, bool) or not isinstance(rel, (int, np.integer))):
-        raise ValueError(f"agreement: rel must be an int or None, got {rel!r}")
-    if isinstance(confidence, bool) or not isinstance(confidence, (float, int)) or not 0 < confidence < 1:
-        raise ValueError(f"agreement: confidence must be a float in (0, 1), got {confidence!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise ValueError(f"agreement: n_resamples must be an int >= 0, got {n_resamples!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"agreement: seed must be an int >= 0, got {seed!r}")
+    validate("agreement", rel=(rel, Interval(int), None), confidence=(confidence, CONFIDENCE),
+             n_resamples=(n_resamples, Interval(int, 0, None)), seed=(seed, SEED))
 
 
 def _shared_pairs(a: pd.DataFrame, b: pd.DataFrame, rel: int | None):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import stats
+from ._validation import CONFIDENCE, POSITIVE_INT, SEED, validate
 from .errors import EvalframeInputError, InputProblem
 from .evaluation import evaluate
 
@@ -107,12 +108,8 @@ def judge_agreement(human_qrels, model_qrels, runs, measures, *, top_k: int = 3,
     >>> a.ranking["statistic"].tolist()
     ['kendall_tau', 'tau_ap', 'top_k_overlap', 'same_best', 'pair_agreement']
     """
-    for name, value, low in (("top_k", top_k, 1), ("n_resamples", n_resamples, 1), ("seed", seed, 0)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
-            raise ValueError(f"judge_agreement: {name} must be an int >= {low}, got {value!r}")
-    stats.check_confidence(confidence, func="judge_agreement")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"judge_agreement: alpha must be a float in (0, 1), got {alpha!r}")
+    validate("judge_agreement", top_k=(top_k, POSITIVE_INT), n_resamples=(n_resamples, POSITIVE_INT),
+             seed=(seed, SEED), confidence=(confidence, CONFIDENCE), alpha=(alpha, CONFIDENCE))
     human = evaluate(runs, human_qrels, measures, **conventions)
     model = evaluate(runs, model_qrels, measures, **conventions)
     for t in (human, model):

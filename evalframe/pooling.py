@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._validation import POSITIVE_INT, check
 from .io import local_path, read_qrels, read_run
 from .ranking import list_ranks, ranked_order
 
@@ -110,8 +111,7 @@ def pool(runs, *, depth: int = 10, qrels=None, systems: Sequence[str] | None = N
     >>> bool((p.coverage["judged_after"] == 1.0).all())
     True
     """
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
-        raise ValueError(f"pool: depth must be an int >= 1, got {depth!r}")
+    check("pool", "depth", depth, POSITIVE_INT)
     table = read_run(runs)
     if "system" not in table:
         table = table.assign(system="run")

@@ -62,6 +62,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ._validation import BOOLEAN_OR_NONE, POSITIVE_INT, InstanceOf, IsCallable, Options, error, type_of, validate
 from .errors import (EvalframeInputError, InputProblem, QuestionsFailedWarning, RetrieverOutputWarning,
                      warn)
 from .inputs import TEXT_ALIASES, TEXT_COLUMN, alias_candidates, arrow_frame, split_question_text
@@ -269,17 +270,9 @@ def retrieve(fn: Callable[[Any], Any], questions, *, k: int | None = 10, system:
 
 # ---------------------------------------------------------------- checks
 def _check(fn, k, system, batch_size, progress, errors) -> None:
-    if not callable(fn):
-        raise TypeError(f"retrieve: fn must be callable, got {fn!r}")
-    for name, value in (("k", k), ("batch_size", batch_size)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
-            raise ValueError(f"retrieve: {name} must be an int >= 1 or None, got {value!r}")
-    if system is not None and not isinstance(system, str):
-        raise ValueError(f"retrieve: system must be a str or None, got {system!r}")
-    if progress is not None and not isinstance(progress, bool):
-        raise ValueError(f"retrieve: progress must be True, False or None, got {progress!r}")
-    if errors not in ("record", "raise"):
-        raise ValueError(f"retrieve: errors must be 'record' or 'raise', got {errors!r}")
+    validate("retrieve", fn=(fn, IsCallable("callable")), k=(k, POSITIVE_INT, None),
+             batch_size=(batch_size, POSITIVE_INT, None), system=(system, InstanceOf(str), None),
+             progress=(progress, BOOLEAN_OR_NONE), errors=(errors, Options(("record", "raise"), "'record' or 'raise'")))
 
 
 def _questions(questions) -> tuple[list[str], list]:
@@ -298,8 +291,8 @@ def _questions(questions) -> tuple[list[str], list]:
     else:
         frame = questions if isinstance(questions, pd.DataFrame) else arrow_frame(questions)
         if frame is None:
-            raise TypeError(f"retrieve: questions must be a DataFrame (query_id, text), a dict {{query_id: text}} "
-                            f"or a Series of texts indexed by query_id, got {type(questions).__name__}")
+            raise error("retrieve", "questions", "a DataFrame (query_id, text), a dict {query_id: text} "
+                        "or a Series of texts indexed by query_id", type_of(questions))
         frame = split_question_text(frame)
         found = alias_candidates(frame, "query_id")
         if len(found) > 1:  # a text-like name beside an id is the text (inputs.split_question_text)

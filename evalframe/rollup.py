@@ -32,9 +32,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._validation import error, type_of
 from .errors import EvalframeInputError, InputProblem
-from .ranking import MAX_EXAMPLES, Check, Diagnostic, Ties
-from .schema import ALIASES, PROVENANCE, CheckedQrels, CheckedRun, Codes, ids_to_str
+from ._diagnostic_records import Check, Diagnostic, MAX_EXAMPLES
+from ._judged import Ties
+from ._conflicts import PROVENANCE
+from ._id_codes import CheckedQrels, CheckedRun, Codes
+from .schema import ALIASES, ids_to_str
 
 #: What a rolled-up table's documents are (the ``unit`` column of evaluate()'s output).
 UNIT = "page"
@@ -70,8 +74,8 @@ def rollup_map(rollup: Rollup | pd.Series) -> pd.Series:
     elif isinstance(rollup, pd.DataFrame):
         frame = _two_columns(rollup)
     else:
-        raise TypeError("rollup must be a chunk -> page table (two columns), a dict, or the name of a "
-                        f"run column holding the page id, got {type(rollup).__name__}")
+        raise error(None, "rollup", "a chunk -> page table (two columns), a dict, or the name of a "
+                    "run column holding the page id", type_of(rollup))
     problems = []
     missing = frame["chunk"].isna() | frame["page"].isna()
     if missing.any():

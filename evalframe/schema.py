@@ -22,6 +22,10 @@ ranking step reuses: question and system ids as int32 codes (pyarrow
 (:func:`fingerprints`) -- a run has about as many distinct documents as rows, so
 they are never hashed into one big table; every fingerprint match is confirmed
 on the strings.
+
+The ids' codes are made in ``evalframe._id_codes``, the byte kernels under them are in
+``evalframe._id_bytes``, and the ``conflicts=`` choices and their resolution in
+``evalframe._conflicts``; this module's ``__all__`` lists their public names too, as before.
 """
 from __future__ import annotations
 
@@ -32,24 +36,24 @@ __all__ = ["clean_qrels", "clean_run", "check_qrels", "check_run", "encode_qrels
            "check_qrels_part", "merge_conflicts"]
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from dataclasses import replace
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
+from ._conflicts import (CONFLICTS, MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
+                         merge_conflicts, provenance_rows, resolve_conflicts, resolved_labels)
+from ._id_bytes import (BLOCK_ROWS, arrow_id_status, byte_order_keys, clean_arrow_ids, common_prefix_length,
+                        fingerprints, integer_ids, pair_keys, raw_chunks)
+from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, Codes, contiguous_groups, duplicate_docs, encode_ids,
+                        encode_qrels, encode_run, id_strings)
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
 
-_MAX_EXAMPLES = 5
-
 
 def _examples(df: pd.DataFrame, mask: np.ndarray | pd.Series) -> str:
-    rows = df.loc[np.asarray(mask)].head(_MAX_EXAMPLES)
+    rows = df.loc[np.asarray(mask)].head(MAX_EXAMPLES)
     return rows.to_string(index=True, max_colwidth=40)
 
 
@@ -115,7 +119,7 @@ def ids_to_str(s: pd.Series, *, trim: bool = True) -> pd.Series:
     if s.dtype.kind in "iu" and _STR != object:  # numpy integers: Arrow's cast (no blank to trim; pandas >= 3)
         return pd.Series(pd.array(_int_strings(s.to_numpy()), dtype=_STR), index=s.index)
     if pd.api.types.is_string_dtype(s.dtype) and s.dtype != object:
-        if not trim or _clean_arrow_ids(s, trim=True):
+        if not trim or clean_arrow_ids(s, trim=True):
             return s
         stripped = s.str.strip()
         # keep the caller's buffers (no second copy of a large column) when nothing changed
@@ -231,11 +235,11 @@ def _not_real_problem(df: pd.DataFrame, col: str, bad: np.ndarray, fix: str) -> 
 
 def _check_ids(df: pd.DataFrame, problems: list[InputProblem], cols=("query_id", "doc_id"),
                status: dict | None = None) -> None:
-    """Report missing, blank or nested ids (``status``: :func:`_arrow_id_status` per column, if known)."""
+    """Report missing, blank or nested ids (``status``: :func:`arrow_id_status` per column, if known)."""
     for col in cols:
         if col not in df:
             continue
-        if (status[col] if status and col in status else _arrow_id_status(df[col])) is not None:
+        if (status[col] if status and col in status else arrow_id_status(df[col])) is not None:
             continue
         if df[col].dtype.kind in "iu":  # numpy integers: never missing, never blank
             continue
@@ -355,7 +359,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     if len(df) == 0 and not part:
         raise EvalframeInputError("golden set (qrels)", [InputProblem(
             "the table is empty", "pass a golden set with at least one judged (query_id, doc_id, relevance) row")])
-    status = {c: _arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
+    status = {c: arrow_id_status(df[c]) for c in ("query_id", "doc_id")}
     _check_ids(df, problems, ("query_id", "doc_id"), status)
     rel = df["relevance"]
     unreal = _not_real(rel)
@@ -390,7 +394,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
             "relevance labels are integer grades (0, 1, 2, ...); map them to small integers",
             _examples(df, huge)))
     if "subtopic" in df:
-        _check_ids(df, problems, ("subtopic",), {"subtopic": _arrow_id_status(df["subtopic"])})
+        _check_ids(df, problems, ("subtopic",), {"subtopic": arrow_id_status(df["subtopic"])})
     extra = _provenance(df, problems)
     if problems:
         raise EvalframeInputError("golden set (qrels)", problems)
@@ -402,7 +406,7 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     if not resolve:
         if "subtopic" in df:
             out.insert(1, "subtopic", ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
-        return CheckedQrels(out, _encode(out["query_id"]), _strings(out["doc_id"]))
+        return CheckedQrels(out, encode_ids(out["query_id"]), id_strings(out["doc_id"]))
     if "subtopic" in df:
         return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
@@ -415,14 +419,14 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     del srt
     pairs = _pairs(coded, key)
     if pairs is not None:  # one group per (query_id, doc_id): resolved on codes
-        label, conflicted = _resolved(*pairs, values, "max" if conflicts == "error" else conflicts)
+        label, conflicted = resolved_labels(*pairs, values, "max" if conflicts == "error" else conflicts)
         if not len(conflicted) or conflicts != "error":  # identical repeats only, or resolved
             first = pairs[1]
-            rows = _label_rows(out, pairs[0], values, label) if "judge" in out or "confidence" in out else first
+            rows = provenance_rows(out, pairs[0], values, label) if "judge" in out or "confidence" in out else first
             out = out.iloc[rows].reset_index(drop=True).assign(relevance=label)
             if not len(conflicted):
                 return encode_qrels(out)
-            shown = conflicted[:_MAX_EXAMPLES]
+            shown = conflicted[:MAX_EXAMPLES]
             examples = tuple(f"{q}:{d}" for q, d in out.iloc[shown][["query_id", "doc_id"]].itertuples(index=False))
             return replace(encode_qrels(out), conflicts=ResolvedConflicts(
                 conflicts, len(conflicted), examples, tuple(int(r) for r in first[shown])))
@@ -474,31 +478,6 @@ def _pairs(coded: CheckedQrels, key: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return pair, firsts[by_row]
 
 
-def _resolved(pair: np.ndarray, first: np.ndarray, labels: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
-    """(label of each pair, the pairs with more than one distinct label), ``how`` as
-    :func:`resolve_conflicts`: every row is a vote."""
-    order = np.lexsort((labels, pair))
-    p, v = pair[order], labels[order]
-    new = np.empty(len(p), dtype=bool)
-    new[:1] = True
-    new[1:] = (p[1:] != p[:-1]) | (v[1:] != v[:-1])
-    at = np.flatnonzero(new)  # one run per (pair, label), labels ascending within a pair
-    run_pair, run_label = p[at], v[at]
-    conflicted = np.flatnonzero(np.bincount(run_pair, minlength=len(first)) > 1)
-    if how == "majority":  # the most votes, a tie going to the higher label
-        votes = np.diff(np.append(at, len(p)))
-        pick = np.lexsort((run_label, votes, run_pair))
-        run_pair, run_label = run_pair[pick], run_label[pick]
-    edge = np.empty(len(run_pair), dtype=bool)
-    if how == "min":  # the first run of each pair
-        edge[:1] = True
-        edge[1:] = run_pair[1:] != run_pair[:-1]
-    else:  # "max" and "majority": the last
-        edge[-1:] = True
-        edge[:-1] = run_pair[1:] != run_pair[:-1]
-    return run_label[edge], conflicted
-
-
 def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:
     """A diversity golden set: one label per (query_id, subtopic, doc_id)."""
     out.insert(1, "subtopic", subtopic)
@@ -512,26 +491,6 @@ def _check_subtopics(out: pd.DataFrame, subtopic: pd.Series) -> CheckedQrels:
             "conflicting relevance labels",
             "keep one label per judged document and subtopic", _examples(shown, dup.loc[shown.index]))])
     return encode_qrels(out)
-
-
-#: How :func:`check_qrels` resolves several labels of one (question, document);
-#: ``"human"``: a person's label outranks a model's (:func:`is_human`), people's
-#: labels then resolved by majority.
-Conflicts = Literal["error", "max", "min", "majority", "human"]
-CONFLICTS = ("error", "max", "min", "majority", "human")
-#: A golden set's optional provenance columns: who or what labelled each row
-#: (``"human"``, ``"gpt-x:prompt-v3"``...; aliases ``annotator``, ``labeled_by``, ``source``)
-#: and how sure it was; kept through reading, checking and ``conflicts=``.
-PROVENANCE = ("judge", "confidence")
-
-
-def is_human(judge) -> np.ndarray:
-    """Per row: the label is a person's: its judge is missing (a golden set without
-    provenance is people's), ``"human"``, or starts with ``"human:"`` (``"human:alice"``).
-    Any other judge is a model's (``ef.judge`` names its rows ``judge_name``)."""
-    j = pd.Series(judge).reset_index(drop=True)
-    text = j.astype("string").str.strip().str.lower()
-    return (j.isna() | (text == "human") | text.str.startswith("human:").fillna(False)).to_numpy(dtype=bool)
 
 
 def _provenance(df: pd.DataFrame, problems: list[InputProblem]) -> dict:
@@ -552,18 +511,6 @@ def _provenance(df: pd.DataFrame, problems: list[InputProblem]) -> dict:
     return out
 
 
-def _label_rows(out: pd.DataFrame, pair: np.ndarray, labels: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """For each pair, the row its resolved ``label`` comes from: a person's row giving that
-    label before a model's, else the first (its judge and confidence are kept)."""
-    rows = np.arange(len(pair))
-    match = labels == label[pair]
-    human = is_human(out["judge"]) if "judge" in out else np.ones(len(pair), dtype=bool)
-    rank = np.where(match, np.where(human, rows, rows + len(pair)), 2 * len(pair) + rows)
-    best = np.full(len(label), np.iinfo(np.int64).max)
-    np.minimum.at(best, pair, rank)
-    return best % len(pair) if len(pair) else best
-
-
 def _prefer_human(out: pd.DataFrame) -> CheckedQrels:
     """``conflicts="human"``: the model rows of a (question, document) some person labelled
     are dropped, the rest resolved by majority; every pair with more than one distinct
@@ -579,65 +526,12 @@ def _prefer_human(out: pd.DataFrame) -> CheckedQrels:
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(first[pair[rows]], kind="stable")]  # each pair where its first row was
     kept = _check_qrels(out.iloc[rows].reset_index(drop=True), "majority")
-    shown = conflicted[:_MAX_EXAMPLES]
+    shown = conflicted[:MAX_EXAMPLES]
     examples = tuple(f"{q}:{d}" for q, d in out.iloc[first[shown]][["query_id", "doc_id"]].itertuples(index=False))
     if not len(conflicted):
         return replace(kept, conflicts=None)
     return replace(kept, conflicts=ResolvedConflicts("human", int(len(conflicted)), examples,
                                                       tuple(int(first[c]) for c in shown)))
-
-
-def check_conflicts(conflicts, *, caller: str) -> None:
-    """Raise ``ValueError`` unless ``conflicts`` is one of ``CONFLICTS``."""
-    if conflicts not in CONFLICTS:
-        raise ValueError(f"{caller}: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
-
-
-@dataclass(frozen=True)
-class ResolvedConflicts:
-    """(question, document) pairs whose conflicting labels were resolved.
-
-    Attributes
-    ----------
-    how : "max", "min" or "majority"
-    count : int
-        Pairs with more than one distinct label.
-    examples : tuple of str
-        A few of them, as ``query_id:doc_id``: the first pairs of the table.
-    first_rows : tuple of int
-        The row of the checked table where each example pair first appears (to merge
-        the examples of parts of a larger table in its order).
-    """
-
-    how: str
-    count: int
-    examples: tuple[str, ...] = ()
-    first_rows: tuple[int, ...] = field(default=(), compare=False)
-
-
-def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, ResolvedConflicts]:
-    """One row per (query_id, doc_id) of a canonical golden set with repeated pairs.
-
-    ``how``: ``"max"`` / ``"min"`` label, or ``"majority"``: the label of most rows of the
-    pair (every row is a vote, identical rows included), a tie going to the higher
-    label.  Rows keep the position of their pair's first row.
-    """
-    keys = ["query_id", "doc_id"]
-    first = qrels.drop_duplicates(keys)
-    n_labels = qrels.drop_duplicates(keys + ["relevance"]).groupby(keys, sort=False).size()
-    conflicted = n_labels[n_labels > 1]
-    if how == "majority":
-        votes = qrels.groupby(keys + ["relevance"], sort=False).size().reset_index(name="votes")
-        best = votes.sort_values(["votes", "relevance"], ascending=False, kind="stable").drop_duplicates(keys)
-        label = best.set_index(keys)["relevance"]
-    else:
-        label = qrels.groupby(keys, sort=False)["relevance"].agg(how)
-    idx = pd.MultiIndex.from_frame(first[keys])
-    at = pd.Series(first.index.to_numpy(), index=idx)
-    out = first.assign(relevance=label.reindex(idx).to_numpy(dtype=np.int64)).reset_index(drop=True)
-    shown = conflicted.index[:_MAX_EXAMPLES]
-    examples = tuple(f"{q}:{d}" for q, d in shown)
-    return out, ResolvedConflicts(how, int(len(conflicted)), examples, tuple(int(r) for r in at.loc[shown]))
 
 
 def check_qrels_part(qrels: pd.DataFrame, conflicts: Conflicts,
@@ -650,17 +544,6 @@ def check_qrels_part(qrels: pd.DataFrame, conflicts: Conflicts,
     frame = checked.table
     c = checked.conflicts
     return frame, None if c is None else replace(c, first_rows=tuple(int(rows[r]) for r in c.first_rows))
-
-
-def merge_conflicts(parts: list[ResolvedConflicts | None]) -> ResolvedConflicts | None:
-    """The conflicts of the parts of a golden set (:func:`check_qrels_part`) as those of
-    the whole: their count, and as examples the pairs that appear first in the whole."""
-    parts = [c for c in parts if c is not None]
-    if not parts:
-        return None
-    first = sorted((r, e) for c in parts for r, e in zip(c.first_rows, c.examples))[:_MAX_EXAMPLES]
-    return ResolvedConflicts(parts[0].how, sum(c.count for c in parts), tuple(e for _, e in first),
-                             tuple(r for r, _ in first))
 
 
 def clean_run(run: pd.DataFrame, *, system: str | None = None,
@@ -768,7 +651,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         raise EvalframeInputError("run", [InputProblem(
             "the table is empty", "pass a run with at least one (query_id, doc_id, score) row")])
     id_cols = ("query_id", "doc_id") + (("system",) if "system" in df and system is None else ())
-    status = {c: _arrow_id_status(df[c]) for c in id_cols}
+    status = {c: arrow_id_status(df[c]) for c in id_cols}
     _check_ids(df, problems, id_cols, status)
     score = df["score"]
     unreal = _not_real(score)
@@ -829,10 +712,10 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         coded = encode_run(out)
         if coded.doc_int is not None:  # integers: compared as they are
             import pyarrow as pa
-            dup = _duplicate_docs(coded.group_keys(), pa.chunked_array([pa.array(coded.doc_int)]),
+            dup = duplicate_docs(coded.group_keys(), pa.chunked_array([pa.array(coded.doc_int)]),
                                   coded.doc_int_fingerprint)
         else:
-            dup = _duplicate_docs(coded.group_keys(), coded.doc, coded.doc_fingerprint)
+            dup = duplicate_docs(coded.group_keys(), coded.doc, coded.doc_fingerprint)
     if dup.any() and duplicates == "error":
         n = int(out.loc[dup, keys].drop_duplicates().shape[0])
         srt = out.sort_values(keys)
@@ -865,633 +748,3 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
 def _integral(rank: pd.Series) -> pd.Series:
     """A rank column as int64 when every rank is a whole number."""
     return rank.astype(np.int64) if (rank == np.round(rank)).all() else rank
-
-
-# ---------------------------------------------------------------- ids as codes
-# The checks above and the ranking step share one factorisation of each id
-# column: question and system ids are dictionary-encoded once (pyarrow, int32
-# codes in first-appearance order); document ids are never hashed into one big
-# table: duplicates are found from 64-bit fingerprints of their bytes (every
-# candidate confirmed on the strings), and the ranking step probes them into
-# the golden set's (small) dictionary.
-
-#: First or last bytes that may belong to a blank (ASCII controls, space, DEL, any
-#: byte of a multi-byte character): rows with one are checked exactly.
-_SUSPECT = np.zeros(256, dtype=bool)
-_SUSPECT[:33] = True
-_SUSPECT[127:] = True
-
-
-def _arrow(s: pd.Series):
-    """The pyarrow (chunked) string array behind an Arrow-backed string column, or None."""
-    dtype = s.dtype
-    if getattr(dtype, "storage", None) != "pyarrow" and not (
-            isinstance(dtype, pd.ArrowDtype) and str(dtype.pyarrow_dtype) in ("string", "large_string")):
-        return None
-    import pyarrow as pa
-    arr = pa.array(s)  # zero-copy: the column's own buffers
-    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
-        return None
-    return arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-
-
-def _string_chunks(arr):
-    """(offsets int64 (n+1,), bytes uint8) of each chunk of a string array, zero-copy."""
-    import pyarrow as pa
-    for ch in arr.chunks:
-        bufs = ch.buffers()
-        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
-        off = np.frombuffer(bufs[1], dtype=odt)[ch.offset: ch.offset + len(ch) + 1].astype(np.int64)
-        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
-        yield ch, off, data
-
-
-def _clean_arrow_ids(s: pd.Series, *, trim: bool) -> bool:
-    """True when an Arrow-backed id column needs no change and has no problem: no
-    missing or blank id, and (``trim``) no id with leading or trailing blanks."""
-    status = _arrow_id_status(s)
-    return status == "clean" or (status == "blank-edged" and not trim)
-
-
-def _arrow_id_status(s: pd.Series) -> str | None:
-    """``"clean"``: an Arrow-backed id column without a missing or blank id and
-    without leading or trailing blanks; ``"blank-edged"``: no missing or blank
-    id, but some with leading or trailing blanks; None: anything else.
-
-    Only the first and last byte of each id are read, and not even those in a
-    chunk whose bytes hold no possible blank at all (two reductions over its bytes:
-    ids split from a text file on blanks); the few ids starting or ending with a
-    possible blank are checked exactly (with the whitespace of pandas'
-    ``str.strip`` on Arrow strings)."""
-    arr = _arrow(s)
-    if arr is None or arr.null_count:
-        return None
-    import pyarrow.compute as pc
-    status = "clean"
-    for ch, (off, data) in zip(arr.chunks, raw_chunks(arr)):  # offsets as stored: no int64 copy
-        if not len(ch):
-            continue
-        if not (off[1:] != off[:-1]).all():  # an empty id
-            return None
-        if not _suspect_bytes(data[off[0]:off[-1]]):  # no byte of any id can be a blank
-            continue
-        suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
-        if len(suspect):
-            few = ch.take(suspect)
-            stripped = pc.utf8_length(pc.utf8_trim_whitespace(few)).to_numpy()
-            if not stripped.all():
-                return None
-            if (stripped != pc.utf8_length(few).to_numpy()).any():
-                status = "blank-edged"
-    return status
-
-
-def _suspect_bytes(data: np.ndarray) -> bool:
-    """Whether the bytes ``data`` (uint8) hold one of :data:`_SUSPECT` (a control byte,
-    space, DEL or a byte of a multi-byte character): two reductions, no temporary."""
-    return bool(len(data)) and (int(data.min()) < 33 or int(data.max()) >= 127)
-
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _mix(h: np.ndarray) -> np.ndarray:
-    """A bijective 64-bit mixer (multiply by an odd constant, xor-shift), in place."""
-    h *= _MIX
-    h ^= h >> np.uint64(29)
-    h *= _MIX
-    h ^= h >> np.uint64(32)
-    return h
-
-
-#: Rows per block of the row-wise passes over id bytes: their temporaries stay
-#: in cache (and below the allocator's mmap threshold), whatever the run's size.
-BLOCK_ROWS = 1 << 16
-
-_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], dtype=np.uint64)
-
-
-def raw_chunks(arr):
-    """(offsets as stored (int32 or int64, n+1), bytes uint8) of each chunk, zero-copy."""
-    import pyarrow as pa
-    for ch in arr.chunks:
-        bufs = ch.buffers()
-        odt = np.int64 if pa.types.is_large_string(ch.type) else np.int32
-        off = np.frombuffer(bufs[1], dtype=odt)[ch.offset: ch.offset + len(ch) + 1]
-        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
-        yield off, data
-
-
-#: Bytes of each id read at once by :func:`fingerprints` (one gather of
-#: fixed-width records per block, not one unaligned word after another), and the
-#: id bytes per block: a block's records stay in the core's cache while their
-#: words are mixed in (about 9,000 rows of 55-byte URLs, :data:`BLOCK_ROWS` of
-#: short ids).
-FINGERPRINT_SPAN = 64
-FINGERPRINT_BYTES = 1 << 19
-
-
-def fingerprints(arr) -> np.ndarray:
-    """64-bit fingerprint of each string from its bytes (its length, then each
-    8-byte little-endian word, the last one zero-padded, mixed in turn), read
-    straight from the Arrow buffers a block of rows at a time."""
-    out = np.empty(sum(len(ch) for ch in arr.chunks), dtype=np.uint64)
-    at = 0
-    for off_all, data in raw_chunks(arr):
-        n = len(off_all) - 1
-        end = int(off_all[-1]) if n >= 0 else 0
-        mean = (end - int(off_all[0])) // max(n, 1) if n >= 0 else 0
-        rows = max(1024, min(BLOCK_ROWS, FINGERPRINT_BYTES // max(mean, 8)))
-        for b0 in range(0, n, rows):
-            o = off_all[b0: b0 + rows + 1].astype(np.int64)
-            out[at + b0: at + b0 + len(o) - 1] = _block_fingerprints(data, end, o[:-1], np.diff(o))
-        at += max(n, 0)
-    return out
-
-
-#: Integer document ids in [0, INT_ID_LIMIT) are kept as integers (their decimal strings
-#: have at most 18 digits); other integers are written as strings.
-INT_ID_LIMIT = 10 ** 18
-
-
-def integer_ids(s: pd.Series) -> np.ndarray | None:
-    """A numpy integer id column as int64 when every id lies in [0, :data:`INT_ID_LIMIT`),
-    else None (such ids are written as strings by :func:`ids_to_str`)."""
-    if not isinstance(s.dtype, np.dtype) or s.dtype.kind not in "iu" or not len(s):
-        return None
-    v = s.to_numpy()
-    if v.min() < 0 or v.max() >= INT_ID_LIMIT:
-        return None
-    return v.astype(np.int64, copy=False)
-
-
-def int_fingerprints(ids: np.ndarray) -> np.ndarray:
-    """A 64-bit fingerprint of each int64 id (a bijection: distinct ids, distinct
-    fingerprints), :data:`BLOCK_ROWS` at a time (the temporaries stay in cache).
-    Not comparable with :func:`fingerprints` of strings."""
-    v = ids.astype(np.int64, copy=False).view(np.uint64)
-    out = np.empty(len(v), dtype=np.uint64)
-    for lo in range(0, len(v), BLOCK_ROWS):
-        block = out[lo:lo + BLOCK_ROWS]
-        np.bitwise_xor(v[lo:lo + BLOCK_ROWS], np.uint64(0x94D049BB133111EB), out=block)
-        _mix(block)
-    return out
-
-
-_POW10 = 10 ** np.arange(19, dtype=np.uint64)
-
-
-def decimal_order_keys(ids: np.ndarray) -> list[np.ndarray]:
-    """Keys whose lexicographic order is the byte-wise order of the decimal strings
-    of ``ids`` (int64 in [0, :data:`INT_ID_LIMIT`)): their digits left-aligned in 18
-    places (``"9"`` above ``"10"``), then their number of digits (``"1"`` below
-    ``"10"``); most significant first, as :func:`byte_order_keys`."""
-    v = ids.astype(np.uint64)
-    digits = np.searchsorted(_POW10, v, side="right").astype(np.uint64)  # 0 has one digit
-    digits = np.maximum(digits, np.uint64(1))
-    return [v * _POW10[(18 - digits).astype(np.int64)], digits]
-
-
-def parse_decimal_ids(arr) -> np.ndarray:
-    """Each string of ``arr`` (a pyarrow string array) as the int64 whose decimal
-    string it is (``"12"``; not ``"012"``, ``"+12"`` or 19 digits), else a distinct
-    negative number (``-1 - row``), which no integer id equals."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-    out = -1 - np.arange(len(arr), dtype=np.int64)
-    if not len(arr):
-        return out
-    try:  # every id a number (ids written from integers): read, then kept when written back alike
-        value = pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        ok = pc.match_substring_regex(arr, r"^(0|[1-9][0-9]{0,17})$").fill_null(False)
-        ok = np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
-        if ok.any():
-            out[ok] = pc.cast(arr.filter(pa.array(ok)), pa.int64()).to_numpy()
-        return out
-    ok = (value >= 0) & (value < INT_ID_LIMIT)
-    digits = np.maximum(np.searchsorted(_POW10, np.where(ok, value, 0).astype(np.uint64), side="right"), 1)
-    ok &= pc.binary_length(arr).to_numpy(zero_copy_only=False) == digits  # no sign, blank or leading zero
-    out[ok] = value[ok]
-    return out
-
-
-def _block_fingerprints(data: np.ndarray, end: int, start: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """:func:`fingerprints` of the strings at ``start`` (``length`` bytes each)
-    in ``data`` (``end``: the bytes in use): their bytes :data:`FINGERPRINT_SPAN`
-    at a time, as (rows, words) of those still that long."""
-    h = length.astype(np.uint64)
-    h *= _MIX
-    shortest = int(length.min())
-    for k in range(0, int(length.max()), FINGERPRINT_SPAN):
-        rows = None if shortest > k else np.flatnonzero(length > k)
-        left = (length - k if k else length) if rows is None else length[rows] - k  # bytes from byte k on, > 0
-        width = min(FINGERPRINT_SPAN, (int(left.max()) + 7) // 8 * 8)
-        words = _records(data, end, start + k if rows is None else start[rows] + k, width)
-        if rows is None:
-            _mix_words(h, words, left)
-        else:
-            part = h[rows]
-            _mix_words(part, words, left)
-            h[rows] = part
-    return _mix(h)
-
-
-def _step(h: np.ndarray) -> np.ndarray:
-    """One word's mixing step (multiply by an odd constant, xor-shift: a bijection), in
-    place; :func:`_block_fingerprints` ends with the full :func:`_mix`."""
-    h *= _MIX
-    h ^= h >> np.uint64(32)
-    return h
-
-
-def _mix_words(h: np.ndarray, words: np.ndarray, left: np.ndarray) -> None:
-    """Mix into ``h`` (in place) each row's words (``words``: rows x words) up to
-    its ``left`` bytes, the last one masked to them."""
-    shortest = int(left.min())
-    for j in range(words.shape[1]):
-        k = 8 * j
-        if shortest >= k + 8:  # every row has all 8 bytes of word j
-            h ^= words[:, j]
-            _step(h)
-            continue
-        rows = None if shortest > k else np.flatnonzero(left > k)  # the rows with a byte in word j
-        rest = left - k if rows is None else left[rows] - k
-        w = (words[:, j] if rows is None else words[rows, j]) & _WORD_MASKS[np.minimum(rest, 8)]
-        if rows is None:
-            h ^= w
-            _step(h)
-        else:
-            h[rows] = _step(h[rows] ^ w)
-
-
-def _records(data: np.ndarray, end: int, pos: np.ndarray, width: int) -> np.ndarray:
-    """(len(pos), width // 8) little-endian words: the ``width`` bytes of
-    ``data`` from each of ``pos`` (increasing), zeros past ``end``; the last
-    records come from a zero-padded copy of the buffer's last bytes, so no read
-    passes its end."""
-    kind = np.dtype("<u8") if width == 8 else np.dtype((np.void, width))
-    tail0 = max(end - width, 0)  # records starting after tail0 would pass the buffer's end
-    n_safe = int(np.searchsorted(pos, tail0, side="right")) if end >= width else 0
-    if n_safe:
-        direct = np.ndarray((end - width + 1,), dtype=kind, buffer=data, strides=(1,))
-    if n_safe and n_safe == len(pos):
-        out = direct[pos]
-    else:
-        tail = np.concatenate([data[tail0:end], np.zeros(width, np.uint8)])
-        out = np.empty(len(pos), dtype=kind)
-        if n_safe:
-            out[:n_safe] = direct[pos[:n_safe]]
-        out[n_safe:] = np.ndarray((len(tail) - width + 1,), dtype=kind, buffer=tail, strides=(1,))[pos[n_safe:] - tail0]
-    return out.view("<u8").reshape(len(pos), width // 8)
-
-
-def byte_order_keys(arr, max_bytes: int = 16, *, skip: int = 0) -> list[np.ndarray] | None:
-    """Numeric keys whose lexicographic order is the strings' byte-wise order:
-    the first bytes as big-endian 64-bit words (zero-padded), then the length;
-    None when a string is longer than ``max_bytes`` (not counting the first ``skip``
-    bytes, left out of the keys: a prefix every string shares, see
-    :func:`common_prefix_length`)."""
-    import pyarrow as pa
-    arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-    chunks = list(_string_chunks(arr))
-    longest = max((int(np.diff(off).max(initial=0)) for _, off, _ in chunks), default=0) - skip
-    if longest > max_bytes:
-        return None
-    n_words = max((longest + 7) // 8, 1)
-    parts: list[list[np.ndarray]] = [[] for _ in range(n_words + 1)]
-    for _, off, data in chunks:
-        length = np.diff(off) - skip
-        padded = np.concatenate([data[off[0]:off[-1]], np.zeros(8, np.uint8)])
-        start = off[:-1] - off[0] + skip
-        words = np.ndarray((len(padded) - 7,), dtype=">u8", buffer=padded, strides=(1,))
-        for k in range(n_words):
-            w = words[np.minimum(start + 8 * k, len(words) - 1)].astype(np.uint64)
-            keep = np.clip(length - 8 * k, 0, 8)  # bytes of this word inside the string
-            drop = np.minimum((8 - keep) * 8, 63).astype(np.uint64)
-            parts[k].append(np.where(keep > 0, (w >> drop) << drop, np.uint64(0)))
-        parts[n_words].append(length)
-    return [np.concatenate(p) for p in parts]
-
-
-def common_prefix_length(arr) -> int:
-    """The number of leading bytes every string of ``arr`` shares (0 for none or no
-    string): those of the byte-wise least and greatest strings."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
-    if len(arr) - arr.null_count < 2:
-        return 0
-    ends = pc.min_max(arr)
-    lo, hi = (ends["min"].as_py(), ends["max"].as_py())
-    lo, hi = (x.encode("utf-8") if isinstance(x, str) else x for x in (lo, hi))
-    n = min(len(lo), len(hi))
-    differ = np.flatnonzero(np.frombuffer(lo[:n], np.uint8) != np.frombuffer(hi[:n], np.uint8))
-    return int(differ[0]) if len(differ) else n
-
-
-@dataclass(frozen=True, eq=False)
-class Codes:
-    """An id column factorised once: int32 codes (first-appearance order) and the
-    distinct ids as a pyarrow array (``dictionary``) or numpy objects (``names``)."""
-
-    codes: np.ndarray
-    dictionary: "pa.Array"
-
-    @cached_property
-    def names(self) -> np.ndarray:
-        return self.dictionary.to_numpy(zero_copy_only=False).astype(object)
-
-    @cached_property
-    def fingerprint(self) -> np.ndarray:
-        """:func:`fingerprints` of the distinct ids (kept when :func:`_encode` made them)."""
-        import pyarrow as pa
-        return fingerprints(pa.chunked_array([self.dictionary]))
-
-    def __len__(self) -> int:
-        return len(self.dictionary)
-
-
-def _strings(s: pd.Series):
-    """A clean id column as a pyarrow chunked string array."""
-    arr = _arrow(s)
-    if arr is not None:
-        return arr
-    import pyarrow as pa
-    return pa.chunked_array([pa.array(s.to_numpy(dtype=object), type=pa.large_string())])
-
-
-#: A column is dictionary-encoded run by run (of equal adjacent ids) when it has at
-#: most this share of its rows' runs: a run file grouped by question, whose question
-#: ids are then hashed once per question, not once per row, or a golden set mostly
-#: grouped.  Measured on 3M rows: hashing the runs costs about what hashing the rows
-#: does at a share of 0.5 to 0.6 (the run-end encoding itself is cheap).
-RUNS_SHARE = 0.5
-
-
-def _encode(s: pd.Series) -> Codes:
-    """Int32 codes in first-appearance order and the distinct ids.  A column whose
-    equal ids come in runs (a run grouped by question) is encoded one run at a time
-    (its run-end encoding, about 5x cheaper than hashing every row), with the same
-    codes and dictionary; runs whose ids are all distinct (each question once, as
-    in a run file) are not hashed at all (:func:`_distinct_fingerprints`)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    arr = _strings(s)
-    if arr.num_chunks == 0:
-        return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
-    col = arr.combine_chunks() if arr.num_chunks > 1 else arr.chunk(0)
-    if len(col) > BLOCK_ROWS and not col.null_count:
-        ree = pc.run_end_encode(col)
-        if len(ree.values) <= RUNS_SHARE * len(col):
-            runs = np.diff(ree.run_ends.to_numpy(), prepend=0)
-            fp = _distinct_fingerprints(ree.values)
-            if fp is not None:  # each id a single run: the runs are the dictionary
-                out = Codes(np.repeat(np.arange(len(runs), dtype=np.int32), runs), ree.values)
-                out.__dict__["fingerprint"] = fp  # cached: the ranking step probes them
-                return out
-            enc = pc.dictionary_encode(ree.values)
-            return Codes(np.repeat(enc.indices.to_numpy().astype(np.int32, copy=False), runs), enc.dictionary)
-    enc = pc.dictionary_encode(col)
-    return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
-
-
-def _distinct_fingerprints(values) -> np.ndarray | None:
-    """The fingerprints of some string ids when no two are equal (then the ids are
-    their own dictionary, coded 0, 1, 2, ...), else None (also when two distinct ids
-    share a fingerprint, about never).
-
-    Distinct fingerprints mean distinct strings, so a sort of 64-bit numbers decides it
-    exactly, several times faster than hashing the strings; ids that do repeat are left
-    to the hash."""
-    import pyarrow as pa
-    fp = fingerprints(pa.chunked_array([values]))
-    srt = np.sort(fp)
-    return None if (srt[1:] == srt[:-1]).any() else fp
-
-
-@dataclass(frozen=True, eq=False)
-class CheckedRun:
-    """A cleaned run (:func:`clean_run`'s table) with its ids factorised once.
-
-    Attributes
-    ----------
-    frame : DataFrame
-        The cleaned table; its ``doc_id`` column holds int64 ids when the run gave
-        integers (``integer_ids``; :func:`clean_run` writes them as strings).
-    system : Codes or None
-        Present when the table has a ``system`` column.
-    query : Codes
-    doc_ids : pyarrow ChunkedArray or numpy int64 array
-        The ``doc_id`` column as Arrow strings (never hashed as a whole), or as int64
-        integers (:attr:`doc_int`), which are never written as strings unless
-        :attr:`doc` is asked for: the ranking step matches and orders them as integers.
-    repeats : DataFrame or None
-        The rows ``duplicates='max'`` or ``'first'`` removed (a document listed again for
-        its question), in ``frame``'s columns; None when none was.
-    """
-
-    frame: pd.DataFrame
-    system: Codes | None
-    query: Codes
-    doc_ids: "pa.ChunkedArray | np.ndarray"
-    repeats: pd.DataFrame | None = None
-
-    @property
-    def doc_int(self) -> np.ndarray | None:
-        """The doc ids as int64 when the run gave integers (see ``integer_ids``), else None."""
-        return self.doc_ids if isinstance(self.doc_ids, np.ndarray) else None
-
-    @cached_property
-    def doc(self) -> "pa.ChunkedArray":
-        """The ``doc_id`` column as Arrow strings (integers written once, on first use)."""
-        if self.doc_int is None:
-            return self.doc_ids
-        import pyarrow as pa
-        return pa.chunked_array([pa.array(self.doc_int).cast(pa.large_string())])
-
-    @cached_property
-    def doc_fingerprint(self) -> np.ndarray:
-        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
-        return fingerprints(self.doc)
-
-    @cached_property
-    def doc_int_fingerprint(self) -> np.ndarray:
-        """``int_fingerprints`` of :attr:`doc_int` (integer ids only)."""
-        return int_fingerprints(self.doc_int)
-
-    def without_system(self) -> "CheckedRun":
-        """The same run without its ``system`` column (one system), codes and
-        fingerprints kept."""
-        repeats = None if self.repeats is None else self.repeats.drop(columns="system", errors="ignore")
-        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc_ids, repeats)
-        for done in ("doc", "doc_fingerprint", "doc_int_fingerprint"):  # computed already: not twice
-            if done in self.__dict__:
-                out.__dict__[done] = self.__dict__[done]
-        return out
-
-    def group_keys(self) -> np.ndarray:
-        """One int64 per row: (system, question) as a single code."""
-        key = self.query.codes.astype(np.int64)
-        if self.system is not None:
-            key += self.system.codes.astype(np.int64) * max(len(self.query), 1)
-        return key
-
-
-@dataclass(frozen=True, eq=False)
-class CheckedQrels:
-    """A cleaned golden set (:func:`clean_qrels`'s table) with its ids factorised once.
-
-    Attributes
-    ----------
-    frame : DataFrame
-    query : Codes
-    doc : pyarrow ChunkedArray
-        The ``doc_id`` column as Arrow strings.
-    subtopics : DataFrame or None
-        A diversity golden set's rows ``query_id, subtopic, doc_id, relevance``
-        (None without a ``subtopic`` column); ``frame`` then holds one row per
-        (query_id, doc_id) with the largest label over its subtopics (a
-        document relevant to any subtopic is relevant, as ndeval's own MAP).
-    conflicts : ResolvedConflicts or None
-        The conflicting labels ``conflicts=`` resolved: the evaluation functions report
-        them once when given this object as their golden set
-        (:func:`evalframe.read_golden_set`).
-    """
-
-    frame: pd.DataFrame
-    query: Codes
-    doc: "pa.ChunkedArray"
-    subtopics: pd.DataFrame | None = None
-    #: conflicting labels resolved while checking (``conflicts=``), or None
-    conflicts: "ResolvedConflicts | None" = None
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""
-        return self.frame if self.subtopics is None else self.subtopics
-
-    @cached_property
-    def doc_fingerprint(self) -> np.ndarray:
-        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
-        return fingerprints(self.doc)
-
-    @cached_property
-    def doc_int(self) -> np.ndarray:
-        """Each doc id as the int64 it writes (``"12"``), or a distinct negative number
-        when it writes none (``parse_decimal_ids``): matched against a run's
-        integer ids (:attr:`CheckedRun.doc_int`)."""
-        return parse_decimal_ids(self.doc)
-
-    @cached_property
-    def doc_int_fingerprint(self) -> np.ndarray:
-        """``int_fingerprints`` of :attr:`doc_int`."""
-        return int_fingerprints(self.doc_int)
-
-
-def pair_keys(codes: np.ndarray, fingerprint: np.ndarray) -> np.ndarray:
-    """One 64-bit key per (integer code, doc fingerprint) pair: a (question, doc)
-    or (system and question, doc) key.  Equal pairs, equal keys; distinct pairs
-    almost never collide, and callers confirm matches on the strings."""
-    return _mix(fingerprint ^ (codes.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
-
-
-def encode_run(frame: pd.DataFrame) -> CheckedRun:
-    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks)."""
-    ints = integer_ids(frame["doc_id"])
-    return CheckedRun(frame, _encode(frame["system"]) if "system" in frame else None,
-                      _encode(frame["query_id"]), _strings(frame["doc_id"]) if ints is None else ints)
-
-
-def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
-    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
-    a ``subtopic`` column is kept aside (``CheckedQrels.subtopics``)."""
-    if "subtopic" in frame:
-        subtopics = frame
-        frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
-        return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]), subtopics)
-    return CheckedQrels(frame, _encode(frame["query_id"]), _strings(frame["doc_id"]))
-
-
-def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
-    """Whether every group's rows are contiguous (``starts``: the rows where the
-    group code changes; codes >= 0); a count per group code, no hashing."""
-    top = int(grp.max()) + 1
-    if len(starts) > top:  # more runs of rows than group codes: some group comes back
-        return False
-    if top > 4 * len(grp) + (1 << 16):  # sparse codes: a sort, not a count as large as them
-        return len(starts) == len(np.unique(grp[starts]))
-    return bool(np.bincount(grp[starts]).max() <= 1)
-
-
-def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
-    """Row ranges holding whole groups, of about :data:`BLOCK_ROWS` rows each,
-    when every group's rows are contiguous (as in a run file); else one range."""
-    n = len(group)
-    if n <= BLOCK_ROWS:
-        return [(0, n)]
-    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-    if not contiguous_groups(group, starts):  # a group comes back: not grouped
-        return [(0, n)]
-    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
-    bounds = np.append(cuts, n).tolist()
-    return list(zip(bounds[:-1], bounds[1:]))
-
-
-#: The slot table of :func:`_duplicate_docs` (2**SLOT_BITS int32), for blocks of at
-#: most SLOT_ROWS rows: about one row in eight shares its slot with another.
-SLOT_BITS = 19
-SLOT_ROWS = 4 * BLOCK_ROWS
-
-
-def _slot_sharers(key: np.ndarray, slots: np.ndarray) -> np.ndarray:
-    """The rows of ``key`` whose slot (the key's low bits) holds another row too,
-    ascending: every row whose key repeats is among them.  ``slots`` is scratch
-    space; only the slots written here are read."""
-    rows = np.arange(len(key), dtype=np.int32)
-    slot = key & np.uint32(len(slots) - 1)
-    slots[slot] = rows  # one writer per slot stays
-    kept = slots[slot]
-    lost = np.flatnonzero(kept != rows)  # rows overwritten by another row of their slot
-    mark = np.zeros(len(key), dtype=bool)
-    mark[lost] = True
-    mark[kept[lost]] = True  # and the row that stayed in each such slot
-    return np.flatnonzero(mark)
-
-
-def _duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarray:
-    """Rows whose (group, doc) repeats another row's, all copies marked.
-
-    Sorts of 32-bit keys from (group, fingerprint of the doc's bytes), block by
-    block of whole groups when the run is grouped, settle the common case, no duplicates; rows sharing a key are then compared on the
-    strings themselves, so the answer is exact."""
-    n = len(group)
-    key = np.empty(n, dtype=np.uint32)
-    for lo in range(0, n, BLOCK_ROWS):  # block by block: the 64-bit temporaries stay in cache
-        key[lo:lo + BLOCK_ROWS] = pair_keys(group[lo:lo + BLOCK_ROWS], fingerprint[lo:lo + BLOCK_ROWS]) >> np.uint64(32)
-    dup = np.zeros(n, dtype=bool)
-    shared = []
-    blocks = _group_blocks(group)
-    slots = np.empty(1 << SLOT_BITS, dtype=np.int32) if max(hi - lo for lo, hi in blocks) <= SLOT_ROWS else None
-    for lo, hi in blocks:  # a key repeats inside a group, so inside a block
-        block = key[lo:hi]
-        if slots is not None:  # only the rows sharing a slot with another row are sorted
-            block = block[_slot_sharers(block, slots)]
-        srt = np.sort(block)
-        same = srt[1:] == srt[:-1]
-        if same.any():
-            shared.append(srt[1:][same])
-    if not shared:
-        return dup
-    shared = np.unique(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
-    bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
-    bitmap[shared & np.uint32(0xFFFFF)] = True
-    maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
-    pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
-    cand = maybe[shared[pos] == key[maybe]]
-    import pyarrow as pa
-    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
-                          .to_numpy(zero_copy_only=False)})
-    dup[cand] = pairs.duplicated(keep=False).to_numpy()
-    return dup

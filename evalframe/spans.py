@@ -31,15 +31,18 @@ __all__ = ["START_NAMES", "END_NAMES", "CHUNK_NAMES", "PARENT_NAMES", "SpanRows"
            "union_lengths", "chunk_offsets", "chunks_in_run", "split_run_offsets", "MIN_OVERLAP", "doc_codes",
            "chunk_labels", "check_chunk_documents", "check_min_overlap", "with_tokens"]
 
+import numbers
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
+from ._validation import Interval, Satisfies, check, error, type_of
 from .errors import EvalframeInputError, InputProblem
 from .inputs import ALIASES, apply_columns, split_question_text
-from .schema import clean_qrels, fingerprints, ids_to_str
+from ._id_bytes import fingerprints
+from .schema import clean_qrels, ids_to_str
 
 #: Accepted names of a span's or chunk's first character offset (inclusive).
 START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
@@ -338,7 +341,7 @@ def _segment_codes(*columns: np.ndarray) -> np.ndarray:
     return np.cumsum(change) - 1
 
 
-def _pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _span_chunk_pairs(span_doc: np.ndarray, chunk_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (span, chunk of the span's document) pair as two index arrays: the chunks
     sorted by document once, each span's chunks a contiguous range found by search."""
     order = np.argsort(chunk_doc, kind="stable")
@@ -381,11 +384,12 @@ def doc_codes(chunks: pd.DataFrame, spans: pd.DataFrame) -> tuple[np.ndarray, np
     return codes[:len(chunks)], codes[len(chunks):], len(names)
 
 
+#: ``min_overlap=``: a share of a chunk
+_MIN_OVERLAP = Satisfies(Interval(numbers.Real, 0, 1).accepts, "a number in [0, 1] (0: any overlap)")
+
+
 def check_min_overlap(min_overlap, caller: str) -> float:
-    if (isinstance(min_overlap, bool) or not isinstance(min_overlap, (int, float, np.integer, np.floating))
-            or not 0 <= float(min_overlap) <= 1):
-        raise ValueError(f"{caller}: min_overlap must be a number in [0, 1] (0: any overlap), got {min_overlap!r}")
-    return float(min_overlap)
+    return float(check(caller, "min_overlap", min_overlap, _MIN_OVERLAP))
 
 
 def span_labels(spans, chunks, *, min_overlap: float = MIN_OVERLAP, columns: Mapping[str, str] | None = None
@@ -479,7 +483,7 @@ def chunk_labels(merged: pd.DataFrame, chunks: pd.DataFrame, min_overlap: float,
     # every chunk of a document a question has spans in: label 0 (the annotator read it)
     qd = np.unique(q * (int(max(chunk_doc.max(initial=0), span_doc.max(initial=0))) + 1) + span_doc,
                    return_index=True)[1]
-    zq, zc = _pairs(span_doc[qd], chunk_doc)
+    zq, zc = _span_chunk_pairs(span_doc[qd], chunk_doc)
     zq = q[qd][zq]
     # the chunks a span's evidence reaches: its label
     sp, ch = _overlap_pairs(span_doc, s, e, chunk_doc, cs, ce)
@@ -572,7 +576,7 @@ def with_tokens(run: pd.DataFrame, tokens, *, columns: Mapping[str, str] | None 
             cid, cnt = t.columns
         ids, counts = t[cid].to_numpy(), t[cnt].to_numpy()
     else:
-        raise TypeError(f"tokens must be a table (id, count), a dict or a Series, got {type(tokens).__name__}")
+        raise error(None, "tokens", "a table (id, count), a dict or a Series", type_of(tokens))
     if "tokens" in run.columns:
         raise EvalframeInputError("run", [InputProblem(
             "the run has a tokens column and tokens= gives counts too", "drop one of them")])
@@ -784,8 +788,7 @@ def rechunk(qrels, old_chunks, new_chunks, *, min_overlap: float = MIN_OVERLAP,
     """
     min_overlap = check_min_overlap(min_overlap, "rechunk")
     if not isinstance(qrels, pd.DataFrame):
-        raise TypeError(f"rechunk: qrels must be a DataFrame (read files with evalframe.read_qrels), "
-                        f"got {type(qrels).__name__}")
+        raise error("rechunk", "qrels", "a DataFrame (read files with evalframe.read_qrels)", type_of(qrels))
     golden = clean_qrels(qrels, columns=columns)[["query_id", "doc_id", "relevance"]]
     old = check_chunks(old_chunks, columns=columns, what="old chunk table")
     new = check_chunks(new_chunks, columns=columns, what="new chunk table")

@@ -12,7 +12,7 @@ import pytest
 
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from evalframe import streaming
+from evalframe.engine import streaming
 from evalframe.evaluation import evaluate_with_diagnostics
 
 

@@ -379,8 +379,8 @@ def test_large_integer_labels_within_range_are_exact():
 
 def test_duplicate_check_confirms_fingerprint_matches_on_the_strings(monkeypatch):
     # every doc id gets the same fingerprint: only a real repeat may be reported
-    import evalframe.schema as schema
-    monkeypatch.setattr(schema, "fingerprints", lambda arr: np.zeros(len(arr), dtype=np.uint64))
+    import evalframe._id_codes as id_codes
+    monkeypatch.setattr(id_codes, "fingerprints", lambda arr: np.zeros(len(arr), dtype=np.uint64))
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     assert ef.read_run(run).doc_id.tolist() == ["a", "b", "c"]
     with pytest.raises(ef.EvalframeInputError, match="1 documents are listed more than once"):
@@ -395,7 +395,7 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
     # read near the buffer's end; blocks of 1,024 rows (the fewest) with block_bytes=64
     import pyarrow as pa
     from evalframe.schema import fingerprints
-    import evalframe.schema as schema
+    import evalframe._id_bytes as id_bytes
     masks = [(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1]
 
     M, W = 0x9E3779B97F4A7C15, 2 ** 64 - 1
@@ -417,7 +417,7 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
         return np.array(out, dtype=np.uint64)
 
     if block_bytes is not None:
-        monkeypatch.setattr(schema, "FINGERPRINT_BYTES", block_bytes)
+        monkeypatch.setattr(id_bytes, "FINGERPRINT_BYTES", block_bytes)
     rng = np.random.default_rng(5)
     for _ in range(100):
         ids = ["".join(rng.choice(list("ab\x00zé0/"), int(rng.integers(int(rng.choice([0, 9, 20, 60])),
@@ -431,7 +431,7 @@ def test_fingerprints_match_a_slow_loop_on_every_length_chunking_and_string_type
 
 def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
     """read_run([paths]) and every command name an unnamed run file by one rule (io.system_name)."""
-    from evalframe.cli.common import system_name as cli_rule
+    from evalframe.cli.runs import system_name as cli_rule
     path = tmp_path / "bm25.v2.tsv.gz"
     with gzip.open(path, "wt") as f:
         f.write("query_id\tdoc_id\tscore\nq1\td1\t1.0\n")
@@ -445,10 +445,10 @@ def test_a_list_of_run_files_is_named_by_the_commands_rule(tmp_path):
 def test_document_ids_are_fingerprinted_once_per_table(monkeypatch):
     # the checked run hands its fingerprints to the ranking step: one pass over the
     # run's doc ids and one over the golden set's, whatever reads the input
-    import evalframe.schema as schema
+    import evalframe._id_codes as id_codes
     calls = []
-    real = schema.fingerprints
-    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    real = id_codes.fingerprints
+    monkeypatch.setattr(id_codes, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
     run = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"], "doc_id": ["a", "b", "c", "a"], "score": [3.0, 2.0, 1.0, 1.0]})
     qrels = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "a"], "relevance": [1, 1]})
     ef.evaluate(run, qrels, ["RR"])
@@ -461,8 +461,9 @@ def test_document_ids_are_fingerprinted_once_per_table(monkeypatch):
 @pytest.mark.parametrize("shuffled", [False, True])
 def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuffled):
     # the duplicate check sorts keys block by block of whole questions in a grouped run
-    import evalframe.schema as schema
-    monkeypatch.setattr(schema, "BLOCK_ROWS", 8)
+    from evalframe import _id_bytes, _id_codes, schema
+    for module in (schema, _id_bytes, _id_codes):  # every module that was schema.py
+        monkeypatch.setattr(module, "BLOCK_ROWS", 8)
     q = np.repeat([f"q{i}" for i in range(9)], 5)
     d = np.tile(list("abcde"), 9)
     d[15] = d[19]  # a repeat in the fourth question, whose rows straddle row 16
@@ -480,11 +481,12 @@ def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuf
 def test_duplicate_documents_are_the_rows_pandas_finds(monkeypatch, seed, slot_bits, slot_rows):
     # rows sharing a slot of the slot table (all of them with a tiny table), or one
     # sort per block (slot_rows 0): the duplicates are pandas' duplicated rows
-    import evalframe.schema as schema
-    monkeypatch.setattr(schema, "BLOCK_ROWS", 64)
-    monkeypatch.setattr(schema, "SLOT_BITS", slot_bits)
+    from evalframe import _id_bytes, _id_codes, schema
+    for module in (schema, _id_bytes, _id_codes):  # every module that was schema.py
+        monkeypatch.setattr(module, "BLOCK_ROWS", 64)
+    monkeypatch.setattr(_id_codes, "SLOT_BITS", slot_bits)
     if slot_rows is not None:
-        monkeypatch.setattr(schema, "SLOT_ROWS", slot_rows)
+        monkeypatch.setattr(_id_codes, "SLOT_ROWS", slot_rows)
     rng = np.random.default_rng(seed)
     q = np.repeat([f"q{i}" for i in range(40)], rng.integers(1, 30, 40))
     d = rng.integers(0, 25, len(q)).astype(str)

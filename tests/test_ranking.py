@@ -8,7 +8,7 @@ import pytest
 
 import evalframe as ef
 from evalframe import ranking
-from evalframe.engine import _tiled_strings
+from evalframe.engine.memory import _tiled_strings
 from evalframe.ranking import _position_in
 
 
@@ -88,7 +88,7 @@ def test_encode_is_dictionary_encode(layout):
     """Question codes and dictionary, by whichever path (a run grouped by question with
     every question once, a question coming back, a golden set half grouped, no order),
     are Arrow's dictionary_encode of the column."""
-    from evalframe.schema import BLOCK_ROWS, _encode
+    from evalframe._id_codes import BLOCK_ROWS, encode_ids
     rng = np.random.default_rng(3)
     n_q = BLOCK_ROWS // 2
     grouped = np.repeat(rng.permutation(n_q), 5)
@@ -97,7 +97,7 @@ def test_encode_is_dictionary_encode(layout):
            "half_grouped": np.concatenate([grouped, rng.integers(0, 2 * n_q, len(grouped) // 3)]),
            "shuffled": rng.permutation(grouped)}[layout]
     s = _id_column(ids)
-    got = _encode(s)
+    got = encode_ids(s)
     enc = pc.dictionary_encode(pa.chunked_array([pa.array(s)]).combine_chunks())
     assert got.codes.dtype == np.int32
     assert np.array_equal(got.codes, enc.indices.to_numpy())
@@ -107,17 +107,17 @@ def test_encode_is_dictionary_encode(layout):
 
 def test_encode_exact_when_fingerprints_collide(monkeypatch):
     """Distinct grouped ids two of which share a fingerprint are still told apart."""
-    from evalframe import schema
-    real = schema.fingerprints
+    from evalframe import _id_codes
+    real = _id_codes.fingerprints
 
     def weak(arr):  # q<i> and q<i + 1000> collide
         fp = real(pa.chunked_array([pa.array([f"q{int(s[1:]) % 1000}" for s in arr.to_pylist()])]))
         return fp
 
-    ids = np.repeat(np.arange(schema.BLOCK_ROWS // 4), 5)
+    ids = np.repeat(np.arange(_id_codes.BLOCK_ROWS // 4), 5)
     s = _id_column(ids)
-    monkeypatch.setattr(schema, "fingerprints", weak)
-    got = schema._encode(s)
+    monkeypatch.setattr(_id_codes, "fingerprints", weak)
+    got = _id_codes.encode_ids(s)
     enc = pc.dictionary_encode(pa.chunked_array([pa.array(s)]).combine_chunks())
     assert np.array_equal(got.codes, enc.indices.to_numpy()) and got.dictionary.equals(enc.dictionary)
     assert len(got.dictionary) == len(np.unique(ids))

@@ -132,7 +132,7 @@ NUMBERS = ["0", "7", "12", "012", "-0", "-5", "00", "999999999999999999", "10000
 def test_golden_set_ids_read_as_the_integers_they_write(texts):
     import pyarrow as pa
 
-    from evalframe.schema import parse_decimal_ids
+    from evalframe._id_bytes import parse_decimal_ids
     got = parse_decimal_ids(pa.chunked_array([pa.array(texts, pa.large_string())]))
     for row, (text, value) in enumerate(zip(texts, got)):
         canonical = text.isdigit() and str(int(text)) == text and int(text) < 10 ** 18  # the oracle: Python's str

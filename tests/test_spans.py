@@ -615,7 +615,7 @@ def test_span_golden_set_scores_both_chunkings_without_id_warnings():
 
 @pytest.mark.filterwarnings("ignore::evalframe.ShallowRankingWarning")
 def test_no_retrieved_document_in_the_golden_set_is_an_input_error():
-    from evalframe.engine import FOREIGN_MIN_GOLDEN_DOCS, FOREIGN_MIN_RUN_DOCS
+    from evalframe.engine.memory import FOREIGN_MIN_GOLDEN_DOCS, FOREIGN_MIN_RUN_DOCS
     n_q = FOREIGN_MIN_GOLDEN_DOCS
     golden = pd.DataFrame({"query_id": [f"q{i}" for i in range(n_q)], "doc_id": [f"d{i}" for i in range(n_q)],
                            "relevance": 1})

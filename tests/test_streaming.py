@@ -1,4 +1,4 @@
-"""The streaming engine (evalframe.streaming): a Parquet-dataset run larger than the memory
+"""The streaming engine (evalframe.engine.streaming): a Parquet-dataset run larger than the memory
 budget is evaluated in parts (grouped batches, or hash buckets on disk), and the
 per-question table, the diagnostics table and the warnings are exactly those of the
 in-memory call on the same rows (the oracle: evaluate() on the DataFrame)."""
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from evalframe.engine import budget as sizing
 import evalframe as ef
 from tests.engine_checks import with_warnings
-from evalframe import streaming
+from evalframe.engine import streaming
 from evalframe.evaluation import evaluate_with_diagnostics
 from tests.make_snapshot import MEASURES
 from tests.strategies import cases
@@ -584,7 +584,7 @@ def test_sigterm_removes_the_bucket_directory(tmp_path):
     scratch.mkdir()
     script = f"""
 import os, signal, pandas as pd, evalframe as ef
-from evalframe import streaming
+from evalframe.engine import streaming
 flush = streaming._Spill.flush
 def then_term(*a, **k):
     flush(*a, **k)

@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 
 from evalframe.engine import budget as sizing
-from evalframe import trec_eval
-from evalframe.trec_eval import main
+from evalframe.trec_eval import main, scoring
 
 from tests.oracles.test_trec_eval_conformance import COMMANDS, DATA, _argv
 
-TINY = ["--memory-budget", "1KiB"]  # blocks of trec_eval.MIN_BLOCK_BYTES (4 KiB)
+TINY = ["--memory-budget", "1KiB"]  # blocks of sizing.MIN_BLOCK_BYTES (4 KiB)
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +32,7 @@ def small_blocks(monkeypatch):
 def spy(monkeypatch):
     """Counts of blocks read grouped and of blocks hashed into buckets."""
     calls = {"blocks": 0, "buckets": 0}
-    blocks, buckets = trec_eval._block_run, trec_eval._write_buckets
+    blocks, buckets = scoring._block_run, scoring._write_buckets
 
     def block_run(*a, **k):
         calls["blocks"] += 1
@@ -42,8 +41,8 @@ def spy(monkeypatch):
     def write_buckets(*a, **k):
         calls["buckets"] += 1
         return buckets(*a, **k)
-    monkeypatch.setattr(trec_eval, "_block_run", block_run)
-    monkeypatch.setattr(trec_eval, "_write_buckets", write_buckets)
+    monkeypatch.setattr(scoring, "_block_run", block_run)
+    monkeypatch.setattr(scoring, "_write_buckets", write_buckets)
     return calls
 
 
@@ -184,7 +183,7 @@ def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysb
     from evalframe import ranking
     qrels, run = _random_files(tmp_path, shuffled=False)
     refs, alive = [], []
-    judge, read = ranking.judge, trec_eval._block_run
+    judge, read = ranking.judge, scoring._block_run
 
     def judged(*a, **k):
         out = judge(*a, **k)
@@ -195,7 +194,7 @@ def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysb
         alive.append(sum(r() is not None for r in refs))
         return read(*a, **k)
     monkeypatch.setattr(ranking, "judge", judged)
-    monkeypatch.setattr(trec_eval, "_block_run", block_run)
+    monkeypatch.setattr(scoring, "_block_run", block_run)
     gc.disable()  # the collector's own passes, which come at their own pace, are off
     try:
         _out(TINY + ["-q", "-m", "all_trec", str(qrels), str(run)], capsysbinary)
@@ -236,14 +235,15 @@ def test_sigterm_during_the_bucket_pass_removes_the_temporary_files(tmp_path):
     script = f"""
 import os, signal, sys
 from evalframe import trec_eval
+from evalframe.trec_eval import scoring
 from evalframe.engine import budget as sizing
 sizing.MIN_BATCH_ROWS = 100
-write = trec_eval._write_buckets
+write = scoring._write_buckets
 def then_term(*a, **k):
     write(*a, **k)
     assert os.listdir({str(scratch)!r}), "a bucket directory exists"
     os.kill(os.getpid(), signal.SIGTERM)
-trec_eval._write_buckets = then_term
+scoring._write_buckets = then_term
 sys.exit(trec_eval.main({TINY + ["-q", str(qrels), str(run)]!r}))
 """
     done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(scratch)},

@@ -3,7 +3,7 @@
 The top layer of evalframe: each command is a thin composition of the public
 functions (:func:`evalframe.read_qrels`, :func:`evalframe.read_run`,
 :func:`evalframe.evaluate`, :func:`evalframe.aggregate`, :func:`evalframe.report`),
-sharing one layer (:mod:`evalframe.cli.common`) for arguments, reading runs, naming
+sharing one layer (:mod:`~evalframe.cli.arguments`, :mod:`~evalframe.cli.runs`, :mod:`~evalframe.cli.outputs`, :mod:`~evalframe.cli.messages`) for arguments, reading runs, naming
 systems, showing warnings and reporting errors: a user error is one line on standard
 error and exit status 2.
 
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: lists the commands (each command parses its own arguments)."""
     import argparse
 
-    from .common import NAMING_RULE
+    from .runs import NAMING_RULE
     parser = argparse.ArgumentParser(prog="evalframe", description="Trustworthy retrieval evaluation.",
                                      epilog="System names (evaluate, report): " + NAMING_RULE)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -60,5 +60,5 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return importlib.import_module(f".{COMMANDS[argv[0]]}", __name__).main(argv[1:])
-    from .common import run_command
+    from .messages import run_command
     return run_command("evalframe", lambda: build_parser().parse_args(argv) and 2)

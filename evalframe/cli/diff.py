@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import CommandError, run_command
+from .messages import CommandError, run_command
 
 __all__ = ["build_parser", "main", "run", "read_saved_report"]
 

@@ -2,16 +2,18 @@
 
 A thin composition of :func:`evalframe.read_qrels`, :func:`evalframe.read_run`,
 :func:`evalframe.evaluate` and :func:`evalframe.aggregate`; runs are read and
-systems named by :mod:`evalframe.cli.common`.
+systems named by :mod:`evalframe.cli.runs`.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .common import (add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_file, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
-                     run_source, stdin_once)
+from .arguments import (add_chunks, add_conventions, add_inputs, add_memory_budget, add_rollup, conventions,
+                        memory_budget_arg, parse_measure_args, read_chunks_arg, read_rollup)
+from .messages import run_command
+from .outputs import check_out_file
+from .runs import read_input, run_source, stdin_once
 
 __all__ = ["build_parser", "main", "run"]
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import (CommandError, add_conventions, check_out_file, column_map, conventions, parse_measure_args,
-                     read_input, run_command, run_reader)
+from .arguments import add_conventions, column_map, conventions, parse_measure_args
+from .messages import CommandError, run_command
+from .outputs import check_out_file
+from .runs import read_input, run_reader
 
 __all__ = ["build_parser", "main", "run"]
 

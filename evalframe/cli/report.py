@@ -5,7 +5,7 @@ A thin composition of :func:`evalframe.read_qrels`, :func:`evalframe.read_run` a
 also writes CSV, Parquet, PNG plots, ``report.md``, ``report.tex`` and ``report.html``
 (one self-contained page: open it in a browser, send it, print it). Runs are read, systems named,
 warnings shown and errors reported (one line, exit status 2) by
-:mod:`evalframe.cli.common`. A progress bar is drawn on standard error when it is a terminal.
+:mod:`evalframe.cli.runs`. A progress bar is drawn on standard error when it is a terminal.
 """
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from pathlib import Path
 import json
 import sys
 
-from .common import (CommandError, add_conventions, add_inputs, add_memory_budget, add_chunks, add_rollup, check_out_dir, command_words, conventions,
-                     memory_budget_arg, parse_measure_args, read_input, read_chunks_arg, read_rollup, run_command,
-                     run_source, stdin_once)
+from .._validation import Interval, check
+from .arguments import (add_chunks, add_conventions, add_inputs, add_memory_budget, add_rollup, conventions,
+                        memory_budget_arg, parse_measure_args, read_chunks_arg, read_rollup)
+from .messages import CommandError, command_words, run_command
+from .outputs import check_out_dir
+from .runs import read_input, run_source, stdin_once
 
 __all__ = ["Progress", "build_parser", "main", "run", "check_own_folders", "OUT_ENTRIES"]
 
@@ -173,8 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reporting import read_segments, report, text_tables
 
     stdin_once(args.qrels, args.runs)
-    if args.changes < 0:
-        raise ValueError(f"--changes must be an int >= 0, got {args.changes}")
+    check(None, "--changes", args.changes, Interval(int, 0, None))
     measures = parse_measure_args(args.measures)
     stages = _stages(args.stages)
     out = check_out_dir(args.out) if args.out else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import run_command
+from .messages import run_command
 
 __all__ = ["main"]
 

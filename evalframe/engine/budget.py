@@ -15,6 +15,8 @@ import re
 
 import numpy as np
 
+from .._validation import error
+
 #: Memory the in-memory engine holds per run row while it judges and measures a
 #: partition (string ids of about 10 bytes, the batch as Arrow and as the partition's
 #: frame, codes, fingerprints, sort keys and the per-row intermediates of the measures),
@@ -108,14 +110,13 @@ def memory_budget(value: "int | str | None") -> int:
         return default_memory_budget()
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         if value < 1:
-            raise ValueError(f"evaluate: memory_budget must be a number of bytes >= 1, got {value!r}")
+            raise error("evaluate", "memory_budget", "a number of bytes >= 1", value)
         return int(value)
     if isinstance(value, str):
         m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", value)
         if m and m.group(2).lower() in _UNITS and float(m.group(1)) * _UNITS[m.group(2).lower()] >= 1:
             return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    raise ValueError(f"evaluate: memory_budget must be an int >= 1 (bytes) or a size such as '2GiB' "
-                     f"or '500MB', got {value!r}")
+    raise error("evaluate", "memory_budget", "an int >= 1 (bytes) or a size such as '2GiB' or '500MB'", value)
 
 
 def reader_bytes(budget: int) -> int:

@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Mapping
 
+from .._validation import Options, check, error
 from ..errors import EvalframeInputError, InputProblem
 from . import budget as sizing
 from .spark import is_spark_frame
@@ -70,6 +71,19 @@ def open_run_dataset(source, what: str = "run") -> pads.Dataset:
     return pads.dataset(files, format="parquet")
 
 
+def _text_runs(run) -> list | None:
+    """The TREC text run files ``run`` names (a path, or a dict of system name -> a path or
+    a Parquet dataset, at least one a text file), else None."""
+    from .text_blocks import is_text_run
+    if isinstance(run, Mapping):
+        if not run or not all(is_text_run(v) or is_dataset_source(v) and not isinstance(v, Mapping)
+                              for v in run.values()):
+            return None
+        texts = [v for v in run.values() if is_text_run(v)]
+        return texts or None
+    return [run] if is_text_run(run) else None
+
+
 #: The names ``engine=`` accepts.
 ENGINES = ("auto", "memory", "dask", "spark")
 
@@ -80,12 +94,13 @@ class Choice:
 
     Attributes
     ----------
-    name : ``"memory"`` (a table, or a Parquet file that fits the budget: held whole),
-        ``"streaming"`` (a Parquet dataset: evaluated in parts by :mod:`evalframe.streaming`,
-        which reads it whole when it and the golden set fit), ``"dask"`` or ``"spark"``
+    name : ``"memory"`` (a table, or a file that fits the budget: held whole),
+        ``"streaming"`` (a Parquet dataset, or a TREC text run file larger than the budget:
+        evaluated in parts by :mod:`evalframe.engine.streaming`, which reads it whole when it and
+        the golden set fit), ``"dask"`` or ``"spark"``
     budget : the memory budget in bytes (:func:`evalframe.engine.budget.memory_budget`)
     dataset : the run is a Parquet dataset (a file, a directory, a glob, a
-        ``pyarrow.dataset.Dataset`` or a dict of them), not a table
+        ``pyarrow.dataset.Dataset`` or a dict of them) or a text run file streamed, not a table
     rows : a Parquet file's rows, counted once (None: not counted)
     """
 
@@ -99,8 +114,8 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
            caller: str = "evaluate") -> Choice:
     """The engine for ``run``: ``engine="auto"`` is Spark for a ``pyspark.sql.DataFrame``, Dask
     for a ``dask.dataframe.DataFrame``, streaming for a Parquet dataset (a directory, a glob,
-    a ``pyarrow.dataset.Dataset``, or one file) whose rows do not fit ``memory_budget``, and
-    in memory otherwise.  ``"memory"`` is this machine (a dataset larger than the budget is
+    a ``pyarrow.dataset.Dataset``, or one file) or a TREC text run file (or a dict of them)
+    whose rows do not fit ``memory_budget``, and in memory otherwise.  ``"memory"`` is this machine (a dataset larger than the budget is
     still streamed); ``"dask"`` takes a pandas table or a dataset too; ``"spark"`` only a
     Spark DataFrame.  The dataset's rows are counted once, here.
 
@@ -115,20 +130,18 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
     ...
     ValueError: evaluate: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with spark.read.parquet(...) or spark.createDataFrame(...)
     """
-    if engine not in ENGINES:
-        raise ValueError(f"{caller}: engine must be 'auto', 'memory', 'dask' or 'spark', got {engine!r}")
+    check(caller, "engine", engine, Options(ENGINES, "'auto', 'memory', 'dask' or 'spark'"))
     budget = sizing.memory_budget(memory_budget)
     if is_spark_frame(run):
         if engine not in ("auto", "spark"):
-            raise ValueError(f"{caller}: engine must be 'auto' or 'spark' for a pyspark.sql.DataFrame run, "
-                             f"got {engine!r}")
+            raise error(caller, "engine", "'auto' or 'spark' for a pyspark.sql.DataFrame run", engine)
         return Choice("spark", budget)
     if engine == "spark":
         raise ValueError(f"{caller}: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with "
                          "spark.read.parquet(...) or spark.createDataFrame(...)")
     if is_dask_frame(run):
         if engine == "memory":
-            raise ValueError(f"{caller}: engine must be 'auto' or 'dask' for a dask.dataframe run, got 'memory'")
+            raise error(caller, "engine", "'auto' or 'dask' for a dask.dataframe run", engine)
         return Choice("dask", budget)
     if engine == "dask":
         import pandas as pd
@@ -137,6 +150,11 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
                              f"dataset, got {type(run).__name__}: read it with evalframe.read_run(...) first")
         return Choice("dask", budget)
     if not is_dataset_source(run):
+        texts = _text_runs(run)
+        if texts is not None:  # TREC text run files: streamed in blocks of whole questions when too large
+            rows = sum(sizing.text_run_rows(p) for p in texts)
+            if rows * sizing.WHOLE_BYTES_PER_ROW > budget:
+                return Choice("streaming", budget, dataset=True, rows=rows)
         return Choice("memory", budget)
     if isinstance(run, (str, os.PathLike)) and os.path.isfile(run):
         rows = open_run_dataset(run).count_rows()

@@ -7,11 +7,11 @@ __all__ = ["Conventions", "DEFAULT", "Duplicates", "NoRelevant"]
 from dataclasses import dataclass, field, replace
 from typing import Literal, Mapping
 
-import numpy as np
-
+from .._validation import BOOLEAN, Options, check
 from ..inputs import check_columns
-from ..ranking import Missing, Ties, check_conventions
-from ..schema import Conflicts, check_conflicts
+from .._judged import Missing, Ties
+from ..ranking import check_conventions
+from .._conflicts import Conflicts, check_conflicts
 from ..spans import MIN_OVERLAP, check_min_overlap
 
 Duplicates = Literal["error", "max", "first"]
@@ -63,17 +63,13 @@ class Conventions:
 
     def __post_init__(self) -> None:
         check_conventions(rel=self.rel, ties=self.ties, missing=self.missing, depth=self.depth, caller=self.caller)
-        if self.duplicates not in ("error", "max", "first"):
-            raise ValueError(f"{self.caller}: duplicates must be 'error', 'max' or 'first', got {self.duplicates!r}")
+        check(self.caller, "duplicates", self.duplicates, Options(("error", "max", "first"), "'error', 'max' or 'first'"))
         check_conflicts(self.conflicts, caller=self.caller)
         columns = check_columns(self.columns, caller=self.caller)
         object.__setattr__(self, "columns", columns or None)
-        if not isinstance(self.ascending, (bool, np.bool_)):
-            raise ValueError(f"{self.caller}: ascending must be True or False, got {self.ascending!r}")
-        object.__setattr__(self, "ascending", bool(self.ascending))
+        object.__setattr__(self, "ascending", check(self.caller, "ascending", self.ascending, BOOLEAN))
         object.__setattr__(self, "min_overlap", check_min_overlap(self.min_overlap, self.caller))
-        if self.no_relevant not in ("zero", "drop"):
-            raise ValueError(f"{self.caller}: no_relevant must be one of ['zero', 'drop'], got {self.no_relevant!r}")
+        check(self.caller, "no_relevant", self.no_relevant, Options(("zero", "drop")))
 
     @property
     def judging(self) -> dict:

@@ -1,7 +1,8 @@
 """What every engine that cuts an input into partitions of whole questions shares: one
 hash of question ids to buckets, one index of a golden set held whole that hands each
-partition its questions' rows, one step that evaluates a partition (:func:`evaluate_part`,
-a :class:`PartResult`) and one that merges the partitions' diagnostics (:func:`merge`).
+partition its questions' rows, one :class:`Plan` (what every part is evaluated with), one
+step that evaluates a partition (:func:`evaluate_part`, a :class:`PartResult`), one that
+merges the partitions' diagnostics (:func:`merge`) and the driver's last steps (:func:`finish`).
 
 A question id is hashed as a string (``evalframe.schema.ids_to_str``), so question
 ``1`` of one table and ``"1"`` of another fall in the same bucket, on every engine and
@@ -10,11 +11,11 @@ salted ``hash``).
 """
 from __future__ import annotations
 
-__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "held_golden_set", "PartResult",
-           "evaluate_part", "merge", "PART_METADATA"]
+__all__ = ["question_fingerprints", "question_buckets", "GoldenIndex", "held_golden_set", "Plan", "PartResult",
+           "evaluate_part", "merge", "finish", "PART_METADATA"]
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,12 +23,17 @@ import pyarrow as pa
 
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, compute
-from ..ranking import Check, Diagnostic, Missing, conflicts_record, merge_diagnostics, str_column
-from ..rollup import UNIT
-from ..schema import (CheckedQrels, Conflicts, ResolvedConflicts, check_qrels_part, fingerprints, ids_to_str,
-                      merge_conflicts)
+from .._diagnostic_checks import clear_judged_elsewhere, id_set
+from .._diagnostic_records import Check, Diagnostic, conflicts_record, merge_diagnostics, warn_diagnostics
+from .._id_order import str_column
+from ..rollup import UNIT, Rollup
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_bytes import fingerprints
+from .._id_codes import CheckedQrels
+from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
-from . import (Chunkings, Conventions, kept_groups, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
+from .conventions import Conventions
+from .memory import (Chunkings, every_system_unjudged, kept_groups, refuse_foreign_run, no_relevant_records, upper_bounds, chunkings_record, judge_chunked, long_table, merge_chunkings, prepare,
                sizes_compared, sizes_record, token_counts, with_shallow_rankings)
 
 
@@ -135,6 +141,39 @@ class GoldenIndex:
         return self.hand_out(np.flatnonzero(~self.seen))
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What every part of one evaluation is evaluated with, the same on every engine and
+    sent whole to every worker (pickled; the measures ``evalframe.measures.custom.shipped``
+    by the engines that leave the process).
+
+    Attributes
+    ----------
+    ms : the measures
+    conv : the conventions, ``columns`` applied and ``conflicts`` resolved by the engine
+        before the parts are cut (a part's own rows may still be resolved: ``qrels_rows``)
+    systems : every system of the run in order of first appearance (``[None]``: a run
+        without a system column): a part without some system's rows still reports it
+    shallow : the measures whose deepest cutoff the rankings are checked against (None: ``ms``)
+    chunkings : ``chunks=`` and a span golden set resolved once
+        (:func:`~evalframe.engine.memory.resolve_chunkings`)
+    unjudged : ``None``, ``"relevant"`` (the upper bounds as values) or ``"bounds"``
+    rollup : a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied in each part
+    """
+
+    ms: list
+    conv: Conventions
+    systems: list
+    shallow: list | None = None
+    chunkings: Chunkings | None = None
+    unjudged: str | None = None
+    rollup: Rollup | None = None
+
+    def but(self, **changes) -> "Plan":
+        """This plan with ``changes``."""
+        return replace(self, **changes)
+
+
 @dataclass
 class PartResult:
     """What one partition of whole questions gives back.
@@ -152,7 +191,7 @@ class PartResult:
     integer_questions : whether every golden-set question id of it is an integer (the
         order of the merged examples; None: it has no golden-set question)
     tokens : per system, how many retrieved rows hold each token count
-        (:func:`~evalframe.engine.token_counts`; the chunk sizes are compared on the sums)
+        (:func:`~evalframe.engine.memory.token_counts`; the chunk sizes are compared on the sums)
     chunkings : how many chunkings its systems use (1 without chunk offsets)
     unit : the unit column of a rolled-up table (None: none)
     extra : what an engine adds for its own checks (the Dask engine: the partition's
@@ -258,25 +297,21 @@ def _record_of(d: dict) -> Diagnostic:
                       tuple(d["bytewise"]))
 
 
-def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], conv: Conventions, *,
-                  qrels_rows: np.ndarray | None = None, rollup: pd.Series | None = None,
-                  shallow: list[Measure] | None = None, chunkings: Chunkings | None = None,
-                  unjudged: str | None = None) -> PartResult:
-    """Evaluate the questions of one partition, knowing every system of the run.
+def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, plan: Plan, *,
+                  qrels_rows: np.ndarray | None = None) -> PartResult:
+    """Evaluate the questions of one partition as ``plan`` says, knowing every system of the run.
 
-    ``run`` and ``qrels`` hold canonical column names (``conv.columns`` applied by the
-    engine); ``conv.conflicts`` resolves the partition's golden-set rows when ``qrels_rows``
+    ``run`` and ``qrels`` hold the rows of whole questions, with canonical column names;
+    ``plan.conv.conflicts`` resolves the partition's golden-set rows when ``qrels_rows``
     gives their positions in the whole golden set (whole questions, so the same pairs as
     on the whole golden set; counted in its order, :func:`~evalframe.schema.check_qrels_part`);
-    ``rollup`` is a chunk -> page map (:func:`evalframe.rollup.rollup_map`) applied inside
-    the partition; ``shallow``: the measures whose cutoffs rankings are checked against
-    (default ``ms``: a report checks the measures asked for, not its curve's);
-    ``chunkings``: the chunk tables (and span golden set) resolved once for every partition
-    (:func:`~evalframe.engine.resolve_chunkings`), ``qrels`` then the partition's rows of the
-    span golden set (or of the chunk-level one); ``unjudged="relevant"``: the values are the
-    upper bounds (:func:`~evalframe.engine.upper_bounds`), ``"bounds"``: today's values and
-    the upper bounds beside them (``high``).
+    with ``plan.chunkings``, ``qrels`` is the partition's rows of the span golden set (or of
+    the chunk-level one); ``plan.unjudged="relevant"``: the values are the upper bounds
+    (:func:`~evalframe.engine.memory.upper_bounds`), ``"bounds"``: today's values and the
+    upper bounds beside them (``high``).
     """
+    ms, conv, systems, shallow, rollup, unjudged = plan.ms, plan.conv, plan.systems, plan.shallow, plan.rollup, plan.unjudged
+    chunkings = plan.chunkings
     qrels = qrels.reset_index(drop=True)
     resolved = None
     within = systems if "system" in run.columns else [None]
@@ -335,14 +370,14 @@ def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms:
                       None, None if None in flags else all(flags), tokens=tokens, chunkings=len(judged))
 
 
-def merge(results: Sequence[PartResult], systems: list, *, missing: Missing,
-          resolved: ResolvedConflicts | None = None, ms: Sequence[Measure] = ()) -> list[Diagnostic]:
+def merge(results: Sequence[PartResult], plan: Plan, *, resolved: ResolvedConflicts | None = None) -> list[Diagnostic]:
     """The whole input's diagnostics records from its partitions' ``results`` (summaries
     will do): records merged by :func:`~evalframe.ranking.merge_diagnostics`, a system that
     answers no golden-set question of any partition reported (and the run refused when no
     system answers any), the golden set's conflicting labels recorded once (``resolved``:
     resolved on the whole golden set; else the partitions' merged), and the chunk sizes
-    (their token counts added up) and chunkings compared on the measures ``ms``."""
+    (their token counts added up) and chunkings compared on the plan's measures."""
+    systems, missing, ms = plan.systems, plan.conv.missing, plan.ms
     nowhere = [s for s in systems if all(s in r.silent for r in results)]
     if len(nowhere) == len(systems):
         raise EvalframeInputError("run", [InputProblem(
@@ -358,3 +393,30 @@ def merge(results: Sequence[PartResult], systems: list, *, missing: Missing,
     more += chunkings_record(max((r.chunkings for r in results), default=1), list(ms))
     checks = list(Check)
     return sorted(records + more, key=lambda r: checks.index(r.check))  # stable: each check's order kept
+
+
+def finish(results: Sequence[PartResult], plan: Plan, *, resolved: ResolvedConflicts | None = None,
+           judged_elsewhere: Callable[[list, "pd.Index | None"], set] | None = None,
+           run_docs: Callable[["pa.Array"], Iterable[tuple[bool, list]]] | None = None,
+           golden_docs: "pd.Series | Callable[[], pd.Series] | None" = None, warn: bool = True) -> list[Diagnostic]:
+    """The driver's last steps, once every part is evaluated: the records :func:`merge`
+    gives, a system flagged as retrieving no judged document cleared when
+    ``judged_elsewhere(flagged systems, judged)`` finds it retrieving a document the golden
+    set judges for another part's question (``judged``: the documents judged when they are not
+    the golden set's: the chunks a span golden set labels) (one more pass over the run, only when a system is
+    flagged; None: the engine cleared them part by part), the run refused when no system
+    retrieves a judged document and its ids are foreign to the golden set's ``golden_docs``
+    (or what calling it gives: read only then) (``run_docs(value set of the golden set's documents)``: the run's pieces'
+    :func:`~evalframe.engine.memory.doc_summary`, in the run's order), and the warnings."""
+    records = merge(results, plan, resolved=resolved)
+    if plan.rollup is None and judged_elsewhere is not None:
+        spans = plan.chunkings is not None and plan.chunkings.spans is not None
+        judged = plan.chunkings.judged_chunks() if spans else None  # the chunks labelled from the spans
+        records = clear_judged_elsewhere(records, lambda flagged: judged_elsewhere(flagged, judged))
+    if (plan.rollup is None and plan.chunkings is None and run_docs is not None
+            and every_system_unjudged(records, plan.systems)):  # as in memory: one more pass over doc_id
+        docs = golden_docs() if callable(golden_docs) else golden_docs
+        refuse_foreign_run(run_docs(id_set(ids_to_str(docs).unique())), docs)
+    if warn:
+        warn_diagnostics(records, plan.conv.rel)
+    return records

@@ -18,10 +18,12 @@ import pyarrow as pa
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure
 from ..measures.custom import shipped
-from ..ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
+from .._diagnostic_checks import id_set, systems_judged
+from .._diagnostic_records import diagnostics_table
 from ..schema import ids_to_str
-from . import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
-from .partition import GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, doc_summary
+from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
 SPARK_RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -75,11 +77,11 @@ def _evaluate_bucket(plan):
     """The task run on each bucket: its rows in the run's order, its questions' golden rows."""
     def task(table: pa.Table) -> pa.Table:
         import pyarrow.compute as pc
-        held, golden_bucket, systems, ms, opts, schema = _plan(plan)
+        held, golden_bucket, part_plan, schema = _plan(plan)
         b = table.column(_BUCKET)[0].as_py()
         table = table.take(pc.sort_indices(table, [(_ROW, "ascending")]))
         run = table.drop_columns([_BUCKET, _ROW]).to_pandas()
-        res = evaluate_part(run, held.rows(np.flatnonzero(golden_bucket == b)), systems, ms, **opts)
+        res = evaluate_part(run, held.rows(np.flatnonzero(golden_bucket == b)), part_plan)
         res.extra["bucket"] = b
         out = pa.Table.from_pandas(res.table, preserve_index=False)
         out = pa.table({f.name: out.column(f.name).cast(f.type) for f in schema if f.name != _SUMMARY}
@@ -181,16 +183,15 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
     n = buckets or int(spark.conf.get("spark.sql.shuffle.partitions"))
     held = GoldenIndex(golden)
     golden_bucket = question_buckets(pd.Series(held.ids, dtype=object), n)
-    opts = dict(conv=conv.but(columns=None, conflicts="error"),  # resolved on the driver
-                shallow=None if shallow is None else shipped(shallow), chunkings=chunkings, unjudged=unjudged,
-                rollup=None if rollup is None else rollup_map(rollup))
-    ms = shipped(ms)
+    part_plan = Plan(shipped(ms), conv.but(columns=None, conflicts="error"), systems,  # resolved on the driver
+                     None if shallow is None else shipped(shallow), chunkings, unjudged,
+                     None if rollup is None else rollup_map(rollup))
     names = ([("system", pa.string())] if has_system else []) + [("query_id", pa.string())] + (
         [("unit", pa.string())] if rollup is not None else []) + [("measure", pa.string()), ("value", pa.float64())] + (
         [("value_low", pa.float64()), ("value_high", pa.float64())] if unjudged == "bounds" else []) + [
         (_SUMMARY, pa.binary())]
     schema = pa.schema(names)
-    plan = _broadcast(spark, (held, golden_bucket, systems, ms, opts, schema))
+    plan = _broadcast(spark, (held, golden_bucket, part_plan, schema))
     keyed = run.mapInArrow(_with_bucket(n), _spark_schema(run.schema))
     ddl = ", ".join(f"{name} {'double' if t == pa.float64() else 'binary' if t == pa.binary() else 'string'}"
                     for name, t in names)
@@ -204,23 +205,17 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
         empty = pd.DataFrame({c: pd.Series(dtype=np.float64 if c in ("score", "rank") else object)
                               for c in ("system", "query_id", "doc_id", "score", "rank")
                               if (c != "system" or has_system) and (c != "rank" or "rank" in run.columns)})
-        rest = evaluate_part(empty, held.rows(orphans), systems, ms, **opts)
+        rest = evaluate_part(empty, held.rows(orphans), part_plan)
         summaries.append(rest.summary())
         if len(rest.groups):
             table = table.unionByName(spark.createDataFrame(rest.table, schema=table.schema))
-    records = merge(summaries, systems, missing=conv.missing, resolved=resolved, ms=ms)
-    if rollup is None:
-        judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
-        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(run, flagged, golden, judged,
-                                                                                    spark))
-    if rollup is None and chunkings is None and every_system_unjudged(records, systems):  # as in memory
-        plan = _broadcast(spark, id_set(ids_to_str(golden["doc_id"]).unique()))
-        found = run.select("doc_id", _ROW).mapInArrow(_doc_summaries(plan), "hit boolean, first array<string>, "
-                                                                         "at long").collect()
-        refuse_foreign_run([(r["hit"], list(r["first"])) for r in sorted(found, key=lambda r: r["at"])],
-                           golden["doc_id"])
-    if warn:
-        warn_diagnostics(records, conv.rel)
+
+    def run_docs(value_set):
+        found = run.select("doc_id", _ROW).mapInArrow(_doc_summaries(_broadcast(spark, value_set)),
+                                                      "hit boolean, first array<string>, at long").collect()
+        return [(r["hit"], list(r["first"])) for r in sorted(found, key=lambda r: r["at"])]
+    records = finish(summaries, part_plan, resolved=resolved, warn=warn, golden_docs=golden["doc_id"], run_docs=run_docs,
+                     judged_elsewhere=lambda flagged, judged: _judged_elsewhere(run, flagged, golden, judged, spark))
     return table, diagnostics_table(records)
 
 

@@ -2,12 +2,13 @@
 blocks of whole questions (a grouped file, once), a question met again in a later block
 detected, and an ungrouped file hashed on its question ids (:func:`question_buckets`) into bucket
 files that each hold whole questions.  Used by ``evalframe trec-eval --memory-budget`` and by
-the commands (``evaluate``, ``report``) on text runs larger than the budget.
+the commands (``evaluate``, ``report``) on text runs larger than the budget; :class:`TextRun`
+gives the streaming engine such a file as it reads a Parquet dataset.
 """
 from __future__ import annotations
 
 __all__ = ["question_blocks", "line_questions", "SeenQuestions", "Buckets", "bucket_files", "bucket_count",
-           "write_buckets"]
+           "write_buckets", "TextRun", "is_text_run"]
 
 import os
 from typing import Callable, Iterator, NamedTuple
@@ -240,3 +241,106 @@ def write_buckets(block: bytes, files: list) -> bytes:
         return b""
     r = int(rows[-1])
     return block[int(offsets[r]):int(q.ends[r])].strip()
+
+
+#: File name endings of runs that are not TREC text (read whole, or as Parquet datasets).
+NOT_TREC_TEXT = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+
+
+def is_text_run(source) -> bool:
+    """Whether ``source`` is the path of a TREC text run file (possibly gzipped): a file
+    whose name does not end in another format's extension."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fsdecode(os.fspath(source))
+    name = text.lower().removesuffix(".gz")
+    return os.path.isfile(text) and not name.endswith(NOT_TREC_TEXT)
+
+
+class TextRun:
+    """A TREC text run file read as the streaming engine reads a Parquet dataset: blocks of
+    whole questions (:func:`question_blocks`) as Arrow batches, each block's lines read as
+    ``evalframe.io.read_table`` reads a whole file (unchecked: the engine checks each part),
+    a schema, and its rows estimated from its size (:func:`~evalframe.engine.budget.text_run_rows`).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "run.txt")
+    >>> _ = path.write_text("q1 Q0 d1 1 2.0 bm25\\nq1 Q0 d2 2 1.0 bm25\\nq2 Q0 d1 1 3.0 bm25\\n")
+    >>> run = TextRun(path)
+    >>> run.schema.names
+    ['query_id', 'doc_id', 'rank', 'score', 'system']
+    >>> [b.num_rows for b in run.to_batches(batch_size=1)]
+    [2, 1]
+    """
+
+    def __init__(self, path) -> None:
+        self.path = os.fsdecode(os.fspath(path))
+        self._schema: pa.Schema | None = None
+
+    def count_rows(self) -> int:
+        """About how many rows the file holds (from its size)."""
+        return sizing.text_run_rows(self.path)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The columns of the file's tables (those of its first block)."""
+        if self._schema is None:
+            for table in self.tables(sizing.MIN_BLOCK_BYTES):
+                self._schema = table.schema
+                break
+            else:
+                self._schema = pa.schema([("query_id", pa.large_string()), ("doc_id", pa.large_string()),
+                                          ("score", pa.float64())])
+        return self._schema
+
+    def head(self, n: int) -> pa.Table:
+        """The first ``n`` rows."""
+        for table in self.tables(sizing.MIN_BLOCK_BYTES):
+            return table.slice(0, n)
+        return self.schema.empty_table()
+
+    def to_batches(self, columns=None, batch_size: int = 1 << 20, **_ignored) -> Iterator[pa.RecordBatch]:
+        """The file's rows in batches of whole questions (``columns`` of them), each about
+        ``batch_size`` rows (a question with more is one larger batch)."""
+        size = max(sizing.MIN_BLOCK_BYTES, int(batch_size) * sizing.TEXT_BYTES_PER_ROW)
+        for table in self.tables(size):
+            if columns is not None:
+                table = table.select(list(columns))
+            yield from table.combine_chunks().to_batches()
+
+    def tables(self, size: int) -> Iterator[pa.Table]:
+        """The file's blocks of about ``size`` bytes of whole questions, each as a table (a
+        first line alone in its block, perhaps a header, is read with the next block)."""
+        head = b""
+        for block, line in question_blocks(self.path, size):
+            block, head = head + block, b""
+            if line == 1 and block.count(b"\n") < 64 and line_questions(block).data.sum() == 1:
+                head = block  # one line, perhaps a header: read with what follows
+            elif block.strip():
+                yield self._table(block, line)
+        if head.strip():
+            yield self._table(head, 1)
+
+    def _table(self, block: bytes, line: int) -> pa.Table:
+        """One block's lines as ``evalframe.io.read_table`` reads a whole file, with the
+        first block's schema (ids as strings, numbers as numbers)."""
+        import io as _io
+
+        from ..errors import EvalframeInputError, InputProblem
+        from ..io import read_table
+        buf = _io.BytesIO(block)
+        buf.name = self.path[:-3] if self.path.endswith(".gz") else self.path
+        try:
+            frame = read_table(buf, "run")
+        except EvalframeInputError as exc:
+            if line == 1:
+                raise
+            raise EvalframeInputError(exc.table, [InputProblem(
+                f"{self.path} was read in blocks of whole questions: the line numbers below count from "
+                f"line {line} of the file", "see the problems below"), *exc.problems]) from exc
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        if self._schema is not None and table.schema != self._schema:
+            table = table.select(self._schema.names).cast(self._schema)
+        return table

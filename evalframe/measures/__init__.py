@@ -113,7 +113,7 @@ __all__ = ["Measure", "Family", "ParamSpec", "parse_measure", "parse_measures", 
 
 import numpy as np
 
-from ..ranking import Judged
+from .._judged import Judged
 from .aggregation import MIN_GEO_MEAN, Aggregation, GeoMean, Mean, Sum
 from .base import FAMILIES, Family, Measure, ParamSpec
 from .custom import register_measure
@@ -143,7 +143,7 @@ def compute(J: Judged, measures: list[Measure]) -> np.ndarray:
     Examples
     --------
     >>> import evalframe as ef
-    >>> from evalframe.engine import prepare
+    >>> from evalframe.engine.memory import prepare
     >>> from evalframe.measures import compute, parse_measures
     >>> sso = ef.datasets.load_sso()
     >>> compute(prepare(sso.runs, sso.qrels), parse_measures(["P@5", "RR"])).tolist()

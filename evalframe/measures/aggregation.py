@@ -19,10 +19,13 @@ from __future__ import annotations
 __all__ = ["Aggregation", "Mean", "Sum", "GeoMean", "MIN_GEO_MEAN", "MEAN", "SUM", "GEO_MEAN"]
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import numpy as np
+
+from .._validation import Interval, check
 
 #: trec_eval's floor for geometric means (gm_map, gm_bpref): values below it count as it.
 MIN_GEO_MEAN = 1e-5
@@ -167,9 +170,7 @@ class GeoMean(Aggregation):
     floor: float = MIN_GEO_MEAN
 
     def __post_init__(self):
-        f = self.floor
-        if isinstance(f, bool) or not isinstance(f, (int, float)) or not (0 < f < math.inf):
-            raise ValueError(f"GeoMean: floor must be a number > 0, got {f!r}")
+        check("GeoMean", "floor", self.floor, Interval(numbers.Real, 0, None, closed="neither"))
 
     def transform(self, values):
         return np.log(np.maximum(values, self.floor))

@@ -9,7 +9,7 @@ __all__ = ["AVERAGE_PRECISION", "GM_AP", "INF_AP", "R_PREC", "IPREC", "IPREC_AVG
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged, group_starts
+from .._judged import Judged, NOT_JUDGED, group_starts
 from .aggregation import GEO_MEAN
 from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import (COMMON, by_view_rel, count_in_group, cumrel, isrel, nonrel, nrelret, relevant, safe_div,

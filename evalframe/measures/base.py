@@ -13,16 +13,17 @@ nothing is patched at import.
 """
 from __future__ import annotations
 
-__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "param_error", "UNIT"]
+__all__ = ["ParamSpec", "Family", "Measure", "Registry", "REGISTRY", "FAMILIES", "UNIT"]
 
 import math
+import numbers
 import re
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
-import numpy as np
 
+from .._validation import BOOLEAN, POSITIVE_INT, Constraint, Interval, Options, Satisfies, check, error, is_int, is_number
 from .aggregation import MEAN, Aggregation
 
 Cutoff = Literal["none", "optional", "required"]
@@ -30,19 +31,6 @@ Kind = Literal["int", "float", "bool", "choice", "floats", "gains"]
 
 #: the value range of a measure whose per-question values lie in [0, 1]
 UNIT = (0.0, 1.0)
-
-
-def param_error(family: str, param: str, what: str, value: Any) -> ValueError:
-    """The one message template for parameter errors."""
-    return ValueError(f"{family}: {param} must be {what}, got {value!r}")
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -75,7 +63,7 @@ class ParamSpec:
     >>> ef.parse_measure("RBP(p=2)")
     Traceback (most recent call last):
     ...
-    ValueError: RBP: p must be a number in [0, 1], got 2
+    evalframe.errors.ParameterError: RBP: p must be a number in [0, 1], got 2
     """
 
     kind: Kind
@@ -90,73 +78,47 @@ class ParamSpec:
     length: int | None = None
     required: bool = False
 
-    def _range(self) -> str:
-        if self.low is not None and self.high is not None:
-            lo, hi = "(" if self.low_open else "[", ")" if self.high_open else "]"
-            return f" in {lo}{self.low:g}, {self.high:g}{hi}"
-        if self.low is not None:
-            return f" {'>' if self.low_open else '>='} {self.low:g}"
-        if self.high is not None:
-            return f" {'<' if self.high_open else '<='} {self.high:g}"
-        return ""
+    def constraint(self) -> Constraint:
+        """What a valid value is, as a constraint of :mod:`evalframe._validation`."""
+        closed = {(False, False): "both", (False, True): "left", (True, False): "right",
+                  (True, True): "neither"}[(self.low_open, self.high_open)]
+        if self.kind in ("int", "float"):
+            return Interval(int if self.kind == "int" else numbers.Real, self.low, self.high, closed=closed)
+        if self.kind == "bool":
+            return BOOLEAN
+        if self.kind == "choice":
+            return Options(self.choices, " or ".join(f"{c!r} ({d})" if d else repr(c)
+                                                     for c, d in self.choices.items()))
+        if self.kind == "floats":
+            each = Interval(numbers.Real, self.low, self.high, closed=closed)
+            rng = each.describe().removeprefix("a number")
+            n = f"{self.length} numbers" if self.length else "numbers"
+            return Satisfies(lambda v: isinstance(v, (tuple, list)) and len(v) > 0
+                             and (self.length is None or len(v) == self.length) and all(each.accepts(x) for x in v),
+                             ("a tuple of " if self.length else "a non-empty tuple of ") + n + rng)
+        return Satisfies(lambda v: self._gains(v) is not _BAD,
+                         "(label, gain) pairs, e.g. gains=((1, 3.0), (2, 9.0)) (trec_eval: '1=3,2=9'), "
+                         "with int labels and finite gains")
 
     def what(self) -> str:
         """What a valid value is, as the error messages say it."""
-        if self.kind == "int":
-            return "an int" + self._range()
-        if self.kind == "float":
-            return "a number" + self._range()
-        if self.kind == "bool":
-            return "True or False"
-        if self.kind == "choice":
-            return " or ".join(f"{c!r} ({d})" if d else repr(c) for c, d in self.choices.items())
-        if self.kind == "floats":
-            n = f"{self.length} numbers" if self.length else "numbers"
-            return ("a tuple of " if self.length else "a non-empty tuple of ") + n + self._range()
-        return ("(label, gain) pairs, e.g. gains=((1, 3.0), (2, 9.0)) (trec_eval: '1=3,2=9'), "
-                "with int labels and finite gains")
-
-    def _in_range(self, v: float) -> bool:
-        if math.isnan(v):
-            return False
-        if self.low is not None and (v < self.low or (self.low_open and v == self.low)):
-            return False
-        if self.high is not None and (v > self.high or (self.high_open and v == self.high)):
-            return False
-        return self.kind == "int" or math.isfinite(v)
+        return self.constraint().describe()
 
     def check(self, family: str, name: str, value: Any) -> Any:
         """``value`` in canonical form (ints given for floats become floats,
         tuples of numbers become tuples of floats), or a ``ValueError``."""
-        if value is None and self.none_ok:
+        if value is None and self.none_ok:  # allowed, not said: "rel must be an int" (rel=None is evaluate()'s)
             return None
-        bad = param_error(family, name, self.what(), value)
-        if self.kind == "int":
-            if not _is_int(value) or not self._in_range(value):
-                raise bad
-            return int(value)
-        if self.kind == "float":
-            if not _is_number(value) or not self._in_range(float(value)):
-                raise bad
-            return float(value)
-        if self.kind == "bool":
-            if not isinstance(value, (bool, np.bool_)):
-                raise bad
-            return bool(value)
-        if self.kind == "choice":
-            if not isinstance(value, str) or value not in self.choices:
-                raise bad
-            return value
+        value = check(family, name, value, self.constraint())
         if self.kind == "floats":
-            if (not isinstance(value, (tuple, list)) or not value
-                    or (self.length is not None and len(value) != self.length)
-                    or not all(_is_number(x) and self._in_range(float(x)) for x in value)):
-                raise bad
             return tuple(float(x) for x in value)
-        return self._check_gains(value, bad)
+        if self.kind == "gains":
+            return self._gains(value)
+        return value
 
     @staticmethod
-    def _check_gains(value, bad: ValueError):
+    def _gains(value):
+        """``(label, gain)`` pairs as a tuple of (int, float), None for none, or ``_BAD``."""
         if value is None or value == "" or value == ():
             return None
         if isinstance(value, str):
@@ -164,11 +126,11 @@ class ParamSpec:
         elif isinstance(value, (tuple, list)):
             pairs = list(value)
         else:
-            raise bad
+            return _BAD
         out = []
         for pair in pairs:
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise bad
+                return _BAD
             label, gain = pair
             try:
                 if isinstance(label, str):
@@ -176,11 +138,19 @@ class ParamSpec:
                 if isinstance(gain, str):
                     gain = float(gain)
             except ValueError:
-                raise bad from None
-            if not _is_int(label) or not _is_number(gain) or not math.isfinite(gain):
-                raise bad
+                return _BAD
+            if not is_int(label) or not is_number(gain) or not math.isfinite(gain):
+                return _BAD
             out.append((int(label), float(gain)))
         return tuple(out)
+
+
+#: what ``ParamSpec._gains`` answers for a value that is not gains
+_BAD = object()
+
+
+#: a cutoff numpy's int64 holds
+_BELOW_2_63 = Satisfies(lambda k: k < 2 ** 63, "an int < 2**63")
 
 
 #: A trec_eval name: a regular expression matching the whole name, and the
@@ -206,7 +176,7 @@ class Family:
     doc : one line.
     validate : ``validate(params) -> None`` or None: checks that involve several
         parameters (``params`` maps every parameter to its value), raising a
-        ``ValueError`` from ``param_error`` when a Measure is built.
+        ``ValueError`` (the message of :func:`evalframe._validation.check`) when a Measure is built.
     needs : what the family reads beyond a ranked, labelled table: ``("spans",)`` for
         the span measures (a span golden set and chunk offsets, :mod:`evalframe.spans`).
     value_range : ``(low, high)``, the range every per-question value lies in whatever the
@@ -347,11 +317,8 @@ class Measure:
         if fam.cutoff == "required" and self.k is None and not budget:
             raise ValueError(f"{self.family} needs a cutoff, e.g. {self.family}@10")
         if self.k is not None:
-            if not _is_int(self.k) or self.k < 1:
-                raise param_error(self.family, "k", "an int >= 1", self.k)
-            if self.k >= 2 ** 63:
-                raise param_error(self.family, "k", "an int < 2**63", self.k)
-            object.__setattr__(self, "k", int(self.k))
+            k = check(self.family, "k", self.k, POSITIVE_INT)
+            object.__setattr__(self, "k", check(self.family, "k", k, _BELOW_2_63))
         given = {}
         for key, val in self.params:
             spec = fam.params.get(key)
@@ -360,8 +327,8 @@ class Measure:
             given[key] = spec.check(self.family, key, val)
         for key, spec in fam.params.items():
             if spec.required and given.get(key) is None:
-                raise param_error(self.family, key, f"given ({spec.what()}), e.g. {self.family}({key}=...)",
-                                  given.get(key))
+                raise error(self.family, key, f"given ({spec.what()}), e.g. {self.family}({key}=...)",
+                            given.get(key))
         if fam.validate is not None:
             fam.validate({key: given.get(key, spec.default) for key, spec in fam.params.items()})
         clean = [(key, given[key]) for key in fam.params

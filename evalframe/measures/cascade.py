@@ -24,7 +24,7 @@ __all__ = ["ERR", "NERR"]
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
-from ..ranking import Judged, group_starts
+from .._judged import Judged, group_starts
 from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import COMMON, groups_by, running_sum, safe_div, sums_at_cutoffs, view
 

@@ -24,7 +24,7 @@ __all__ = ["COMPAT"]
 
 import numpy as np
 
-from ..ranking import Judged
+from .._judged import Judged
 from .base import UNIT, Family, ParamSpec
 from .intermediates import groups_by, nret
 

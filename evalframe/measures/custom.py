@@ -17,6 +17,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .aggregation import GEO_MEAN, MEAN, SUM, Aggregation
+from .._validation import BOOLEAN, InstanceOf, IsCallable, Options, Satisfies, check, validate
 from .base import REGISTRY, Family, ParamSpec
 
 _AGGREGATIONS = {"mean": MEAN, "sum": SUM, "gmean": GEO_MEAN}
@@ -48,6 +49,14 @@ def _checked(name: str, fn: Callable) -> Callable:
     run.__name__ = getattr(fn, "__name__", name)
     run.__doc__ = getattr(fn, "__doc__", None)
     return run
+
+
+#: a measure's name: what the parser reads as a family
+_NAME = Satisfies(lambda v: isinstance(v, str) and v[:1].isalpha() and v.replace("_", "a").isalnum() and v.isascii(),
+                  "a letter then letters, digits or '_'")
+_PARAM_NAME = Satisfies(lambda v: isinstance(v, str) and v.isidentifier() and v != "k", "identifiers other than 'k'")
+_ALIASES = Satisfies(lambda v: not isinstance(v, str) and all(isinstance(a, str) and a for a in v),
+                     "a sequence of names")
 
 
 def register_measure(name: str, fn: Callable[..., Sequence[np.ndarray]], *, cutoff: str = "optional",
@@ -119,31 +128,17 @@ def register_measure(name: str, fn: Callable[..., Sequence[np.ndarray]], *, cuto
     >>> ef.evaluate(sso.runs, sso.qrels, ["MeanLabel@5", "P@5"])["value"].tolist()
     [0.4, 0.4]
     """
-    if not isinstance(name, str) or not name[:1].isalpha() or not name.replace("_", "a").isalnum() \
-            or not name.isascii():
-        raise ValueError(f"register_measure: name must be a letter then letters, digits or '_', got {name!r}")
-    if not callable(fn):
-        raise ValueError(f"register_measure: fn must be callable, got {fn!r}")
-    if cutoff not in _CUTOFFS:
-        raise ValueError(f"register_measure: cutoff must be 'optional', 'required' or 'none', got {cutoff!r}")
-    if isinstance(aggregation, str) and aggregation in _AGGREGATIONS:
-        agg = _AGGREGATIONS[aggregation]
-    elif isinstance(aggregation, Aggregation):
-        agg = aggregation
-    else:
-        raise ValueError("register_measure: aggregation must be 'mean', 'sum', 'gmean' or an Aggregation "
-                         f"(Mean(), Sum(), GeoMean(floor=...)), got {aggregation!r}")
+    validate("register_measure", name=(name, _NAME), fn=(fn, IsCallable("callable")),
+             cutoff=(cutoff, Options(_CUTOFFS, "'optional', 'required' or 'none'")),
+             aggregation=(aggregation, Options(_AGGREGATIONS, "'mean', 'sum', 'gmean'"),
+                          InstanceOf(Aggregation, "an Aggregation (Mean(), Sum(), GeoMean(floor=...))")))
+    agg = _AGGREGATIONS[aggregation] if isinstance(aggregation, str) else aggregation
     params = dict(params or {})
     for key, spec in params.items():
-        if not isinstance(key, str) or not key.isidentifier() or key == "k":
-            raise ValueError(f"register_measure: parameter names must be identifiers other than 'k', got {key!r}")
-        if not isinstance(spec, ParamSpec):
-            raise ValueError(f"register_measure: params[{key!r}] must be a ParamSpec, got {spec!r}")
+        check("register_measure", "parameter names", key, _PARAM_NAME)
+        check("register_measure", f"params[{key!r}]", spec, InstanceOf(ParamSpec, "a ParamSpec"))
         spec.check(name, key, spec.default)  # the default itself must be valid
-    if isinstance(aliases, str) or not all(isinstance(a, str) and a for a in aliases):
-        raise ValueError(f"register_measure: aliases must be a sequence of names, got {aliases!r}")
-    if not isinstance(replace, bool):
-        raise ValueError(f"register_measure: replace must be True or False, got {replace!r}")
+    validate("register_measure", aliases=(aliases, _ALIASES), replace=(replace, BOOLEAN))
     if not replace and REGISTRY.lookup(name) is not None:
         raise ValueError(f"register_measure: a measure named {name!r} is already registered "
                          f"({REGISTRY.lookup(name)}); pass replace=True to replace it")

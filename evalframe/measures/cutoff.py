@@ -12,7 +12,7 @@ __all__ = ["PRECISION", "RECALL", "SUCCESS", "JUDGED", "RELATIVE_P", "UNJUDGED"]
 
 import numpy as np
 
-from ..ranking import Judged
+from .._judged import Judged
 from .base import UNIT, Family, Measure
 from .intermediates import (BUDGET, COMMON, budget_cutoff, count_in_group, cumrel, isrel, nrelret, relevant,
                             safe_div, view)

@@ -51,8 +51,9 @@ from functools import cached_property
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged, group_starts
-from .base import Family, ParamSpec, param_error
+from .._judged import Judged, NOT_JUDGED, group_starts
+from .._validation import error
+from .base import Family, ParamSpec
 from .intermediates import groups_by, nret, running_sum, sums_at_cutoffs
 
 #: cwl_eval's depth (``max_n``): rankings are cut, and padded, to this many ranks.
@@ -67,7 +68,7 @@ _T = ParamSpec("float", 1.0, "total gain the reader wants", low=0, low_open=True
 def _check_range(family: str):
     def validate(params: dict) -> None:
         if params["max_rel"] is not None and params["max_rel"] <= params["min_rel"]:
-            raise param_error(family, "max_rel", f"an int > min_rel ({params['min_rel']})", params["max_rel"])
+            raise error(family, "max_rel", f"an int > min_rel ({params['min_rel']})", params["max_rel"])
     return validate
 
 

@@ -24,7 +24,7 @@ __all__ = ["NDCG", "DCG_FAMILY", "G", "BIN_G", "NDCG_REL", "R_NDCG", "RBP"]
 
 import numpy as np
 
-from ..ranking import Judged, group_starts
+from .._judged import Judged, group_starts
 from .base import UNIT, Family, ParamSpec
 from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
                             ideal_dcg, isrel, nrelret, nret, relevant, safe_div, trec_label, view)

@@ -45,7 +45,7 @@ __all__ = ["TIE_TOLERANCE", "ALPHA_DCG", "ALPHA_NDCG", "ERR_IA", "NERR_IA", "NRB
 
 import numpy as np
 
-from ..ranking import NOT_JUDGED, Judged, Subtopics, group_starts
+from .._judged import Judged, NOT_JUDGED, Subtopics, group_starts
 from .base import UNIT, Family, ParamSpec
 from .intermediates import COMMON, groups_by, safe_div, sums_at_cutoffs, view
 

@@ -29,7 +29,7 @@ from typing import Callable, Hashable, Sequence
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
-from ..ranking import NOT_JUDGED, Judged, group_starts
+from .._judged import Judged, NOT_JUDGED, group_starts
 from .base import FAMILIES, Measure, ParamSpec
 
 #: Parameters most families take.  ``rel=None`` means "evaluate()'s ``rel``

@@ -13,7 +13,8 @@ import ast
 import re
 from typing import Iterable
 
-from .base import FAMILIES, REGISTRY, Measure, param_error
+from .._validation import Options, check, error, type_of
+from .base import FAMILIES, REGISTRY, Measure
 
 #: The spec's default measures.
 DEFAULT_MEASURES = ("R@5", "R@10", "R@100", "P@5", "RR", "nDCG@10", "AP")
@@ -57,7 +58,7 @@ def parse_measure(name: "str | Measure") -> Measure:
     if isinstance(name, Measure):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"a measure name must be a str, got {type(name).__name__}")
+        raise error(None, "a measure name", "a str", type_of(name))
     for pat, conv in REGISTRY.trec_names():
         m = pat.fullmatch(name.strip())
         if m:
@@ -73,7 +74,7 @@ def parse_measure(name: "str | Measure") -> Measure:
     k = None
     if k_raw is not None:
         if not _DIGITS.fullmatch(k_raw):  # int() would take '1_0', '٥' or '５'
-            raise ValueError(f"{name!r}: cutoff must be an int >= 1 written in the digits 0-9, got {k_raw!r}")
+            raise error(repr(name), "cutoff", "an int >= 1 written in the digits 0-9", k_raw)
         k = int(k_raw)
     params = []
     if params_raw and params_raw.strip():
@@ -104,8 +105,7 @@ def _ir_measures_param(fam: str, key: str, value):
     if spelling is None:
         return key, value
     param, values = spelling
-    if not isinstance(value, str) or value not in values:
-        raise param_error(fam, key, " or ".join(f"{v!r} ({param}={w!r})" for v, w in values.items()), value)
+    value = check(fam, key, value, Options(values, " or ".join(f"{v!r} ({param}={w!r})" for v, w in values.items())))
     return param, values[value]
 
 
@@ -149,8 +149,8 @@ def parse_measures(measures: "str | Measure | Iterable[str | Measure] | None") -
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     elif not isinstance(measures, Iterable):
-        raise TypeError(f"measures must be a measure name, a Measure or a list of them, got {measures!r} "
-                        f"({type(measures).__name__}); e.g. ['nDCG@10', 'R@5']")
+        raise error(None, "measures", "a measure name, a Measure or a list of them (e.g. ['nDCG@10', 'R@5'])",
+                    measures)
     out: list[Measure] = []
     for m in measures:
         pm = parse_measure(m)

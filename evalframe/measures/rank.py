@@ -5,7 +5,7 @@ __all__ = ["RECIP_RANK", "BPREF", "GM_BPREF", "bpref"]
 
 import numpy as np
 
-from ..ranking import Judged
+from .._judged import Judged
 from .aggregation import GEO_MEAN
 from .base import UNIT, Family, Measure
 from .intermediates import COMMON, count_in_group, cumrel, isrel, nonrel, relevant, safe_div, view

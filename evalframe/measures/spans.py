@@ -25,7 +25,7 @@ __all__ = ["SPAN_RECALL", "SPAN_PRECISION", "SPAN_IOU"]
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
-from ..ranking import Judged
+from .._judged import Judged
 from ..spans import SpanRows, union_lengths
 from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import BUDGET, budget_cutoff, safe_div

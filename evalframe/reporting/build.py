@@ -1,16 +1,15 @@
 """report(): validate every argument, evaluate once, then build each table with the
 public function of its section::
 
-    report_options -> evaluate_with_diagnostics -> per_question_table -> join_segments
+    report_options -> evaluate_with_diagnostics -> report_per_question -> join_segments
       -> stats.summarize -> segment_table -> comparison_table -> curve_table
-      -> stage_table -> planning_table -> diagnostics_table -> change_table -> Report
+      -> stage_table -> planning_table -> report_diagnostics -> change_table -> Report
 """
 from __future__ import annotations
 
-__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "per_question_table",
+__all__ = ["CONVENTIONS", "Interval", "ReportOptions", "report_options", "report_per_question",
            "summary_table", "report_metadata", "report"]
 
-import numbers
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,21 +19,22 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, Satisfies, check, validate
 from ..stats.resampling import distribution_memory
 from .._version import __version__
 from ..errors import EvalframeInputError, InputProblem
-from ..engine import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
+from ..engine.memory import BOUND_FAMILIES, Conventions, evaluate_partition, is_span_input
 from ..evaluation import aggregate, evaluate_with_diagnostics
 from ..spans import MIN_OVERLAP
 from ..inputs import alias_candidates, check_columns, question_texts
 from .._fingerprint import digest_json, digest_path, digest_table, fingerprints, run_digests, source_digests
 from ..io import read_chunks, read_golden_set, read_qrels, read_run_as_given
-from ..schema import is_human
+from .._conflicts import is_human
 from ..measures import FAMILIES, Measure, parse_measures, resolve
 from .changes import RANKINGS_DEPTH, change_table, query_texts, question_rows, ranking_table
 from .comparisons import comparison_table
 from .curves import CURVE_KS, curve_measures, curve_table
-from .diagnostics import diagnostic_row, diagnostics_table, issue_warnings, labels_by_judge
+from .diagnostics import diagnostic_row, issue_warnings, report_diagnostics, labels_by_judge
 from .model import Report
 from .planning import planning_table
 from .segments import join_segments, resolve_segments, segment_table
@@ -117,12 +117,11 @@ class ReportOptions:
                                    *stage_measures(self.stages, rel=rel)]))
 
 
-def _bad(param: str, what: str, value) -> ValueError:
-    return ValueError(f"report: {param} must be {what}, got {value!r}")
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+#: ``curve=``: a family whose measures take a cutoff
+_CURVE = Satisfies(lambda v: isinstance(v, str) and v in FAMILIES, "a measure family with a cutoff, e.g. 'R'")
+#: ``curve_ks=``
+_CURVE_KS = Satisfies(lambda v: isinstance(v, Iterable) and not isinstance(v, str) and len(list(v)) > 0
+                      and all(POSITIVE_INT.accepts(k) for k in v), "a non-empty list of ints >= 1")
 
 
 def report_options(*, measures=None, baseline: str | None = None,
@@ -150,43 +149,28 @@ def report_options(*, measures=None, baseline: str | None = None,
     >>> report_options(confidence=2)
     Traceback (most recent call last):
     ...
-    ValueError: report: confidence must be a float in (0, 1), got 2
+    evalframe.errors.ParameterError: report: confidence must be a float in (0, 1), got 2
     """
     unknown = sorted(set(conventions) - set(CONVENTIONS))
     if unknown:
         raise TypeError(f"report() got unknown keyword argument(s) {unknown}; conventions are "
                         f"{list(CONVENTIONS)}")
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < confidence < 1:
-        raise _bad("confidence", "a float in (0, 1)", confidence)
-    if not _is_int(n_resamples) or n_resamples < 1:
-        raise _bad("n_resamples", "an int >= 1", n_resamples)
+    ks = list(curve_ks) if isinstance(curve_ks, Iterable) and not isinstance(curve_ks, str) else curve_ks
+    validate(
+        "report", confidence=(confidence, CONFIDENCE), n_resamples=(n_resamples, POSITIVE_INT))
     distribution_memory(n_resamples, 1, func="report")  # refused before any work
-    if not _is_int(seed) or seed < 0:
-        raise _bad("seed", "an int >= 0", seed)
-    choices = {"interval": (interval, typing.get_args(Interval)),
-               "test": (test, typing.get_args(stats.TestName))}
-    for param, (value, allowed) in choices.items():
-        if value not in allowed:
-            raise _bad(param, f"one of {list(allowed)}", value)
-    corrections = typing.get_args(stats.Correction)
-    if correction is not None and correction not in corrections:
-        raise _bad("correction", f"None or one of {list(corrections)}", correction)
-    if baseline is not None and not isinstance(baseline, str):
-        raise _bad("baseline", "a system name (str) or None", baseline)
-    if progress is not None and not callable(progress):
-        raise _bad("progress", "a callable or None", progress)
-    if not isinstance(curve, str) or curve not in FAMILIES:
-        raise _bad("curve", "a measure family with a cutoff, e.g. 'R'", curve)
-    ks = list(curve_ks) if isinstance(curve_ks, Iterable) and not isinstance(curve_ks, str) else None
-    if not ks or not all(_is_int(k) and k >= 1 for k in ks):
-        raise _bad("curve_ks", "a non-empty list of ints >= 1",
-                   ks if isinstance(ks, list) else curve_ks)
+    validate("report", seed=(seed, SEED),
+             interval=(interval, Options(typing.get_args(Interval))),
+             test=(test, Options(typing.get_args(stats.TestName))),
+             correction=(correction, None, Options(typing.get_args(stats.Correction))),
+             baseline=(baseline, InstanceOf(str, "a system name (str)"), None),
+             progress=(progress, IsCallable(), None),
+             curve=(curve, _CURVE), curve_ks=(ks, _CURVE_KS))
     conv = {**CONVENTIONS, **conventions}
     checked = Conventions(**{k: v for k, v in conv.items() if k != "no_relevant"}, caller="report")  # checked once
     conv |= {"rel": int(checked.rel), "depth": None if checked.depth is None else int(checked.depth),
              "ascending": checked.ascending}  # plain values (numpy's too): the metadata is JSON
-    if conv["no_relevant"] not in ("zero", "drop"):
-        raise _bad("no_relevant", "one of ['zero', 'drop']", conv["no_relevant"])
+    check("report", "no_relevant", conv["no_relevant"], Options(("zero", "drop")))
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
@@ -196,7 +180,7 @@ def report_options(*, measures=None, baseline: str | None = None,
                          conventions=conv)
 
 
-def per_question_table(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
+def report_per_question(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
     """The rows of ``measures`` in (system, query_id, measure) order, as :func:`evaluate`
     returns them (questions in their first-seen order in the evaluation)."""
     pos = rows.positions(measures)
@@ -322,7 +306,7 @@ def _ppi_comparisons(comparisons: pd.DataFrame, per_q: pd.DataFrame, human_pq: p
 
 
 def _partition_conventions(opts: ReportOptions, columns, **changes) -> Conventions:
-    """The report's conventions as :func:`~evalframe.engine.evaluate_partition` takes them."""
+    """The report's conventions as :func:`~evalframe.engine.memory.evaluate_partition` takes them."""
     return Conventions(**{**opts.conventions, **changes}, columns=columns, caller="report")
 
 
@@ -535,17 +519,15 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     if human_qrels is not None and chunks is not None:
         raise ValueError("report: human_qrels= takes chunk-level or page-level golden sets, not chunks= "
                          "(evaluate both golden sets and call stats.summarize_ppi)")
-    if unjudged not in (None, "nonrelevant", "bounds"):
-        raise _bad("unjudged", "None, 'nonrelevant' or 'bounds' (the upper bound alone: "
-                   "evaluate(..., unjudged='relevant'))", unjudged)
+    check("report", "unjudged", unjudged, Options((None, "nonrelevant", "bounds"), "None, 'nonrelevant' or 'bounds' "
+                                                  "(the upper bound alone: evaluate(..., unjudged='relevant'))"))
     if type(run).__module__.startswith(("dask.", "pyspark.")):  # told before evaluating a whole cluster's run
         raise TypeError("report() takes a run held in memory, a file or a Parquet dataset (streamed), not a "
                         f"{type(run).__module__}.{type(run).__name__}: evaluate it there (ef.evaluate, "
                         "ef.diagnostics) and report from the per-question table, or write the run to Parquet "
                         "and pass the path")
     query_texts(queries, caller="report")
-    if not isinstance(n_changes, numbers.Integral) or isinstance(n_changes, bool) or n_changes < 1:
-        raise _bad("n_changes", "an int >= 1", n_changes)
+    check("report", "n_changes", n_changes, POSITIVE_INT)
     cols = check_columns(columns, caller="report")
     step = progress or (lambda label: None)
     seg_table = resolve_segments(segments, qrels, columns=cols)
@@ -572,7 +554,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     _check_systems(systems, opts)
     rows = MeasureRows(per_all)
     del per_all  # held compactly by rows from here on
-    per_q = per_question_table(rows, names, systems)
+    per_q = report_per_question(rows, names, systems)
     n_questions = int(per_q.groupby("system")["query_id"].nunique().max())
     per_q, seg_cols, seg_diag = join_segments(per_q, seg_table)
 
@@ -618,7 +600,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         "documents are pages: the chunks were rolled up with rollup= (each page ranks at its best "
         "chunk, a page is as relevant as its most relevant chunk)" if unit == "page"
         else "documents are the run's own ids (no roll-up)"))]
-    diagnostics = diagnostics_table(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
+    diagnostics = report_diagnostics(per_q, raw, judged, summary, conventions=conv, measures=opts.measures,
                                     n_questions=n_questions, systems=systems, confidence=opts.confidence,
                                     extra_rows=[*seg_diag, *unit_rows, *bound_rows, *provenance],
                                     unjudged=unjudged)

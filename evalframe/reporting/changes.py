@@ -5,7 +5,6 @@ from __future__ import annotations
 __all__ = ["CHANGE_COLUMNS", "query_texts", "top_changes", "change_table", "ranking_table", "explain_table",
            "question_rows", "RANKINGS_DEPTH"]
 
-import numbers
 import os
 import re
 from typing import Mapping, Sequence
@@ -13,6 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .._validation import POSITIVE_INT, check, error
 from ..inputs import alias_candidates, apply_columns, split_question_text
 
 #: columns of :func:`top_changes` and of the report's ``changes`` table
@@ -40,7 +40,7 @@ def query_texts(queries: pd.DataFrame | None, *, caller: str = "top_changes") ->
         queries = q
     if not isinstance(queries, pd.DataFrame) or not {"query_id", "text"} <= set(queries.columns):
         found = list(queries.columns) if isinstance(queries, pd.DataFrame) else type(queries).__name__
-        raise ValueError(f"{caller}: queries must be a DataFrame with columns query_id, text, got {found!r}")
+        raise error(caller, "queries", "a DataFrame with columns query_id, text", found)
     q = queries.drop_duplicates("query_id")
     return pd.Series(q["text"].astype(str).to_numpy(), index=q["query_id"].astype(str).to_numpy())
 
@@ -80,8 +80,7 @@ def top_changes(per_question: pd.DataFrame, system_a: str, system_b: str, measur
     0        1 -0.75   regression
     1        2  0.50  improvement
     """
-    if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"top_changes: n must be an int >= 1, got {n!r}")
+    check("top_changes", "n", n, POSITIVE_INT)
     cols = list(CHANGE_COLUMNS)
     text = query_texts(queries)
     rows = per_question[per_question["measure"] == measure]
@@ -130,7 +129,8 @@ def ranking_table(run: pd.DataFrame | None, golden: pd.DataFrame, changes: pd.Da
     ranked as the measures rank (:func:`evalframe.ranking.judge`, same ties and cutoff
     rules; ``ascending``: the scores are distances, shown as given); empty without a run
     table (``run`` None) or without changes."""
-    from ..ranking import NOT_JUDGED, judge
+    from .._judged import NOT_JUDGED
+    from ..ranking import judge
     from .tables import RANKING_COLUMNS
     if run is None or changes.empty or not len(run):
         return pd.DataFrame(columns=list(RANKING_COLUMNS))
@@ -195,7 +195,7 @@ def question_rows(run, questions: Sequence[str], *, columns: Mapping[str, str] |
     of paths) is read whole and cut. None when ``run`` is none of these, or its question
     column cannot be told (the report then keeps no rankings)."""
     from ..io import read_run_as_given
-    from ..streaming import is_dataset_source, open_run_dataset
+    from ..engine.choice import is_dataset_source, open_run_dataset
     questions = [str(q) for q in pd.unique(pd.Series(list(questions), dtype=object).astype(str))]
     try:
         if is_dataset_source(run):

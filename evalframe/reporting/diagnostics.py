@@ -3,7 +3,7 @@ intervals are, which measures and conventions were used) and the warnings it iss
 from __future__ import annotations
 
 __all__ = ["MIN_QUESTIONS", "MIN_JUDGED", "CONVENTION_DOCS", "WARNING_CHECKS", "diagnostic_row",
-           "diagnostics_table", "unjudged_summary", "issue_warnings", "ReportWarning", "ReportWarnings",
+           "report_diagnostics", "unjudged_summary", "issue_warnings", "ReportWarning", "ReportWarnings",
            "report_warnings", "labels_by_judge"]
 
 import warnings as _warnings
@@ -19,7 +19,7 @@ from ..errors import (ChunkingsDifferWarning, EvalframeWarning, IdSchemeWarning,
                       QuestionsScoredZeroWarning, ShallowRankingWarning, SmallGoldenSetWarning,
                       UnjudgedDocumentsWarning, warn)
 from ..measures import FAMILIES, Measure
-from ..schema import is_human
+from .._conflicts import is_human
 from .tables import DIAGNOSTIC_COLUMNS
 
 #: the spec's "working minimum" of questions
@@ -75,7 +75,7 @@ def diagnostic_row(check: str, *, system: str | None = None, measure: str | None
             "detail": detail, "action": action, "examples": examples}
 
 
-def diagnostics_table(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
+def report_diagnostics(per_question: pd.DataFrame, raw: pd.DataFrame, judged: pd.DataFrame,
                       summary: pd.DataFrame, *, conventions: Mapping[str, object],
                       measures: Sequence[Measure], n_questions: int, systems: Sequence[str],
                       confidence: float = 0.95, extra_rows: Sequence[dict] = (),

@@ -14,6 +14,7 @@ from typing import Literal, Mapping
 
 import pandas as pd
 
+from .._validation import Options, check
 from ..io import local_path
 from .tables import OPTIONAL_TABLES, RANKING_COLUMNS, TABLES
 
@@ -142,8 +143,7 @@ def detect_format(directory, format: Literal["auto", "parquet", "csv"] = "auto")
     ValueError
         ``format`` is not ``"auto"``, ``"parquet"`` or ``"csv"``.
     """
-    if format not in ("auto", "parquet", "csv"):
-        raise ValueError(f"read_report: format must be one of ['auto', 'parquet', 'csv'], got {format!r}")
+    check("read_report", "format", format, Options(("auto", "parquet", "csv")))
     d = local_path(directory, "saved report")
     for f in (("parquet", "csv") if format == "auto" else (format,)):
         if (d / f"summary.{f}").is_file():

@@ -7,6 +7,7 @@ __all__ = ["text_tables", "changes_line_view"]
 
 import pandas as pd
 
+from .._validation import Interval, check
 from .views import (
     ReportView,
     changes_view,
@@ -43,8 +44,7 @@ def text_tables(rep: ReportView, digits: int = 3, *, changes: int = 1, warnings:
     >>> text_tables(rep).splitlines()[0]
     'Summary (mean [95% interval], bootstrap)'
     """
-    if isinstance(changes, bool) or not isinstance(changes, int) or changes < 0:
-        raise ValueError(f"text_tables: changes must be an int >= 0, got {changes!r}")
+    check("text_tables", "changes", changes, Interval(int, 0, None))
     m = rep.metadata
     out = ["Summary (mean [%d%% interval], %s%s)" % (round(100 * m["confidence"]), m["interval"],
                                                      ", documents are pages" if m.get("unit") == "page" else ""),

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._validation import error, type_of
 from ..errors import EvalframeInputError, EvalframeWarning, InputProblem, warn
 from ..inputs import TEXT_COLUMN, alias_candidates, apply_columns, arrow_frame, check_columns, split_question_text
 from ..schema import ids_to_str
@@ -140,8 +141,7 @@ def _segment_frame(source) -> pd.DataFrame:
     frame = arrow_frame(source)
     if frame is not None:
         return frame
-    raise TypeError(f"segments must be a DataFrame, a file path or a column name, "
-                    f"got {type(source).__name__}")
+    raise error(None, "segments", "a DataFrame, a file path or a column name", type_of(source))
 
 
 def _segment_columns(df: pd.DataFrame, qid, candidates: list) -> list:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._validation import error, type_of
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Measure, parse_measures, resolve
 from .tables import STAGE_COLUMNS
@@ -42,7 +43,7 @@ def stage_spec(stages: Sequence | Mapping[str, int] | None) -> list[tuple[str, "
             else:
                 spec.append((str(s), 100 if i == 0 else 5 if i == len(stages) - 1 else 20))
     else:
-        raise TypeError("stages must be a list of system names (first stage first) or a dict {system: k}")
+        raise error(None, "stages", "a list of system names (first stage first) or a dict {system: k}", type_of(stages))
     problems = []
     if len(spec) < 2:
         problems.append(InputProblem(f"stages names {len(spec)} system(s)",

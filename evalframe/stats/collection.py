@@ -18,6 +18,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .paired import compare
+from .._validation import CONFIDENCE, Options, check, error, type_of
 from .validation import check_confidence
 
 __all__ = ["rank_correlation", "discriminative_power", "asl_curve"]
@@ -59,8 +60,7 @@ def rank_correlation(a, b, *, measure: str | None = None, measure_b: str | None 
     >>> stats.rank_correlation({"a": 3, "b": 2, "c": 1}, {"a": 3, "b": 1, "c": 2})["value"].round(3).tolist()
     [0.333, 0.5, 0.955]
     """
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
-        raise ValueError(f"rank_correlation: p must be a float in (0, 1), got {p!r}")
+    check("rank_correlation", "p", p, CONFIDENCE)
     sa = _scores(a, measure, "a")
     sb = _scores(b, measure_b if measure_b is not None else measure, "b")
     if set(sa.index) != set(sb.index):
@@ -87,15 +87,13 @@ def _scores(x, measure, name) -> pd.Series:
         s.index = s.index.astype(str)
         return s
     if not isinstance(x, pd.DataFrame) or "system" not in x:
-        raise TypeError(f"rank_correlation: {name} must be a per-question or aggregate table, a Series or a dict, "
-                        f"got {type(x).__name__}")
+        raise error("rank_correlation", name, "a per-question or aggregate table, a Series or a dict", type_of(x))
     if "measure" in x:
         measures = pd.unique(x["measure"].astype(str))
         if measure is None and len(measures) > 1:
             raise ValueError(f"rank_correlation: {name} holds several measures {list(measures)[:5]}: pass measure=")
         if measure is not None:
-            if measure not in set(measures):
-                raise ValueError(f"rank_correlation: measure must be one of {list(measures)[:8]}, got {measure!r}")
+            check("rank_correlation", "measure", measure, Options(measures, f"one of {list(measures)[:8]}"))
             x = x[x["measure"].astype(str) == measure]
     column = "mean" if "mean" in x else "value"
     return x.groupby(x["system"].astype(str), sort=False)[column].mean().astype(np.float64)
@@ -131,9 +129,7 @@ ASL_TESTS = {"randomization": "randomization", "t": "t", "wilcoxon": "wilcoxon",
 
 
 def _compare_test(test: str, func: str) -> str:
-    if test not in ASL_TESTS:
-        raise ValueError(f"{func}: test must be one of {list(ASL_TESTS)}, got {test!r}")
-    return ASL_TESTS[test]
+    return ASL_TESTS[check(func, "test", test, Options(ASL_TESTS))]
 
 
 def asl_curve(per_question: pd.DataFrame, *, test: str = "randomization", n_resamples: int = 10_000,

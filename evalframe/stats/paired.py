@@ -37,8 +37,8 @@ from .validation import (
     check_seed,
     check_tie_threshold,
     clean_table,
-    param_error,
 )
+from .._validation import BOOLEAN, Options, check
 
 __all__ = ["compare"]
 
@@ -52,8 +52,9 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
     if wilcoxon_method is not None:
         check_choice("compare", "wilcoxon_method", wilcoxon_method, WILCOXON_METHODS)
     if alternative != "two-sided" and correction in ("tukey", "randomized-tukey"):
-        raise param_error("compare", "correction", "'holm', 'bonferroni', 'bh' or 'none' "
-                          "with a one-sided alternative (Tukey HSD is two-sided)", correction)
+        check("compare", "correction", correction, Options(
+            ("holm", "bonferroni", "bh", "none"),
+            "'holm', 'bonferroni', 'bh' or 'none' with a one-sided alternative (Tukey HSD is two-sided)"))
     if correction is not None:
         check_choice("compare", "correction", correction, CORRECTIONS)
     if ci is not None:
@@ -353,8 +354,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     (0.125, 0.25, 16)
     """
     by = as_list(by)
-    if not isinstance(adjusted_ci, (bool, np.bool_)):
-        raise param_error("compare", "adjusted_ci", "True or False", adjusted_ci)
+    check("compare", "adjusted_ci", adjusted_ci, BOOLEAN)
     opts = _options(test, correction, ci, confidence, n_resamples, seed, exact,
                     tie_threshold, cluster, alternative, wilcoxon_method)
     clashing = [c for c in by if c in ("cluster", "n_clusters")]

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from .validation import check_confidence, check_n, clean_table, param_error
+from .._validation import Interval, Satisfies, check
+from .validation import check_confidence, check_n, clean_table
 
 __all__ = ["standard_error", "half_width", "n_for_half_width", "power", "power_t",
            "n_for_difference", "detectable_difference", "planning_curve", "CURVE_COLUMNS"]
@@ -17,13 +18,16 @@ CURVE_COLUMNS = ["measure", "n", "sd", "proportion", "sd_diff", "se", "half_widt
                  "confidence", "delta", "alpha", "power"]
 
 
+_NON_NEGATIVE = Interval(float, 0, None)
+_POSITIVE = Interval(float, 0, None, closed="neither")
+_NON_ZERO = Satisfies(lambda v: Interval(float).accepts(v) and v != 0, "a non-zero float")
+
+
 def _one_of(sd, p, *, func: str) -> None:
     if (sd is None) == (p is None):
         raise ValueError(f"{func}: give exactly one of sd= (any measure) or p= (a proportion)")
-    if sd is not None and not sd >= 0:
-        raise param_error(func, "sd", "a float >= 0", sd)
-    if p is not None and not 0 <= p <= 1:
-        raise param_error(func, "p", "a float in [0, 1]", p)
+    check(func, "sd", sd, _NON_NEGATIVE, None)
+    check(func, "p", p, Interval(float, 0, 1), None)
 
 
 def standard_error(sd: float | None = None, p: float | None = None, *, n: int) -> float:
@@ -117,8 +121,7 @@ def n_for_half_width(target: float, *, sd: float | None = None, p: float | None 
 
     _one_of(sd, p, func="n_for_half_width")
     check_confidence(confidence, func="n_for_half_width")
-    if not target > 0:
-        raise param_error("n_for_half_width", "target", "a float > 0", target)
+    check("n_for_half_width", "target", target, _POSITIVE)
     z = float(st.norm.ppf(1 - (1 - confidence) / 2))
     if p is not None:
         n = max(1, math.ceil((z / target) ** 2 * p * (1 - p) - 1e-9))
@@ -188,8 +191,7 @@ def power(n: int, delta: float, sd_diff: float, alpha: float = 0.05, *,
     """
     check_n(n, 2, func="power")
     _check_alpha_power("power", alpha)
-    if not sd_diff >= 0:
-        raise param_error("power", "sd_diff", "a float >= 0", sd_diff)
+    check("power", "sd_diff", sd_diff, _NON_NEGATIVE)
     return power_t(int(n), float(delta), float(sd_diff), alpha, two_sided)
 
 
@@ -231,10 +233,8 @@ def n_for_difference(delta: float, *, sd_diff: float, alpha: float = 0.05,
     from scipy import stats as st
 
     _check_alpha_power("n_for_difference", alpha, power)
-    if delta == 0:
-        raise param_error("n_for_difference", "delta", "a non-zero float", delta)
-    if not sd_diff > 0:
-        raise param_error("n_for_difference", "sd_diff", "a float > 0", sd_diff)
+    check("n_for_difference", "delta", delta, _NON_ZERO)
+    check("n_for_difference", "sd_diff", sd_diff, _POSITIVE)
     za = st.norm.ppf(1 - (alpha / 2 if two_sided else alpha))
     n = max(2, math.ceil(((za + st.norm.ppf(power)) * sd_diff / abs(delta)) ** 2))
     if n > LARGE_N:  # t and normal agree to far below one question here (and t's quantiles overflow)
@@ -276,8 +276,7 @@ def detectable_difference(n: int, *, sd_diff: float, alpha: float = 0.05,
 
     check_n(n, 2, func="detectable_difference")
     _check_alpha_power("detectable_difference", alpha, power)
-    if not sd_diff > 0:
-        raise param_error("detectable_difference", "sd_diff", "a float > 0", sd_diff)
+    check("detectable_difference", "sd_diff", sd_diff, _POSITIVE)
     hi = sd_diff / math.sqrt(n)
     while power_t(n, hi, sd_diff, alpha, two_sided) < power:
         hi *= 2

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 __all__ = ["summarize_ppi", "compare_ppi", "MIN_HUMAN"]
 
-import numbers
 
 import numpy as np
 import pandas as pd
@@ -31,6 +30,7 @@ from scipy import stats as sps
 
 from ..errors import EvalframeInputError, FewHumanLabelsWarning, InputProblem, UnpairedQuestionsWarning, warn
 from .corrections import adjust_pvalues
+from .._validation import Interval, Options, check
 from .validation import Correction, check_choice, check_confidence, clean_table
 
 #: Fewer human-labelled questions than this and the normal interval is not to be trusted.
@@ -38,10 +38,7 @@ MIN_HUMAN = 10
 
 
 def _check_lam(lam, func: str) -> None:
-    if lam is None:
-        return
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not 0 <= lam <= 1:
-        raise ValueError(f"{func}: lam must be None (estimated, PPI++) or a float in [0, 1], got {lam!r}")
+    check(func, "lam", lam, Options((None,), "None (estimated, PPI++)"), Interval(float, 0, 1))
 
 
 def _aligned(model: pd.DataFrame, human: pd.DataFrame, func: str) -> pd.DataFrame:

@@ -45,7 +45,8 @@ import pandas as pd
 from evalframe.errors import EvalframeInputError, InputProblem
 
 from .pairing import paired_data, systems_and_pairs, warn_dropped
-from .validation import as_list, check_choice, check_confidence, check_seed, clean_table, param_error
+from .._validation import BOOLEAN, Interval, Satisfies, check, error
+from .validation import as_list, check_choice, check_confidence, check_seed, clean_table
 
 __all__ = ["confidence_sequence", "sequential_compare", "e_bh", "SequentialOptions",
            "hedged_bounds", "hedged_capital", "measure_bounds"]
@@ -74,13 +75,20 @@ class SequentialOptions:
         return 1.0 - self.confidence
 
 
+#: a finite number
+_FINITE = Satisfies(Interval(float).accepts, "a finite number")
+#: a measure's range
+_BOUNDS = Satisfies(lambda b: isinstance(b, (tuple, list)) and len(b) == 2 and all(_FINITE.accepts(v) for v in b)
+                    and b[0] < b[1], "a (low, high) pair of finite numbers with low < high, "
+                    "or a dict measure -> (low, high)")
+
+
 def _options(func: str, confidence, order, seed, grid, alternative="two-sided") -> SequentialOptions:
     check_confidence(confidence, func=func)
     check_choice(func, "order", order, ("table", "random"))
     check_seed(seed, func=func)
     check_choice(func, "alternative", alternative, ("two-sided", "greater", "less"))
-    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or not 10 <= grid <= 100_000:
-        raise param_error(func, "grid", "an int in [10, 100000]", grid)
+    check(func, "grid", grid, Interval(int, 10, 100_000))
     return SequentialOptions(float(confidence), order, int(seed), int(grid), alternative)
 
 
@@ -179,7 +187,7 @@ def e_bh(e_values: Sequence[float] | np.ndarray, alpha: float = 0.05) -> np.ndar
     check_confidence(alpha, "alpha", func="e_bh")
     e = np.asarray(e_values, dtype=np.float64)
     if e.ndim != 1 or np.isnan(e).any() or (e < 0).any():
-        raise param_error("e_bh", "e_values", "a 1-d array of numbers >= 0", e_values)
+        raise error("e_bh", "e_values", "a 1-d array of numbers >= 0", e_values)
     k = len(e)
     order = np.argsort(-e, kind="stable")
     ranks = np.arange(1, k + 1)
@@ -215,11 +223,7 @@ def measure_bounds(measures: Sequence[str], bounds, *, func: str) -> dict[str, t
                 "gate with --sequential takes measures of a known range (P, R, RR, nDCG, AP, ...): "
                 "gate this one without --sequential"))
             continue
-        if (not isinstance(b, (tuple, list)) or len(b) != 2
-                or not all(isinstance(v, (int, float, np.integer, np.floating)) and math.isfinite(v) for v in b)
-                or not b[0] < b[1]):
-            raise param_error(func, "bounds", "a (low, high) pair of finite numbers with low < high, "
-                              "or a dict measure -> (low, high)", b)
+        check(func, "bounds", b, _BOUNDS)
         out[name] = (float(b[0]), float(b[1]))
     if problems:
         raise EvalframeInputError("per_question", problems)
@@ -345,8 +349,7 @@ def confidence_sequence(per_question: pd.DataFrame, *, confidence: float = 0.95,
     (200, 0.75, True)
     """
     opts = _options("confidence_sequence", confidence, order, seed, grid)
-    if not isinstance(steps, (bool, np.bool_)):
-        raise param_error("confidence_sequence", "steps", "True or False", steps)
+    check("confidence_sequence", "steps", steps, BOOLEAN)
     by = as_list(by)
     df = clean_table(per_question, by=by, cluster=None)
     ranges = measure_bounds(list(pd.unique(df["measure"])), bounds, func="confidence_sequence")
@@ -451,9 +454,7 @@ def sequential_compare(per_question: pd.DataFrame, *, baseline: str | None = Non
     (True, True, True)
     """
     opts = _options("sequential_compare", confidence, order, seed, grid, alternative)
-    if isinstance(null, bool) or not isinstance(null, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(null):
-        raise param_error("sequential_compare", "null", "a finite number", null)
+    check("sequential_compare", "null", null, _FINITE)
     by = as_list(by)
     known: dict[str, np.ndarray] = {}
     df = clean_table(per_question, by=by, cluster=None, codes=known)

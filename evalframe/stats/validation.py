@@ -1,7 +1,8 @@
 """Input validation for the statistics functions, done up front so the maths stays short.
 
-Parameter errors are ``ValueError`` with one template,
-``"<function>: <param> must be <what>, got <value!r>"``; problems in the per-question
+Parameter errors are checked by :mod:`evalframe._validation` (one template,
+``"<function>: <param> must be <what>, got <value!r>"``); the ``check_*`` helpers
+here name the statistics' common parameters as its constraints.  Problems in the per-question
 table are one :class:`~evalframe.errors.EvalframeInputError` listing every problem.
 """
 from __future__ import annotations
@@ -13,13 +14,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evalframe._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, Interval, Options, check
 from evalframe.errors import EvalframeInputError, InputProblem
 
 __all__ = [
     "SummaryMethod", "TestName", "Correction", "CiMethod", "PValueAdjustment", "Alternative",
     "WilcoxonMethod", "SUMMARY_METHODS", "TESTS", "CORRECTIONS", "CI_METHODS", "ADJUSTMENTS",
     "ALTERNATIVES", "WILCOXON_METHODS", "SINGLE_SYSTEM", "RESERVED_COLUMNS",
-    "param_error", "check_choice", "check_confidence", "check_resamples", "check_seed",
+    "check_choice", "check_confidence", "check_resamples", "check_seed",
     "check_n", "check_tie_threshold", "check_cluster", "as_list", "clean_table",
     "sorted_codes", "run_starts", "combined_codes", "unique_key_order", "key_array",
     "is_string_categorical",
@@ -50,54 +52,48 @@ RESERVED_COLUMNS = ("system", "query_id", "measure", "value", "n", "mean", "sd",
              "diff", "p_value", "p_adjusted", "statistic", "mean_a", "mean_b")
 
 
-def param_error(func: str | None, param: str, what: str, value: object) -> ValueError:
-    """The parameter error: ``"<func>: <param> must be <what>, got <value!r>"``."""
-    prefix = f"{func}: " if func else ""
-    return ValueError(f"{prefix}{param} must be {what}, got {value!r}")
-
-
 def check_choice(func: str | None, param: str, value: object, choices: Sequence[str]) -> None:
     """Raise unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise param_error(func, param, f"one of {list(choices)}", value)
+    check(func, param, value, Options(choices))
 
 
 def check_confidence(confidence: float, name: str = "confidence", *,
                      func: str | None = None) -> None:
     """Raise unless ``confidence`` (or an ``alpha``, a ``power``: ``name``) is in (0, 1)."""
-    if not isinstance(confidence, (int, float)) or not 0.0 < float(confidence) < 1.0:
-        raise param_error(func, name, "a float in (0, 1)", confidence)
+    check(func, name, confidence, CONFIDENCE)
 
 
 def check_resamples(n_resamples: int, *, func: str | None = None) -> None:
     """Raise unless ``n_resamples`` is an int >= 1."""
-    if (isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer))
-            or n_resamples < 1):
-        raise param_error(func, "n_resamples", "an int >= 1", n_resamples)
+    check(func, "n_resamples", n_resamples, POSITIVE_INT)
 
 
 def check_seed(seed: int, *, func: str | None = None) -> None:
     """Raise unless ``seed`` is an int >= 0 (what ``numpy.random.default_rng`` takes)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise param_error(func, "seed", "an int >= 0", seed)
+    check(func, "seed", seed, SEED)
 
 
 def check_n(n: int, minimum: int = 1, *, func: str | None = None) -> None:
     """Raise unless ``n`` (a number of questions) is an int >= ``minimum``."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < minimum:
-        raise param_error(func, "n", f"an int >= {minimum}", n)
+    check(func, "n", n, Interval(int, minimum, None))
+
+
+#: a threshold of differences (infinite allowed: every difference a tie)
+TIE_THRESHOLD = Interval(float, 0, None, finite=False)
 
 
 def check_tie_threshold(tie_threshold: float, *, func: str | None = None) -> None:
     """Raise unless ``tie_threshold`` is a float >= 0."""
-    if not isinstance(tie_threshold, (int, float)) or tie_threshold < 0:
-        raise param_error(func, "tie_threshold", "a float >= 0", tie_threshold)
+    check(func, "tie_threshold", tie_threshold, TIE_THRESHOLD)
 
 
 def check_cluster(cluster: str | None, *, func: str | None = None) -> None:
     """Raise unless ``cluster`` is a column name or None."""
-    if cluster is not None and not isinstance(cluster, str):
-        raise param_error(func, "cluster", "a column name (str) or None", cluster)
+    check(func, "cluster", cluster, COLUMN_NAME, None)
+
+
+#: a column's name
+COLUMN_NAME = InstanceOf(str, "a column name (str)")
 
 
 def as_list(cols: str | Sequence[str] | None) -> list[str]:

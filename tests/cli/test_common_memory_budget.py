@@ -7,7 +7,8 @@ import pytest
 
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from evalframe.cli import common, main
+from evalframe.cli import main
+from evalframe.cli import runs as common
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_a_bad_memory_budget_is_one_line(cranfield_files, capsys):
 def test_a_run_is_read_whole_by_the_whole_table_figure(cranfield_files, monkeypatch):
     """The commands read the runs whole when their rows at the in-memory engine's whole-table
     figure (sizing.WHOLE_BYTES_PER_ROW) fit the budget, whatever a partition's own figure."""
-    from evalframe import streaming
+    from evalframe.engine import streaming
     _, texts, _ = cranfield_files
     rows = sum(sizing.text_run_rows(p) for p in texts)
     monkeypatch.setattr(sizing, "BYTES_PER_ROW", 10 ** 9)  # a partition's figure plays no part
@@ -86,14 +87,17 @@ def test_sigterm_removes_the_runs_copied_for_the_commands(tmp_path):
     import signal
     import subprocess
     import sys
-    run = tmp_path / "a.trec"
-    run.write_text("".join(f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)} a\n" for q in range(20) for d in range(30)))
+    runs = []
+    for tag in "ab":  # two runs naming their own systems: copied (one, or named ones, are read where they are)
+        run = tmp_path / f"{tag}.trec"
+        run.write_text("".join(f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)} {tag}\n" for q in range(20) for d in range(30)))
+        runs.append(str(run))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     script = f"""
 import os, signal
-from evalframe.cli.common import run_source
-with run_source([{str(run)!r}], budget=1) as source:
+from evalframe.cli.runs import run_source
+with run_source({runs!r}, budget=1) as source:
     assert os.listdir(source), "the run was copied"
     os.kill(os.getpid(), signal.SIGTERM)
 """
@@ -101,3 +105,21 @@ with run_source([{str(run)!r}], budget=1) as source:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == -signal.SIGTERM, done.stderr[-2000:]
     assert list(scratch.iterdir()) == []
+
+
+def test_text_runs_larger_than_the_budget_are_streamed_where_they_are(cranfield_files, capsys):
+    """A text run larger than --memory-budget, or several named ones, are handed to the streaming
+    engine as they are (read in blocks of whole questions, not copied to Parquet), with the
+    output of the in-memory command; several unnamed ones are still copied."""
+    qrels, texts, _ = cranfield_files
+    with common.run_source(texts[:1], budget=1) as runs:
+        assert runs == texts[0]
+    named = [f"s{i}={p}" for i, p in enumerate(texts)]
+    with common.run_source(named, budget=1) as runs:
+        assert runs == {f"s{i}": p for i, p in enumerate(texts)}
+    with common.run_source(texts, budget=1) as runs:
+        assert isinstance(runs, str) and runs != texts[0]  # the temporary Parquet directory
+    for args in (texts[:1], named):
+        small = command(["evaluate", qrels, *args, "--memory-budget", "1MB"], capsys)
+        whole = command(["evaluate", qrels, *args], capsys)
+        assert small[0] == 0 and small[1] == whole[1]

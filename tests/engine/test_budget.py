@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from evalframe.engine import budget as sizing
-from evalframe import streaming
+from evalframe.engine import streaming
 
 
 def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader():

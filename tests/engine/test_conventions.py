@@ -166,7 +166,7 @@ def test_evaluate_probes_a_dataset_once(tmp_path, monkeypatch):
     """The engine is chosen once: a Parquet file is opened to count its rows once."""
     import evalframe.engine.choice as choice
     import evalframe.evaluation as evaluate_module
-    import evalframe.streaming as streaming
+    import evalframe.engine.streaming as streaming
     run, qrels = _random_case(1, n_q=5)
     run.to_parquet(tmp_path / "run.parquet")
     opened = []
@@ -242,7 +242,7 @@ def test_a_part_result_crosses_as_arrow():
     """PartResult.to_arrow / from_arrow (what a Spark task sends its driver): every field back,
     equal, for parts with systems, records, conflicts, token counts and none of those."""
     from evalframe.engine import Conventions
-    from evalframe.engine.partition import PartResult, evaluate_part
+    from evalframe.engine.partition import PartResult, Plan, evaluate_part
     cran = datasets.load_cranfield()
     runs = cran.runs.assign(tokens=np.arange(len(cran.runs)) % 7 + 1)
     qids = sorted(cran.qrels.query_id.unique())[:20]
@@ -254,8 +254,8 @@ def test_a_part_result_crosses_as_arrow():
                            (Conventions(conflicts="max", missing="drop", no_relevant="drop"), None),
                            (Conventions(conflicts="max"), "bounds")):
         measures = ["P@5", "R@10"] if unjudged else ["P@5", "nDCG@10"]
-        res = evaluate_part(part.reset_index(drop=True), qrels, systems, ef.parse_measures(measures),
-                            conv, qrels_rows=np.arange(len(qrels)), unjudged=unjudged)
+        plan = Plan(ef.parse_measures(measures), conv, systems, unjudged=unjudged)
+        res = evaluate_part(part.reset_index(drop=True), qrels, plan, qrels_rows=np.arange(len(qrels)))
         assert (res.high is not None) == (unjudged == "bounds")
         res.extra["bucket"] = 3
         assert res.records and res.conflicts is not None and res.tokens and res.silent == ["absent"]

@@ -155,6 +155,22 @@ def test_chunk_offsets_are_refused():
                     chunks=chunks, unjudged="bounds")
 
 
+
+@pytest.mark.parametrize("engine", ["memory", "streaming"])
+def test_a_span_golden_set_is_refused_on_every_engine(engine, tmp_path):
+    """A span golden set with a run of whole documents (no offsets): refused in memory and
+    streamed alike (the streamed run was evaluated on document labels, the in-memory one refused)."""
+    from tests.engine_checks import streamed
+    run, _ = _random_case(6)
+    spans = pd.DataFrame({"query_id": ["0", "1"], "doc_id": ["d1", "d2"], "start": [0, 5], "end": [10, 20],
+                          "relevance": [1, 1]})
+    with pytest.raises(ValueError, match="not available with chunks= or a span golden set"):
+        if engine == "streaming":
+            streamed(run, spans, ["P@5"], tmp_path / "run", unjudged="bounds")
+        else:
+            ef.evaluate(run, spans, ["P@5"], unjudged="bounds")
+
+
 @pytest.mark.slow
 @pytest.mark.xdist_group("spark")  # the worker holding the Spark session
 @pytest.mark.parametrize("unjudged", ["bounds", "relevant"])

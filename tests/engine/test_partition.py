@@ -197,7 +197,7 @@ def test_integer_question_ids_list_examples_numerically_whole_and_in_parts():
 
 def judged_part(run, qrels, systems, **kw):
     """A partition judged knowing every system of the run (prepare(systems=))."""
-    from evalframe.engine import prepare
+    from evalframe.engine.memory import prepare
     from evalframe.engine import Conventions
     return prepare(run.reset_index(drop=True), qrels.reset_index(drop=True), Conventions(**kw), warn=False, systems=systems)
 
@@ -210,7 +210,7 @@ def test_partitions_told_every_system_may_be_empty_or_lack_a_system(case, assign
     questions); told the run's systems, each is judged, and their tables concatenated are
     the whole input's bit for bit, their diagnostics merged the whole's (with
     system_without_judged_documents decided on the whole golden set, as the engines do)."""
-    from evalframe.engine import per_question_table
+    from evalframe.engine.memory import per_question_table
     from evalframe.measures.names import parse_measures
     qrels, run, rel = case
     run = pd.concat([run.assign(system="A"), run.assign(system="B", score=-run.score),

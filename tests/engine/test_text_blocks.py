@@ -8,10 +8,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalframe.engine.partition import question_buckets
+from evalframe.engine.partition import evaluate_part, question_buckets
 from evalframe.engine.text_blocks import (SeenQuestions, bucket_files, line_questions, question_blocks,
                                           write_buckets)
 
@@ -224,3 +225,73 @@ def test_the_commands_read_a_header_line_with_a_question_larger_than_a_block(tmp
     whole = out()
     monkeypatch.setattr(sizing, "TEXT_BLOCK_BYTES", 1000)
     assert out("--memory-budget", "1KB") == whole
+
+
+def _trec_lines(frame) -> str:
+    return "".join(f"{q} Q0 {d} {r} {x!r} {t}\n" for q, d, r, x, t in
+                   frame[["query_id", "doc_id", "rank", "score", "system"]].itertuples(index=False))
+
+
+@pytest.mark.parametrize("layout", ["grouped", "shuffled", "gzipped", "two tags"])
+def test_evaluate_streams_a_text_run_larger_than_the_budget(layout, tmp_path, monkeypatch):
+    """evaluate() on a TREC text run file larger than memory_budget reads it in blocks of whole
+    questions (TextRun) through the streaming engine: the in-memory table, bit for bit."""
+    import gzip
+
+    import evalframe as ef
+    from evalframe.engine import budget as sizing
+    from evalframe.engine import streaming
+    from evalframe.engine.choice import choose
+    ds = ef.datasets.load_cranfield()
+    systems = list(pd.unique(ds.runs.system))[:2 if layout == "two tags" else 1]
+    runs = ds.runs[ds.runs.system.isin(systems)].reset_index(drop=True)
+    runs = runs.assign(rank=runs.groupby(["system", "query_id"]).cumcount() + 1)
+    if layout == "shuffled":
+        runs = runs.sample(frac=1, random_state=3)
+    text = _trec_lines(runs)
+    path = tmp_path / ("run.txt.gz" if layout == "gzipped" else "run.txt")
+    path.write_bytes(gzip.compress(text.encode()) if layout == "gzipped" else text.encode())
+    measures = ["AP", "nDCG@10", "P@5", "RR"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = ef.evaluate(str(path), ds.qrels, measures)
+        budget = sizing.text_run_rows(str(path)) * sizing.WHOLE_BYTES_PER_ROW - 1
+        assert choose(str(path), memory_budget=budget).name == "streaming"
+        parts = []
+        monkeypatch.setattr(streaming, "evaluate_part", lambda *a, **k: parts.append(1) or evaluate_part(*a, **k))
+        monkeypatch.setattr(sizing, "plan_batch_rows", lambda *a, **k: 2000)  # many parts
+        got = ef.evaluate(str(path), ds.qrels, measures, memory_budget=budget)
+    assert len(parts) > 3
+    pd.testing.assert_frame_equal(got, whole)
+
+
+def test_a_dict_of_text_runs_and_datasets_is_streamed(tmp_path, monkeypatch):
+    import evalframe as ef
+    from evalframe.engine import budget as sizing
+    from evalframe.engine.choice import choose
+    ds = ef.datasets.load_cranfield()
+    a, b = list(pd.unique(ds.runs.system))[:2]
+    ra = ds.runs[ds.runs.system == a].assign(rank=1)
+    (tmp_path / "a.txt").write_text(_trec_lines(ra))
+    ds.runs[ds.runs.system == b].drop(columns="system").to_parquet(tmp_path / "b.parquet")
+    source = {"A": str(tmp_path / "a.txt"), "B": str(tmp_path / "b.parquet")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = ef.evaluate(source, ds.qrels, ["AP", "P@5"])
+        assert choose(source, memory_budget=1).name == "streaming"
+        monkeypatch.setattr(sizing, "plan_batch_rows", lambda *a, **k: 2000)
+        got = ef.evaluate(source, ds.qrels, ["AP", "P@5"], memory_budget=1)
+    pd.testing.assert_frame_equal(got, whole)
+
+
+def test_a_text_run_block_with_a_malformed_line_names_where_it_starts(tmp_path):
+    """A malformed line in a later block: the error says from which line of the file the block's
+    line numbers count."""
+    import evalframe as ef
+    from evalframe.engine.text_blocks import TextRun
+    lines = [f"q{q} Q0 d{d} {d + 1} {1.0 / (d + 1)} r\n" for q in range(40) for d in range(20)]
+    lines[700] = "q35 Q0 broken\n"
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    with pytest.raises(ef.EvalframeInputError, match="count from line "):
+        list(TextRun(path).tables(4096))

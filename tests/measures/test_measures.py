@@ -8,7 +8,7 @@ import pytest
 import evalframe as ef
 from evalframe.measures import FAMILIES
 from evalframe.evaluation import evaluate_with_diagnostics
-from evalframe.ranking import _sorted_order
+from evalframe._sort_kernel import _sorted_order
 
 ALL = ["P@3", "R@3", "R", "RR", "RR@2", "AP", "AP@3", "nDCG", "nDCG@3", "nDCG(gain='linear')@3",
        "Rprec", "Success@3", "Judged@3", "bpref", "AP(judged_only=True)", "nDCG(judged_only=True)@3"]
@@ -511,7 +511,7 @@ def test_labels_confirmed_on_the_question_too(monkeypatch):
 def test_row_order_scatter_and_positions_match_the_permutation():
     # the block form (grouped runs: whole groups move, rows move only inside blocks of
     # ties) puts the judged rows in place without a permutation: it must agree with one
-    from evalframe.ranking import _sort_plan
+    from evalframe._sort_kernel import sort_plan
     rng = np.random.default_rng(11)
     for case in range(40):
         n_groups = int(rng.integers(1, 30))
@@ -521,7 +521,7 @@ def test_row_order_scatter_and_positions_match_the_permutation():
         primary = rng.integers(0, 4, len(grp)).astype(float)
         primary = primary[np.lexsort((primary, block))]  # sorted inside each (contiguous) group
         tb = rng.permutation(len(grp))
-        plan, g_s, tied_rows = _sort_plan(grp, primary, lambda rows: tb[rows])
+        plan, g_s, tied_rows = sort_plan(grp, primary, lambda rows: tb[rows])
         assert plan.order is None  # the block form
         expected = np.lexsort((tb, primary, grp))
         order = plan.array()
@@ -619,7 +619,7 @@ def test_tied_long_ids_sharing_a_prefix_ordered_byte_wise(tail, shuffled, ties):
 
 
 def test_tie_order_with_several_keys_is_lexsort_in_blocks():
-    from evalframe.ranking import _tie_order
+    from evalframe._sort_kernel import _tie_order
     rng = np.random.default_rng(5)
     for m in (2, 50, 4000):
         first = np.flatnonzero(np.concatenate(([True], rng.random(m - 1) < 0.3)))

@@ -600,7 +600,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
 
     import pyarrow as pa
 
-    import evalframe.trec_eval as te
+    from evalframe.trec_eval import output as te
     monkeypatch.setattr(te, "PER_QUESTION_CHUNK_LINES", 97)
     rng = np.random.default_rng(11)
     halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
@@ -619,7 +619,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
              id(rows[4]): rng.integers(0, 7, n_q).astype(float)}
     rel = ["".join(rng.choice(list("-0123>."), rng.integers(0, 12))) for _ in range(n_q)]
     got = []
-    te._write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
+    te.write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
     got = "".join(g if isinstance(g, str) else g.decode("latin-1") for g in got)
     want = []
     for i, q in enumerate(ids):
@@ -637,11 +637,11 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
 
 def test_trec_eval_fingerprints_each_file_once(tmp_path, monkeypatch, capsys):
     # the checked run (its tag column dropped) goes to the ranking step as it is
-    import evalframe.schema as schema
+    import evalframe._id_codes as id_codes
     from evalframe.trec_eval import main
     calls = []
-    real = schema.fingerprints
-    monkeypatch.setattr(schema, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
+    real = id_codes.fingerprints
+    monkeypatch.setattr(id_codes, "fingerprints", lambda arr: calls.append(len(arr)) or real(arr))
     (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
     (tmp_path / "run").write_text("q1 Q0 a 1 2.0 t\nq1 Q0 x 2 1.0 t\nq2 Q0 c 1 1.0 t\nq2 Q0 y 2 0.5 t\n")
     assert main(["-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]) == 0

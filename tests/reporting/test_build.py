@@ -763,7 +763,7 @@ def test_measure_rows_select_and_order_match_pandas():
     import numpy as np
     import pandas as pd
 
-    from evalframe.reporting.build import per_question_table
+    from evalframe.reporting.build import report_per_question
     from evalframe.reporting.tables import MeasureRows
 
     rng = np.random.default_rng(0)
@@ -783,7 +783,7 @@ def test_measure_rows_select_and_order_match_pandas():
     order = {"zeta": 0, "alpha": 1}
     ref = want.assign(_s=want["system"].map(order), _q=want["query_id"].map(first_seen)) \
         .sort_values(["_s", "_q"], kind="stable").drop(columns=["_s", "_q"]).reset_index(drop=True)
-    pd.testing.assert_frame_equal(per_question_table(mr, ["AP", "R@5"], ["zeta", "alpha"]), ref, check_exact=True)
+    pd.testing.assert_frame_equal(report_per_question(mr, ["AP", "R@5"], ["zeta", "alpha"]), ref, check_exact=True)
 
 
 def test_a_small_segment_without_spread_is_not_flagged_below_overall():

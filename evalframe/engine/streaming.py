@@ -20,19 +20,22 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .engine import (DEFAULT, Chunkings, Conventions, carried_chunkings, doc_summary, every_system_unjudged,
-                     refuse_foreign_run)
-from .engine import budget as sizing
-from .engine.choice import is_dataset_source, open_run_dataset
-from .engine.partition import GoldenIndex, PartResult, evaluate_part, merge, question_buckets, question_fingerprints
-from .engine.scratch import close_all, scratch_directory
-from .io import read_golden_set
-from .measures import Measure
-from .ranking import (Check, Diagnostic, clear_judged_elsewhere, conflicts_record, diagnostics_table, id_set,
-                      natural_order, str_column, systems_judged, warn_diagnostics)
-from .rollup import UNIT, Rollup, rollup_column
-from .schema import (ALIASES, CheckedQrels, Conflicts, ResolvedConflicts, check_qrels, check_qrels_part, ids_to_str,
-                     merge_conflicts)
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, carried_chunkings, doc_summary
+from . import budget as sizing
+from .choice import is_dataset_source, open_run_dataset
+from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, question_buckets, question_fingerprints
+from .scratch import close_all, scratch_directory
+from .text_blocks import TextRun, is_text_run
+from ..io import read_golden_set
+from ..measures import Measure
+from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
+from .._diagnostic_records import Diagnostic, diagnostics_table
+from .._id_order import natural_order, str_column
+from ..rollup import UNIT, Rollup, rollup_column
+from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
+from .._id_codes import CheckedQrels
+from ..schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
@@ -81,10 +84,12 @@ class _Assembler:
     """Evaluates partitions (:func:`~evalframe.engine.partition.evaluate_part`), holds their
     values compactly and their summaries, and puts them together."""
 
-    def __init__(self, ms: list[Measure] | None, systems: list, conv: Conventions, rollup,
-                 shallow: list[Measure] | None = None, golden: GoldenIndex | None = None,
-                 batch_rows: int | None = None, chunkings: Chunkings | None = None, unjudged: str | None = None):
-        self.ms, self.systems = ms, systems
+    def __init__(self, plan: Plan, golden: GoldenIndex | None = None, batch_rows: int | None = None,
+                 measured: bool = True):
+        #: the parts' golden-set rows are resolved already (conflicts) and renamed (columns)
+        self.plan = plan
+        self.ms = plan.ms if measured else None  # None: diagnostics only
+        self.systems, self.conv, self.rollup, self.chunkings = plan.systems, plan.conv, plan.rollup, plan.chunkings
         #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
         self.batch_rows = batch_rows
         #: the whole golden set (None: one too big to hold, read as a dataset): a system a
@@ -92,21 +97,14 @@ class _Assembler:
         #: document judged for another part's question
         self.golden = golden
         self._judged_docs: pa.Array | None = None
-        self.shallow = shallow
-        #: the parts' golden-set rows are resolved already (conflicts) and renamed (columns)
-        self.conv = conv.but(conflicts="error", columns=None)
-        self.rollup = rollup
-        self.chunkings = chunkings
         self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
-        self.unjudged = unjudged
         self.high: list[np.ndarray] = []  # per part, with unjudged="bounds": the upper bounds
         self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
         self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
-        self.system_ids = _large_strings(np.array([str(x) for x in systems], dtype=object))
+        self.system_ids = _large_strings(np.array([str(x) for x in plan.systems], dtype=object))
         self.n_golden = 0  # golden-set questions of the parts so far
         self.results: list[PartResult] = []  # per part: its summary
         self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
-        self.whole: list[Diagnostic] = []  # records of the whole input, kept as they are
         self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
 
     def add(self, part: _Part) -> None:
@@ -139,8 +137,7 @@ class _Assembler:
                 sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
         if "doc_id" not in run.columns:  # a bucket without run rows
             run = self.empty_run()
-        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.systems, self.ms or [], self.conv,
-                            shallow=self.shallow, chunkings=self.chunkings, rollup=self.rollup, unjudged=self.unjudged)
+        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.plan)
         golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
         self.golden_ids.append(golden_ids)
         records = self.judged_elsewhere(list(res.records), part)
@@ -179,14 +176,9 @@ class _Assembler:
             return systems_judged(part.run, flagged, questions, self._judged_docs)
         return clear_judged_elsewhere(records, judged)
 
-    def result(self) -> tuple[pd.DataFrame | None, pd.DataFrame, list[Diagnostic]]:
-        records = merge(self.results, self.systems, missing=self.conv.missing, ms=self.ms or [])
-        checks = list(Check)
-        records = sorted(records + self.whole, key=lambda r: checks.index(r.check))  # stable
-        table = None
-        if self.ms is not None and self.values:
-            table = self.long_table()
-        return table, diagnostics_table(records), records
+    def table(self) -> pd.DataFrame | None:
+        """The per-question table (None: diagnostics only, or no part)."""
+        return self.long_table() if self.ms is not None and self.values else None
 
     def long_table(self) -> pd.DataFrame:
         """The per-question table of the held parts, ordered as the in-memory engine orders
@@ -273,7 +265,7 @@ class _Reader:
         for dataset, name in sources:
             cmap = _column_map(dataset.schema.names, columns)
             if cmap is None:  # missing or ambiguous columns: the engine's own check explains
-                from .schema import check_run
+                from ..schema import check_run
                 check_run(dataset.head(1).to_pandas(), columns=columns)
                 raise AssertionError("unreachable: check_run accepted columns _column_map refused")
             if name is not None:
@@ -361,8 +353,8 @@ def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch
     of the run ``split_run_offsets`` leaves (each row's chunk id as
     ``doc_id``), in order; returned: the distinct rows of its chunk table (one pass)."""
     import pyarrow.parquet as pq
-    from .inputs import apply_columns
-    from .spans import split_run_offsets
+    from ..inputs import apply_columns
+    from ..spans import split_run_offsets
     tables, n = [], 0
     for dataset, name in _run_sources(run):
         for batch in dataset.to_batches(batch_size=batch_rows, batch_readahead=0, fragment_readahead=0):
@@ -377,10 +369,12 @@ def _split_dataset(run, columns: Mapping[str, str] | None, directory: str, batch
     return pd.concat(tables, ignore_index=True).drop_duplicates().reset_index(drop=True)
 
 
-def _run_sources(run) -> "list[tuple[pads.Dataset, str | None]]":
+def _run_sources(run) -> "list[tuple[pads.Dataset | TextRun, str | None]]":
+    def source(x):  # a TREC text run file is read in blocks of whole questions, as a dataset is
+        return TextRun(x) if is_text_run(x) else open_run_dataset(x)
     if isinstance(run, Mapping):
-        return [(open_run_dataset(v), str(k)) for k, v in run.items()]
-    return [(open_run_dataset(run), None)]
+        return [(source(v), str(k)) for k, v in run.items()]
+    return [(source(run), None)]
 
 
 def _to_frame(table: pa.Table) -> pd.DataFrame:
@@ -620,7 +614,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
         ``evaluate_with_diagnostics`` do in memory.
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved once
-        (:func:`evalframe.engine.resolve_chunkings`): each partition judges its chunkings on
+        (:func:`evalframe.engine.memory.resolve_chunkings`): each partition judges its chunkings on
         the labels they get from its questions' spans (the spans are then the golden set,
         held whole).
 
@@ -683,7 +677,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = sizing.plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     sizing.warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
-    asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings, unjudged)
+    plan = Plan(ms or [], conv.but(conflicts="error", columns=None), systems, shallow, chunkings, unjudged, rollup)
+    asm = _Assembler(plan, golden, batch_rows, measured=ms is not None)
     with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
         grouped, bucketed = golden is not None, None
         if grouped:
@@ -693,7 +688,7 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
             except _NotGrouped:
                 grouped = False
                 golden.seen[:] = False
-                asm = _Assembler(ms, systems, conv, rollup, shallow, golden, batch_rows, chunkings, unjudged)
+                asm = _Assembler(plan, golden, batch_rows, measured=ms is not None)
                 bar.reset(total=n_rows)
                 bar.set_description("partitioning by question")
         if not grouped:
@@ -701,14 +696,8 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
                 bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
                                            columns, conflicts)
                 asm.finish(None)
-    c = bucketed if golden is None else golden_conflicts
-    asm.whole += conflicts_record(c)  # as engine.with_conflicts records it, once
-    table, diag, records = asm.result()
-    if (golden is not None and rollup is None and chunkings is None
-            and every_system_unjudged(records, systems)):  # as in memory: one more pass over doc_id
-        value_set = id_set(ids_to_str(golden.frame["doc_id"]).unique())
-        refuse_foreign_run((doc_summary(t.column("doc_id").to_pandas(), value_set) for t in reader.batches(1 << 20)),
-                           golden.frame["doc_id"])
-    if warn:
-        warn_diagnostics(records, conv.rel)
-    return table, diag
+    records = finish(asm.results, plan, resolved=bucketed if golden is None else golden_conflicts, warn=warn,
+                     run_docs=None if golden is None else lambda value_set: (
+                         doc_summary(t.column("doc_id").to_pandas(), value_set) for t in reader.batches(1 << 20)),
+                     golden_docs=None if golden is None else golden.frame["doc_id"])
+    return asm.table(), diagnostics_table(records)

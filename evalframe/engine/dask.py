@@ -14,16 +14,18 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .engine import DEFAULT, Chunkings, Conventions, doc_summary, every_system_unjudged, refuse_foreign_run
-from .engine.choice import is_dask_frame
-from .engine.partition import (GoldenIndex, PartResult, evaluate_part, held_golden_set, merge, question_buckets,
+from .conventions import DEFAULT, Conventions
+from .memory import Chunkings, doc_summary
+from .choice import is_dask_frame
+from .partition import (GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets,
                                question_fingerprints)
-from .errors import EvalframeInputError, InputProblem
-from .measures import Aggregation, Mean, Measure
-from .measures.custom import shipped
-from .ranking import clear_judged_elsewhere, diagnostics_table, id_set, systems_judged, warn_diagnostics
-from .rollup import Rollup, rollup_column, rollup_map
-from .schema import ids_to_str
+from ..errors import EvalframeInputError, InputProblem
+from ..measures import Aggregation, Mean, Measure
+from ..measures.custom import shipped
+from .._diagnostic_checks import id_set, systems_judged
+from .._diagnostic_records import diagnostics_table
+from ..rollup import Rollup, rollup_column, rollup_map
+from ..schema import ids_to_str
 
 #: Columns of a run the engine passes on (the others are left out of the shuffle).
 RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")
@@ -118,7 +120,7 @@ def _systems_in_order(parts: list[list]) -> list:
 
 
 # ---------------------------------------------------------------- one partition
-def _evaluate_rows(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: list[Measure], **opts) -> PartResult:
+def _evaluate_rows(run: pd.DataFrame, qrels: pd.DataFrame, plan: Plan) -> PartResult:
     """:func:`~evalframe.engine.partition.evaluate_part` on a partition of shuffled rows:
     put back in their original order (``_row``), the shuffle's columns dropped."""
     if "_row" in run.columns:
@@ -128,19 +130,19 @@ def _evaluate_rows(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms: li
         qrels = qrels.iloc[np.argsort(qrels["_row"].to_numpy(), kind="stable")]
     qrels_rows = qrels["_row"].to_numpy() if "_row" in qrels.columns else None
     qrels = qrels.drop(columns=[c for c in ("_bucket", "_row") if c in qrels.columns])
-    return evaluate_part(run, qrels, systems, ms, qrels_rows=qrels_rows, **opts)
+    return evaluate_part(run, qrels, plan, qrels_rows=qrels_rows)
 
 
 def _qrels_piece(qrels: pd.DataFrame, starts: np.ndarray, i: int) -> pd.DataFrame:
     return qrels.iloc[int(starts[i]):int(starts[i + 1])]
 
 
-def _task(run_part, qrels_part, systems, ms, rollup, opts) -> PartResult:
-    return _evaluate_rows(run_part, qrels_part, systems, ms, rollup=rollup, **opts)
+def _task(run_part, qrels_part, systems, plan: Plan) -> PartResult:
+    return _evaluate_rows(run_part, qrels_part, plan.but(systems=systems))
 
 
-def _broadcast_task(run_part, qrels, starts, i, systems, ms, rollup, opts) -> PartResult:
-    return _evaluate_rows(run_part, _qrels_piece(qrels, starts, i), systems, ms, rollup=rollup, **opts)
+def _broadcast_task(run_part, qrels, starts, i, systems, plan: Plan) -> PartResult:
+    return _evaluate_rows(run_part, _qrels_piece(qrels, starts, i), plan.but(systems=systems))
 
 
 def _summary(part: PartResult) -> PartResult:
@@ -152,8 +154,7 @@ def _table(part: PartResult) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- partitions evaluated in place
-def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts,
-                   systems: list | None = None) -> PartResult:
+def _in_place_task(df: pd.DataFrame, held: GoldenIndex, plan: Plan, systems: list | None = None) -> PartResult:
     """Evaluate a run partition where it is, as if it held whole questions, with the golden
     rows of its questions; its ``extra`` holds what the client checks that on: the partition's
     question fingerprints (``fingerprints``, distinct, sorted), its golden questions
@@ -166,18 +167,16 @@ def _in_place_task(df: pd.DataFrame, held: GoldenIndex, ms, rollup, opts,
     found = held.lookup(ids)
     questions = np.sort(found[found >= 0])
     own = _systems_in_part(run["system"]) if "system" in run.columns else [None]
-    out = _evaluate_rows(run, held.rows(questions), own if systems is None else systems, ms,
-                         rollup=rollup, **opts)
+    out = _evaluate_rows(run, held.rows(questions), plan.but(systems=own if systems is None else systems))
     out.extra.update(fingerprints=np.unique(question_fingerprints(pd.Series(ids))), golden_questions=questions,
                      systems=own, empty=run.iloc[:0])
     return out
 
 
-def _orphan_task(empty: pd.DataFrame, held: GoldenIndex, questions: np.ndarray, systems: list, ms, rollup,
-                 opts) -> PartResult:
+def _orphan_task(empty: pd.DataFrame, held: GoldenIndex, questions: np.ndarray, systems: list, plan: Plan) -> PartResult:
     """Evaluate the golden questions ``questions`` that no run partition holds (no system
     answers them) with every system of the run."""
-    return _evaluate_rows(empty, held.rows(questions), systems, ms, rollup=rollup, **opts)
+    return _evaluate_rows(empty, held.rows(questions), plan.but(systems=systems))
 
 
 #: The in-place results are checked as they arrive, and the evaluation stopped at the first
@@ -222,7 +221,7 @@ def _summaries_unless_shared(parts: list) -> list[PartResult] | None:
     return None if _shared_question([s.extra["fingerprints"] for s in summaries]) else summaries
 
 
-def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[list, list, list] | None":
+def _evaluate_in_place(run, golden: pd.DataFrame, plan) -> "tuple[list, list, list] | None":
     """Evaluate each partition of ``run`` where it is, its questions taken as whole (one
     task per partition, which reads it once), then check that on the results: when no
     question has rows in two partitions, the persisted results, their summaries and the
@@ -235,18 +234,17 @@ def _evaluate_in_place(run, golden: pd.DataFrame, ms, mapping, opts) -> "tuple[l
     held = dask.delayed(lookup, pure=False)  # a key of its own: hashing the golden set to name it costs more
     wanted = [c for c in RUN_COLUMNS if c in run.columns]
     pieces = (run[wanted] if len(wanted) < len(run.columns) else run).to_delayed()  # read only those
-    parts = list(dask.persist(*[dask.delayed(_in_place_task)(p, held, ms, mapping, opts) for p in pieces]))
+    parts = list(dask.persist(*[dask.delayed(_in_place_task)(p, held, plan) for p in pieces]))
     summaries = _summaries_unless_shared(parts)
     if summaries is None:  # a question in two partitions
         return None
     systems = _systems_in_order([s.extra["systems"] for s in summaries])
-    again = {i: dask.delayed(_in_place_task)(pieces[i], held, ms, mapping, opts, systems)
+    again = {i: dask.delayed(_in_place_task)(pieces[i], held, plan, systems)
              for i, s in enumerate(summaries) if len(s.extra["systems"]) < len(systems)}
     held_questions = np.concatenate([s.extra["golden_questions"] for s in summaries])
     orphans = np.setdiff1d(np.arange(len(lookup)), held_questions)
     if len(orphans):
-        again[len(parts)] = dask.delayed(_orphan_task)(summaries[0].extra["empty"], held, orphans, systems, ms,
-                                                       mapping, opts)
+        again[len(parts)] = dask.delayed(_orphan_task)(summaries[0].extra["empty"], held, orphans, systems, plan)
     if again:
         redone = dask.persist(*again.values())
         for i, p, s in zip(again, redone, dask.compute(*[dask.delayed(_summary)(p) for p in redone])):
@@ -295,8 +293,8 @@ def _renamed(frame, columns):
 
 
 def _split_part(df: pd.DataFrame, columns, which: int) -> pd.DataFrame:
-    from .inputs import apply_columns
-    from .spans import split_run_offsets
+    from ..inputs import apply_columns
+    from ..spans import split_run_offsets
     return split_run_offsets(apply_columns(df, columns))[which]
 
 
@@ -352,7 +350,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
     ms : list of Measure
         Resolved measures.
     conv, rollup
-        The conventions (:class:`~evalframe.engine.Conventions`), sent with every task, and
+        The conventions (:class:`~evalframe.engine.conventions.Conventions`), sent with every task, and
         :func:`evalframe.evaluate`'s ``rollup``.  ``conv.columns`` renames both tables' columns
         before the shuffle; ``conv.conflicts`` is resolved once on the client for a golden set held
         there, else per partition after the shuffle (partitions hold whole questions);
@@ -367,7 +365,7 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
         As :func:`evalframe.evaluate` (the bounds computed in each partition).
     chunkings : Chunkings, optional
         ``chunks=`` and a span golden set resolved on the client
-        (:func:`evalframe.engine.resolve_chunkings`), sent once to every worker: each
+        (:func:`evalframe.engine.memory.resolve_chunkings`), sent once to every worker: each
         partition judges its chunkings on the labels they get from its questions' spans
         (``qrels`` is then unused: the spans are the golden set).
 
@@ -401,45 +399,40 @@ def evaluate_dask(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *,
         golden, resolved = _golden_set(qrels, columns, conflicts)
         if chunkings is not None and is_dask_frame(golden):
             golden, resolved = _golden_set(golden.compute(), None, conflicts)  # held whole beside the chunk tables
-    ms = shipped(ms)  # measures registered here travel with the tasks, registered on each worker
-    opts = dict(conv=conv.but(columns=None, conflicts=conflicts if resolved is None and is_dask_frame(golden)
-                              else "error"),
-                shallow=None if shallow is None else shipped(shallow), unjudged=unjudged)
     if chunkings is not None:  # the run's systems' chunkings, checked on the client (one pass over system)
         systems = [None] if "system" not in run.columns else _systems_in_order(
             list(dask.compute(*[dask.delayed(_systems_in_part)(s) for s in run["system"].to_delayed()])))
         chunkings = chunkings.for_systems(systems)
-        opts["chunkings"] = dask.delayed(chunkings, pure=False)  # sent once: the tables can be large
-    mapping = None if mapping is None else dask.delayed(mapping, pure=True)
+    # measures registered here travel with the tasks, registered on each worker; the systems are
+    # each task's (known once the partitions are read)
+    plan = Plan(shipped(ms), conv.but(columns=None, conflicts=conflicts if resolved is None and is_dask_frame(golden)
+                                      else "error"), [None], None if shallow is None else shipped(shallow),
+                chunkings, unjudged, mapping)
+    sent = dask.delayed(plan, pure=False)  # sent once: the chunk tables and the page map can be large
     divisions = _by_question_divisions(run)
     if divisions is None and run.index.name == "query_id":  # an index without known divisions: a column again
         run = run.reset_index()
     P = run.npartitions
     done = None
     if not is_dask_frame(golden):  # each partition evaluated where it is, the check folded in
-        done = _evaluate_in_place(run, golden, ms, mapping, opts)
+        done = _evaluate_in_place(run, golden, sent)
     if done is not None:
         parts, summaries, systems = done
     else:
-        parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, ms, mapping, opts)
-    records = merge(summaries, systems, missing=conv.missing, resolved=resolved, ms=ms)
-    if mapping is None:
-        judged = None if chunkings is None or chunkings.spans is None else chunkings.judged_chunks()
-        records = clear_judged_elsewhere(records, lambda flagged: _judged_elsewhere(flagged, run, golden, judged))
-    if mapping is None and chunkings is None and every_system_unjudged(records, systems):  # as in memory: one pass
-        docs = golden["doc_id"].compute() if is_dask_frame(golden) else golden["doc_id"]
-        value_set = id_set(ids_to_str(docs).unique())
-        refuse_foreign_run(dask.compute(*[dask.delayed(doc_summary)(p, value_set) for p in run["doc_id"].to_delayed()]),
-                           docs)
-    if warn:
-        warn_diagnostics(records, conv.rel)
+        parts, summaries, systems = _evaluate_moved(run, golden, P, divisions, sent)
+    records = finish(
+        summaries, plan.but(systems=systems), resolved=resolved, warn=warn,
+        judged_elsewhere=lambda flagged, judged: _judged_elsewhere(flagged, run, golden, judged),
+        run_docs=lambda value_set: dask.compute(*[dask.delayed(doc_summary)(p, value_set)
+                                                  for p in run["doc_id"].to_delayed()]),
+        golden_docs=(lambda: golden["doc_id"].compute()) if is_dask_frame(golden) else golden["doc_id"])
     meta = summaries[0].table  # the table's columns, no row
     with dask.config.set({"dataframe.convert-string": False}):
         table = dd.from_delayed([dask.delayed(_table)(p) for p in parts], meta=meta, verify_meta=False)
     return table, diagnostics_table(records)
 
 
-def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[list, list, list]:
+def _evaluate_moved(run, golden, P: int, divisions, plan) -> tuple[list, list, list]:
     """Evaluate ``run`` with its rows moved to the partitions of their questions (shuffled,
     or, for a Dask golden set, the golden set moved onto a run partitioned by question):
     the persisted results, their summaries and the run's systems."""
@@ -463,7 +456,7 @@ def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[
     if is_dask_frame(golden):
         gq = golden.map_partitions(_qrels_part, P, divisions, owners, meta=_qrels_part(golden._meta, P, divisions))
         gq = gq.set_index("_bucket", divisions=list(range(P + 1)), sort=True)
-        tasks = [dask.delayed(_task)(r, q, systems, ms, mapping, opts)
+        tasks = [dask.delayed(_task)(r, q, systems, plan)
                  for r, q in zip(keyed.to_delayed(), gq.to_delayed())]
     else:
         buckets = (question_buckets(golden["query_id"], P) if divisions is None
@@ -471,7 +464,7 @@ def _evaluate_moved(run, golden, P: int, divisions, ms, mapping, opts) -> tuple[
         order = np.argsort(buckets, kind="stable")
         starts = np.searchsorted(buckets[order], np.arange(P + 1))
         shared = dask.delayed(golden.iloc[order].reset_index(drop=True), pure=False)
-        tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, ms, mapping, opts)
+        tasks = [dask.delayed(_broadcast_task)(r, shared, starts, i, systems, plan)
                  for i, r in enumerate(keyed.to_delayed())]
     parts = list(dask.persist(*tasks))
     summaries, systems = dask.compute([dask.delayed(_summary)(p) for p in parts], systems)

@@ -1,0 +1,324 @@
+"""Id columns factorised once, shared by the checks and the ranking step.
+
+Question and system ids are dictionary-encoded once (pyarrow, int32 codes in
+first-appearance order: :class:`Codes`); document ids are never hashed into one big
+table: duplicates are found from 64-bit fingerprints of their bytes, every candidate
+confirmed on the strings (:func:`duplicate_docs`), and the ranking step probes them into
+the golden set's (small) dictionary.  :class:`CheckedRun` and :class:`CheckedQrels` are a
+checked table with its ids factorised (:func:`encode_run`, :func:`encode_qrels`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ._conflicts import ResolvedConflicts
+
+from ._id_bytes import (BLOCK_ROWS, arrow_backing, fingerprints, int_fingerprints, integer_ids, pair_keys,
+                        parse_decimal_ids)
+
+
+@dataclass(frozen=True, eq=False)
+class Codes:
+    """An id column factorised once: int32 codes (first-appearance order) and the
+    distinct ids as a pyarrow array (``dictionary``) or numpy objects (``names``)."""
+
+    codes: np.ndarray
+    dictionary: "pa.Array"
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        return self.dictionary.to_numpy(zero_copy_only=False).astype(object)
+
+    @cached_property
+    def fingerprint(self) -> np.ndarray:
+        """:func:`fingerprints` of the distinct ids (kept when ``encode_ids`` made them)."""
+        import pyarrow as pa
+        return fingerprints(pa.chunked_array([self.dictionary]))
+
+    def __len__(self) -> int:
+        return len(self.dictionary)
+
+
+def id_strings(s: pd.Series):
+    """A clean id column as a pyarrow chunked string array."""
+    arr = arrow_backing(s)
+    if arr is not None:
+        return arr
+    import pyarrow as pa
+    return pa.chunked_array([pa.array(s.to_numpy(dtype=object), type=pa.large_string())])
+
+
+#: A column is dictionary-encoded run by run (of equal adjacent ids) when it has at
+#: most this share of its rows' runs: a run file grouped by question, whose question
+#: ids are then hashed once per question, not once per row, or a golden set mostly
+#: grouped.  Measured on 3M rows: hashing the runs costs about what hashing the rows
+#: does at a share of 0.5 to 0.6 (the run-end encoding itself is cheap).
+RUNS_SHARE = 0.5
+
+
+def encode_ids(s: pd.Series) -> Codes:
+    """Int32 codes in first-appearance order and the distinct ids.  A column whose
+    equal ids come in runs (a run grouped by question) is encoded one run at a time
+    (its run-end encoding, about 5x cheaper than hashing every row), with the same
+    codes and dictionary; runs whose ids are all distinct (each question once, as
+    in a run file) are not hashed at all (:func:`_distinct_fingerprints`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    arr = id_strings(s)
+    if arr.num_chunks == 0:
+        return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
+    col = arr.combine_chunks() if arr.num_chunks > 1 else arr.chunk(0)
+    if len(col) > BLOCK_ROWS and not col.null_count:
+        ree = pc.run_end_encode(col)
+        if len(ree.values) <= RUNS_SHARE * len(col):
+            runs = np.diff(ree.run_ends.to_numpy(), prepend=0)
+            fp = _distinct_fingerprints(ree.values)
+            if fp is not None:  # each id a single run: the runs are the dictionary
+                out = Codes(np.repeat(np.arange(len(runs), dtype=np.int32), runs), ree.values)
+                out.__dict__["fingerprint"] = fp  # cached: the ranking step probes them
+                return out
+            enc = pc.dictionary_encode(ree.values)
+            return Codes(np.repeat(enc.indices.to_numpy().astype(np.int32, copy=False), runs), enc.dictionary)
+    enc = pc.dictionary_encode(col)
+    return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
+
+
+def _distinct_fingerprints(values) -> np.ndarray | None:
+    """The fingerprints of some string ids when no two are equal (then the ids are
+    their own dictionary, coded 0, 1, 2, ...), else None (also when two distinct ids
+    share a fingerprint, about never).
+
+    Distinct fingerprints mean distinct strings, so a sort of 64-bit numbers decides it
+    exactly, several times faster than hashing the strings; ids that do repeat are left
+    to the hash."""
+    import pyarrow as pa
+    fp = fingerprints(pa.chunked_array([values]))
+    srt = np.sort(fp)
+    return None if (srt[1:] == srt[:-1]).any() else fp
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedRun:
+    """A cleaned run (:func:`clean_run`'s table) with its ids factorised once.
+
+    Attributes
+    ----------
+    frame : DataFrame
+        The cleaned table; its ``doc_id`` column holds int64 ids when the run gave
+        integers (``integer_ids``; :func:`clean_run` writes them as strings).
+    system : Codes or None
+        Present when the table has a ``system`` column.
+    query : Codes
+    doc_ids : pyarrow ChunkedArray or numpy int64 array
+        The ``doc_id`` column as Arrow strings (never hashed as a whole), or as int64
+        integers (:attr:`doc_int`), which are never written as strings unless
+        :attr:`doc` is asked for: the ranking step matches and orders them as integers.
+    repeats : DataFrame or None
+        The rows ``duplicates='max'`` or ``'first'`` removed (a document listed again for
+        its question), in ``frame``'s columns; None when none was.
+    """
+
+    frame: pd.DataFrame
+    system: Codes | None
+    query: Codes
+    doc_ids: "pa.ChunkedArray | np.ndarray"
+    repeats: pd.DataFrame | None = None
+
+    @property
+    def doc_int(self) -> np.ndarray | None:
+        """The doc ids as int64 when the run gave integers (see ``integer_ids``), else None."""
+        return self.doc_ids if isinstance(self.doc_ids, np.ndarray) else None
+
+    @cached_property
+    def doc(self) -> "pa.ChunkedArray":
+        """The ``doc_id`` column as Arrow strings (integers written once, on first use)."""
+        if self.doc_int is None:
+            return self.doc_ids
+        import pyarrow as pa
+        return pa.chunked_array([pa.array(self.doc_int).cast(pa.large_string())])
+
+    @cached_property
+    def doc_fingerprint(self) -> np.ndarray:
+        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
+        return fingerprints(self.doc)
+
+    @cached_property
+    def doc_int_fingerprint(self) -> np.ndarray:
+        """``int_fingerprints`` of :attr:`doc_int` (integer ids only)."""
+        return int_fingerprints(self.doc_int)
+
+    def without_system(self) -> "CheckedRun":
+        """The same run without its ``system`` column (one system), codes and
+        fingerprints kept."""
+        repeats = None if self.repeats is None else self.repeats.drop(columns="system", errors="ignore")
+        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc_ids, repeats)
+        for done in ("doc", "doc_fingerprint", "doc_int_fingerprint"):  # computed already: not twice
+            if done in self.__dict__:
+                out.__dict__[done] = self.__dict__[done]
+        return out
+
+    def group_keys(self) -> np.ndarray:
+        """One int64 per row: (system, question) as a single code."""
+        key = self.query.codes.astype(np.int64)
+        if self.system is not None:
+            key += self.system.codes.astype(np.int64) * max(len(self.query), 1)
+        return key
+
+
+@dataclass(frozen=True, eq=False)
+class CheckedQrels:
+    """A cleaned golden set (:func:`clean_qrels`'s table) with its ids factorised once.
+
+    Attributes
+    ----------
+    frame : DataFrame
+    query : Codes
+    doc : pyarrow ChunkedArray
+        The ``doc_id`` column as Arrow strings.
+    subtopics : DataFrame or None
+        A diversity golden set's rows ``query_id, subtopic, doc_id, relevance``
+        (None without a ``subtopic`` column); ``frame`` then holds one row per
+        (query_id, doc_id) with the largest label over its subtopics (a
+        document relevant to any subtopic is relevant, as ndeval's own MAP).
+    conflicts : ResolvedConflicts or None
+        The conflicting labels ``conflicts=`` resolved: the evaluation functions report
+        them once when given this object as their golden set
+        (:func:`evalframe.read_golden_set`).
+    """
+
+    frame: pd.DataFrame
+    query: Codes
+    doc: "pa.ChunkedArray"
+    subtopics: pd.DataFrame | None = None
+    #: conflicting labels resolved while checking (``conflicts=``), or None
+    conflicts: "ResolvedConflicts | None" = None
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""
+        return self.frame if self.subtopics is None else self.subtopics
+
+    @cached_property
+    def doc_fingerprint(self) -> np.ndarray:
+        """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
+        return fingerprints(self.doc)
+
+    @cached_property
+    def doc_int(self) -> np.ndarray:
+        """Each doc id as the int64 it writes (``"12"``), or a distinct negative number
+        when it writes none (``parse_decimal_ids``): matched against a run's
+        integer ids (:attr:`CheckedRun.doc_int`)."""
+        return parse_decimal_ids(self.doc)
+
+    @cached_property
+    def doc_int_fingerprint(self) -> np.ndarray:
+        """``int_fingerprints`` of :attr:`doc_int`."""
+        return int_fingerprints(self.doc_int)
+
+
+def encode_run(frame: pd.DataFrame) -> CheckedRun:
+    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks)."""
+    ints = integer_ids(frame["doc_id"])
+    return CheckedRun(frame, encode_ids(frame["system"]) if "system" in frame else None,
+                      encode_ids(frame["query_id"]), id_strings(frame["doc_id"]) if ints is None else ints)
+
+
+def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
+    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
+    a ``subtopic`` column is kept aside (``CheckedQrels.subtopics``)."""
+    if "subtopic" in frame:
+        subtopics = frame
+        frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
+        return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]), subtopics)
+    return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
+
+
+def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether every group's rows are contiguous (``starts``: the rows where the
+    group code changes; codes >= 0); a count per group code, no hashing."""
+    top = int(grp.max()) + 1
+    if len(starts) > top:  # more runs of rows than group codes: some group comes back
+        return False
+    if top > 4 * len(grp) + (1 << 16):  # sparse codes: a sort, not a count as large as them
+        return len(starts) == len(np.unique(grp[starts]))
+    return bool(np.bincount(grp[starts]).max() <= 1)
+
+
+def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
+    """Row ranges holding whole groups, of about :data:`BLOCK_ROWS` rows each,
+    when every group's rows are contiguous (as in a run file); else one range."""
+    n = len(group)
+    if n <= BLOCK_ROWS:
+        return [(0, n)]
+    starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+    if not contiguous_groups(group, starts):  # a group comes back: not grouped
+        return [(0, n)]
+    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
+    bounds = np.append(cuts, n).tolist()
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+#: The slot table of :func:`duplicate_docs` (2**SLOT_BITS int32), for blocks of at
+#: most SLOT_ROWS rows: about one row in eight shares its slot with another.
+SLOT_BITS = 19
+SLOT_ROWS = 4 * BLOCK_ROWS
+
+
+def _slot_sharers(key: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """The rows of ``key`` whose slot (the key's low bits) holds another row too,
+    ascending: every row whose key repeats is among them.  ``slots`` is scratch
+    space; only the slots written here are read."""
+    rows = np.arange(len(key), dtype=np.int32)
+    slot = key & np.uint32(len(slots) - 1)
+    slots[slot] = rows  # one writer per slot stays
+    kept = slots[slot]
+    lost = np.flatnonzero(kept != rows)  # rows overwritten by another row of their slot
+    mark = np.zeros(len(key), dtype=bool)
+    mark[lost] = True
+    mark[kept[lost]] = True  # and the row that stayed in each such slot
+    return np.flatnonzero(mark)
+
+
+def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarray:
+    """Rows whose (group, doc) repeats another row's, all copies marked.
+
+    Sorts of 32-bit keys from (group, fingerprint of the doc's bytes), block by
+    block of whole groups when the run is grouped, settle the common case, no duplicates; rows sharing a key are then compared on the
+    strings themselves, so the answer is exact."""
+    n = len(group)
+    key = np.empty(n, dtype=np.uint32)
+    for lo in range(0, n, BLOCK_ROWS):  # block by block: the 64-bit temporaries stay in cache
+        key[lo:lo + BLOCK_ROWS] = pair_keys(group[lo:lo + BLOCK_ROWS], fingerprint[lo:lo + BLOCK_ROWS]) >> np.uint64(32)
+    dup = np.zeros(n, dtype=bool)
+    shared = []
+    blocks = _group_blocks(group)
+    slots = np.empty(1 << SLOT_BITS, dtype=np.int32) if max(hi - lo for lo, hi in blocks) <= SLOT_ROWS else None
+    for lo, hi in blocks:  # a key repeats inside a group, so inside a block
+        block = key[lo:hi]
+        if slots is not None:  # only the rows sharing a slot with another row are sorted
+            block = block[_slot_sharers(block, slots)]
+        srt = np.sort(block)
+        same = srt[1:] == srt[:-1]
+        if same.any():
+            shared.append(srt[1:][same])
+    if not shared:
+        return dup
+    shared = np.unique(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
+    bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
+    bitmap[shared & np.uint32(0xFFFFF)] = True
+    maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
+    pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
+    cand = maybe[shared[pos] == key[maybe]]
+    import pyarrow as pa
+    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
+                          .to_numpy(zero_copy_only=False)})
+    dup[cand] = pairs.duplicated(keep=False).to_numpy()
+    return dup

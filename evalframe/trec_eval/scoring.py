@@ -1,0 +1,280 @@
+"""Scoring a run as trec_eval does: judged and measured by evalframe's own steps, ``-c``'s
+one-document rankings for unanswered questions, trec_eval 10's duplicate check, and runs
+larger than ``--memory-budget`` scored a block of whole questions at a time
+(:mod:`evalframe.engine.text_blocks`).
+"""
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+import numpy as np
+from .files import ENCODING, read_golden_file, read_run_bytes, refuse_malformed
+from .output import relstrings
+
+
+#: the document trec_eval -c ranks for a question the run does not answer
+PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
+
+
+def with_placeholders(run, qrels):
+    """trec_eval -c: each golden-set question the run does not answer gets a
+    one-document ranking (an unjudged document, score 1); returns the run and
+    the ids of those questions."""
+    import pandas as pd
+
+    missing = _unanswered(qrels, pd.unique(run["query_id"].to_numpy(dtype=object)))
+    if len(missing) == 0:
+        return run, missing
+    return pd.concat([run, _placeholder_rows(missing, run)], ignore_index=True), missing
+
+
+def _unanswered(qrels, answered) -> np.ndarray:
+    """The golden set's question ids not among ``answered``, in golden-set order."""
+    import pandas as pd
+    golden = pd.unique(qrels["query_id"].to_numpy(dtype=object))
+    return golden[~pd.Series(golden).isin(answered).to_numpy()]
+
+
+def _placeholder_rows(missing, like):
+    """trec_eval -c's one-document ranking for each question of ``missing``, with
+    the columns and id dtypes of the run table ``like``."""
+    import pandas as pd
+    extra = {"query_id": missing, "doc_id": [PLACEHOLDER_DOC] * len(missing), "score": 1.0}
+    if "rank" in like:
+        extra["rank"] = 1
+    extra = pd.DataFrame(extra).astype({c: like[c].dtype for c in ("query_id", "doc_id")})
+    return extra[like.columns]
+
+
+def cleared_on_placeholder(name: str) -> bool:
+    """The values trec_eval 10 resets after scoring a placeholder ranking: the
+    ones named exactly num_ret, utility, relstring or rbp_resid, and unj*.  A
+    value with parameters in its name (relstring_5, utility_2,-1,0,0,
+    rbp_resid_p=0.5) keeps its placeholder value, as in trec_eval."""
+    return name in ("num_ret", "utility", "relstring", "rbp_resid") or name.startswith("unj")
+
+
+def score_run(opts, measures: list, rel_len: int | None, run, qrels, *, block: bool = False):
+    """One run table's questions: their ids (an Arrow string array), their values
+    of ``measures`` (questions x measures) and their relevance strings (or None).
+    A ``block`` of a larger run keeps only its own questions (-c's other golden-set
+    questions are another block's, or placeholders)."""
+    from ..measures import compute
+    from ..ranking import judge
+    if getattr(run, "repeats", None) is not None:
+        refuse_repeats_evaluated(run, qrels, opts["depth"])
+    missing = "zero" if opts["c"] and not block else "drop"
+    J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
+    V = J.condensed if opts["J"] else J
+    values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
+    return _arrow_ids(J.groups["query_id"]), values, (relstrings(V, rel_len) if rel_len is not None else None)
+
+
+def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
+    """trec_eval 10's duplicate check (form_res_rels.c): a golden-set question's lines
+    sorted by score (docno descending on ties), the first ``depth`` (-M) kept, and a
+    docno listed twice among them stops the program.  Repeats anywhere else (below
+    the cutoff, or in a question the golden set lacks) are never looked at; the run
+    keeps each document's best-ranked line, which is the line trec_eval ranks."""
+    import pandas as pd
+    repeats = run.repeats
+    asked = pd.unique(repeats["query_id"].to_numpy(dtype=object))
+    asked = asked[pd.Series(asked).isin(qrels.frame["query_id"]).to_numpy()]
+    if not len(asked):
+        return
+    cols = ["query_id", "doc_id", "score"]
+    frame = run.frame[cols]
+    rows = pd.concat([frame[frame["query_id"].isin(asked)], repeats[cols][repeats["query_id"].isin(asked)]],
+                     ignore_index=True)
+    # trec_eval's order: score descending, then docno descending (strcmp: bytes, as read)
+    rows = rows.sort_values(["query_id", "score", "doc_id"], ascending=[True, False, False], kind="stable")
+    if depth is not None:
+        rows = rows[rows.groupby("query_id", sort=False).cumcount().to_numpy() < depth]
+    twice = rows.duplicated(["query_id", "doc_id"]).to_numpy()
+    if twice.any():
+        from ..errors import EvalframeInputError, InputProblem
+        first = rows[twice].iloc[0]
+        raise EvalframeInputError("run", [InputProblem(
+            f"document {first['doc_id']!r} is listed more than once for question {first['query_id']!r} within "
+            f"the ranking evaluated ({int(twice.sum())} such repeats; trec_eval 10 stops on them: "
+            f"\"duplicate docs {first['doc_id']}\")",
+            "remove the repeated lines (evalframe evaluate --duplicates max keeps each document's highest "
+            "score); a repeat below the -M cutoff, or in a question the golden set lacks, is ignored as "
+            "trec_eval ignores it")])
+
+
+def _arrow_ids(query_id):
+    """Question ids as one Arrow string array."""
+    import pyarrow as pa
+    ids = pa.array(query_id, pa.string())
+    return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+
+
+def larger_than(run_path: str, budget: int) -> bool:
+    from ..engine.budget import WHOLE_FILE_BYTES_PER_LINE, text_run_rows
+    return text_run_rows(run_path) * WHOLE_FILE_BYTES_PER_LINE > budget
+
+
+def _block_bytes(budget: int, golden_rows: int) -> int:
+    """Bytes of run file per block: the rows :func:`evalframe.engine.budget.plan_batch_rows`
+    gives the budget after the golden set held (the per-question values, 8 bytes per
+    question and measure, are small beside a block's rows)."""
+    from ..engine.budget import BLOCK_BYTES_PER_LINE, MIN_BLOCK_BYTES, TEXT_BYTES_PER_ROW, plan_batch_rows
+    rows = plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0, bytes_per_row=BLOCK_BYTES_PER_LINE)
+    return max(MIN_BLOCK_BYTES, rows * TEXT_BYTES_PER_ROW)
+
+
+def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):
+    """:func:`score_run` over a run file larger than ``budget``, a block of whole
+    questions at a time (:mod:`evalframe.engine.text_blocks`: a run grouped by
+    question, as run files are, is read once); a question met again after its block
+    means the file is not grouped, and the run is then hashed on its question ids into
+    temporary files, each evaluated whole.  Returns the golden set, the questions'
+    (ids, values, relevance strings), the -c placeholder questions and the run tag."""
+    import pyarrow as pa
+
+    from ..engine.partition import GoldenIndex
+    from ..engine.text_blocks import question_blocks
+    qrels = read_golden_file(qrels_path)
+    golden = GoldenIndex(qrels.frame)
+    size = _block_bytes(budget, len(qrels.frame))
+    scored = _Blocks(opts, measures, rel_len, qrels, golden)
+    for block, first_line in question_blocks(run_path, size):
+        run, tag = _block_run(block, run_path, first_line)
+        scored.runid = tag or scored.runid
+        if not scored.add(run):  # a question met again: the file is not grouped
+            del run
+            scored = _Blocks(opts, measures, rel_len, qrels, golden)
+            _score_buckets(scored, run_path, size)
+            break
+        del run  # before the next block is read
+    parts, seen, runid = scored.finish()
+    placeholders = ()
+    if opts["c"]:
+        answered = pa.concat_arrays(seen).to_numpy(zero_copy_only=False) if seen else np.array([], dtype=object)
+        placeholders = _unanswered(qrels.frame, answered)
+        if len(placeholders):
+            like = qrels.frame[["query_id", "doc_id"]].assign(score=1.0)  # the run's columns: ids and score
+            parts.append(score_run(opts, measures, rel_len, _placeholder_rows(placeholders, like), qrels, block=True))
+    return qrels, _joined(parts, len(measures), rel_len), placeholders, runid
+
+
+class _Blocks:
+    """The questions scored so far, block by block (:func:`score_in_blocks`)."""
+
+    def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden):
+        from ..engine.text_blocks import SeenQuestions
+        self.args = (opts, measures, rel_len)
+        self.qrels, self.golden = qrels, golden
+        self.parts, self.seen, self.runid = [], [], ""
+        self.met = SeenQuestions()
+        self.unshared = None  # a block sharing no question with the golden set, while all have
+
+    def add(self, run, *, grouped: bool = True) -> bool:
+        """Score a block of whole questions; False (and nothing scored) when a
+        ``grouped`` block holds a question an earlier block held."""
+        asked = _question_ids(run)
+        if grouped and self.met.met_again(asked):
+            return False
+        self.seen.append(asked)
+        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = held[held >= 0]
+        if not len(held):  # only run-only questions: nothing to score
+            if not self.parts and self.unshared is None:
+                self.unshared = run
+            return True
+        self.parts.append(score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True))
+        self.unshared = None
+        # the block's pandas frames sit in reference cycles (pandas' block references):
+        # collected now, the young generations only (a few ms), they do not pile up
+        # until the collector's next full pass (100 MB a block on 300k rows)
+        gc.collect(1)
+        return True
+
+    def finish(self):
+        """(parts, question ids seen, run tag); a run sharing no question with the
+        golden set fails as the in-memory command does."""
+        opts, measures, rel_len = self.args
+        if not self.parts and self.unshared is not None and not opts["c"]:
+            score_run(opts, measures, rel_len, self.unshared, self.qrels, block=True)  # raises judge's error
+        return self.parts, self.seen, self.runid
+
+
+def _golden_rows(qrels, golden, held):
+    """The golden set's rows of the questions ``held`` (positions in ``golden``, the
+    :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
+    values depend on its own rows only, and judging a block against the whole golden set
+    sorted and hashed all of it again for every block."""
+    from .._id_codes import encode_qrels
+    if len(held) == len(golden):
+        return qrels
+    return encode_qrels(golden.rows(held).reset_index(drop=True))
+
+
+def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
+    """The partition pass of :func:`score_in_blocks` (:func:`evalframe.engine.text_blocks.bucket_files`),
+    in a temporary directory removed on success, error, Ctrl-C and SIGTERM (a full disk:
+    one error naming it)."""
+    from ..engine.scratch import scratch_directory
+    from ..engine.text_blocks import bucket_files
+    from ..errors import EvalframeInputError
+    with scratch_directory("evalframe-trec-eval-") as tmp:
+        buckets = bucket_files(run_path, size, tmp, write=lambda block, files: _write_buckets(block, files))
+        for path in buckets.paths:
+            data = Path(path).read_bytes()
+            os.unlink(path)
+            if not data.strip():
+                continue
+            try:
+                run, _ = _block_run(data, run_path, None)
+            except EvalframeInputError:
+                _malformed_in_blocks(run_path, size)
+                raise
+            scored.add(run, grouped=False)
+            del run
+        fields = buckets.last_line.split()
+        scored.runid = fields[5].decode(ENCODING) if len(fields) > 5 else ""
+
+
+def _write_buckets(block: bytes, files: list) -> bytes:
+    """One block of the bucket pass (:func:`evalframe.engine.text_blocks.write_buckets`):
+    the seam where the tests count and interrupt the pass."""
+    from ..engine.text_blocks import write_buckets
+    return write_buckets(block, files)
+
+
+def _block_run(block: bytes, run_path: str, first_line: int | None):
+    """A block of a run file as :func:`read_run_file` reads a whole file: the checked
+    run and its tag.  ``first_line`` numbers the block's lines in messages (None: a
+    bucket of the partition pass, whose lines are not the file's)."""
+    return read_run_bytes(block, run_path, first_line or 1)
+
+
+def _question_ids(run):
+    import pyarrow.compute as pc
+    return pc.unique(_arrow_ids(run.frame["query_id"]))
+
+
+def _joined(parts: list, n_measures: int, rel_len: int | None):
+    import pyarrow as pa
+    if not parts:
+        return pa.array([], pa.string()), np.zeros((0, n_measures)), ([] if rel_len is not None else None)
+    ids = pa.concat_arrays([p[0] for p in parts])
+    values = np.concatenate([p[1] for p in parts])
+    rel = [r for p in parts for r in p[2]] if rel_len is not None else None
+    return ids, values, rel
+
+
+def _malformed_in_blocks(run_path: str, size: int) -> None:
+    """Raise trec_eval's malformed-lines error for the run file read in blocks,
+    naming the file's line numbers; return when it has none."""
+    from ..io import line_blocks, malformed_lines, open_binary
+    count, shown, line = 0, [], 1
+    with open_binary(run_path) as f:
+        for block in line_blocks(f, size):
+            c, s = malformed_lines(block, 6, None, start=line)  # fields beyond the sixth do not count
+            count += c
+            shown += s[:5 - len(shown)] if len(shown) < 5 else []
+            line += block.count(b"\n")
+    refuse_malformed(run_path, count, shown, 6, None)
