@@ -51,7 +51,7 @@ test-fast: $(TEST_STAMP)
 # The property tests with new random examples each run (`make test` draws fixed ones).
 fuzz: $(TEST_STAMP)
 	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -p no:cacheprovider tests/engine/test_partition.py \
-		tests/oracles/test_pytrec_eval.py tests/test_streaming.py tests/test_dask_engine.py tests/oracles/test_pytrec_eval_families.py
+		tests/oracles/test_pytrec_eval.py tests/engine/test_streaming.py tests/engine/test_dask.py tests/oracles/test_pytrec_eval_families.py
 
 # The documentation site in docs/_build/html: warnings are errors, nitpicky references.
 docs: $(DOCS_STAMP)

@@ -52,7 +52,7 @@ CASES = {"cranfield": _cranfield, "spans": _spans, "distances": _distances}
 def cluster():
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # dashboard on a free port (see tests/test_dask_engine.py)
+        warnings.simplefilter("ignore")  # dashboard on a free port (see tests/engine/test_dask.py)
         with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
                                       memory_limit="2GiB") as c, distributed.Client(c) as client:
             yield client
