@@ -1,4 +1,4 @@
-"""The reference values of ``tests/test_stats_sequential.py::test_agrees_with_confseq``.
+"""The reference values of ``tests/stats/test_sequential.py::test_agrees_with_confseq``.
 
 confseq 0.0.11 (Waudby-Smith, Howard, Ramdas; PyPI) does not build here (its C++ part
 needs Boost), but its betting module is pure Python. Unpack its sdist and run

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import evalframe as ef
-from strategies import doc_id_desc_key, random_runs
+from tests.strategies import doc_id_desc_key, random_runs
 
 
 def random_qrels(seed: int, n_q: int = 15, pool: int = 40) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from make_snapshot import snapshot
+from tests.make_snapshot import snapshot
 
 SAVED = Path(__file__).parent / "data" / "snapshot_per_question.parquet"
 

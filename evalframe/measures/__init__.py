@@ -1,7 +1,7 @@
 """Retrieval measures: names, parameters, and one vectorised function per family.
 
-Conventions (each one tested in ``tests/test_conventions.py``)
---------------------------------------------------------------
+Conventions (each one tested in ``tests/measures/test_measures.py``)
+--------------------------------------------------------------------
 Ranking
     Documents are ranked by score descending, scores compared as float64. Ties
     are broken by ``doc_id`` descending (byte-wise), as trec_eval does; the run's

@@ -16,7 +16,7 @@ is unbiased for the mean with human labels whatever the model's bias, and
 (population variances), with the normal interval ``theta +- z se``.  ``lambda = 1`` is
 PPI; PPI++ estimates it, ``lambda = cov(Y, Yhat) / ((1 + n / N) var(Yhat, Yhat_u))``
 clipped to [0, 1] (``ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unlabeled, lam=None)``, with which
-the numbers agree: ``tests/test_ppi.py``).  Paired differences are the same estimate on
+the numbers agree: ``tests/stats/test_ppi.py``).  Paired differences are the same estimate on
 the per-question differences of two systems.
 """
 from __future__ import annotations

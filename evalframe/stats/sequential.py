@@ -2,7 +2,7 @@
 
 A fixed-n interval is valid at the one number of questions chosen in advance; looked at
 again after every new batch of labelled questions, it excludes the truth far more often
-than its level says (see ``tests/test_stats_sequential.py``: 2,000 streams). A
+than its level says (see ``tests/stats/test_sequential.py``: 2,000 streams). A
 *confidence sequence* is valid at every n at once: the chance that it *ever* excludes
 the true mean, however often it is looked at and whenever one stops, is at most
 ``1 - confidence``.

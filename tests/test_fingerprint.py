@@ -101,7 +101,7 @@ def test_the_chunk_table_is_fingerprinted(tmp_path):
     """Issue 30: "of the chunk table when spans are used" -- a table, a file, and a dict
     {system: table} (recorded as None before); a moved chunk boundary changes it, row
     order does not."""
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _a, _b, run = help_centre()
 
     def fp(chunks):

@@ -21,13 +21,13 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.measures import FAMILIES, parse_measure
-from strategies import cases
+from tests.strategies import cases
 
 #: Families left out, and why (each has tests of its own).
 EXCLUDED = {
-    "SpanRecall": "reads a span golden set and chunk offsets (tests/test_spans.py, test_span_engines.py)",
-    "SpanPrecision": "reads a span golden set and chunk offsets (tests/test_spans.py, test_span_engines.py)",
-    "SpanIoU": "reads a span golden set and chunk offsets (tests/test_spans.py, test_span_engines.py)",
+    "SpanRecall": "reads a span golden set and chunk offsets (tests/test_spans.py, tests/engine/test_every_engine_spans.py)",
+    "SpanPrecision": "reads a span golden set and chunk offsets (tests/test_spans.py, tests/engine/test_every_engine_spans.py)",
+    "SpanIoU": "reads a span golden set and chunk offsets (tests/test_spans.py, tests/engine/test_every_engine_spans.py)",
 }
 #: Parameters a family needs given (no default): the cases' labels go up to 3.
 REQUIRED = {"max_rel": 3}

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
-from strategies import SCORES, cases
+from tests.strategies import SCORES, cases
 from evalframe.measures import FAMILIES, resolve
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -13,9 +13,10 @@ import pytest
 import evalframe as ef
 from evalframe import datasets
 from evalframe.evaluation import evaluate_with_diagnostics
-from engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
+from tests.engine_checks import caught as _caught, sorted_table as _sorted, with_warnings
 
-pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+pytestmark = [pytest.mark.slow,  # `make test-fast` leaves this file out
+              pytest.mark.xdist_group("spark")]  # one worker, one Spark session
 
 pytest.importorskip("pyspark")
 
@@ -56,7 +57,7 @@ def test_random_cases_with_ties_duplicates_and_conflicts(spark, seed):
 
 
 def test_span_golden_set_and_chunk_tables(spark):
-    from test_spans import random_case
+    from tests.test_spans import random_case
     for seed in (1, 4):
         spans, _, chunks, run = random_case(seed)
         assert_same(spark, run, spans, ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=20)"], chunks=chunks)
@@ -96,7 +97,7 @@ def test_aggregate_of_a_spark_table_is_the_in_memory_means(spark):
 
 
 def test_a_run_carrying_offsets_is_split_as_in_memory(spark):
-    from test_spans import random_case
+    from tests.test_spans import random_case
     spans, table_of, _, run = random_case(8)
     parts = [run[run["system"] == s].merge(t, left_on="doc_id", right_on="chunk_id", suffixes=("_run", ""))
              for s, t in table_of.items()]
@@ -105,7 +106,7 @@ def test_a_run_carrying_offsets_is_split_as_in_memory(spark):
 
 
 def test_a_system_without_a_chunk_table_is_told_on_the_driver(spark):
-    from test_spans import random_case
+    from tests.test_spans import random_case
     from evalframe.errors import EvalframeInputError
     spans, table_of, _, run = random_case(1)  # several systems
     some = dict(list(table_of.items())[:-1])

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
-from strategies import cases
+from tests.strategies import cases
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -25,7 +25,7 @@ from evalframe.stats import (
     summarize,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "trec-per-topic"
+DATA = Path(__file__).resolve().parents[2] / "data" / "trec-per-topic"
 
 
 def tidy(wide: dict[str, np.ndarray], measure: str = "AP", qids=None) -> pd.DataFrame:

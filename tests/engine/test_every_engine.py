@@ -15,9 +15,10 @@ import pytest
 import evalframe as ef
 from evalframe import datasets
 from evalframe.evaluation import evaluate_with_diagnostics
-from engine_checks import caught, sorted_table, streamed, with_warnings
+from tests.engine_checks import caught, sorted_table, streamed, with_warnings
 
-pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+pytestmark = [pytest.mark.slow,  # `make test-fast` leaves this file out
+              pytest.mark.xdist_group("spark")]  # one worker, one Spark session
 
 MEASURES = ["R@5", "nDCG@10", "AP", "RR", "bpref", "Judged@10"]
 SPAN_MEASURES = ["SpanRecall@5", "SpanIoU@5", "R@5", "R(tokens=200)"]
@@ -29,7 +30,7 @@ def _cranfield():
 
 
 def _spans():
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _, _, run = help_centre(30)
     return run, spans, SPAN_MEASURES, {"chunks": {"a": CHUNKS_A, "b": CHUNKS_B}}
 
@@ -51,8 +52,8 @@ CASES = {"cranfield": _cranfield, "spans": _spans, "distances": _distances}
 def cluster():
     distributed = pytest.importorskip("distributed")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        warnings.simplefilter("ignore")  # dashboard on a free port (see tests/engine/test_dask.py)
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
                                       memory_limit="2GiB") as c, distributed.Client(c) as client:
             yield client
 

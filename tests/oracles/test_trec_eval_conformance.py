@@ -19,7 +19,7 @@ import evalframe as ef
 from evalframe.cli import main as cli_main
 from evalframe.trec_eval import main
 
-DATA = Path(__file__).parent / "data" / "trec_eval"
+DATA = Path(__file__).parents[1] / "data" / "trec_eval"
 
 COMMANDS = {
     "out.test": "qrels.test results.test",

@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 
 from evalframe.engine import budget as sizing
 import evalframe as ef
-from engine_checks import with_warnings
+from tests.engine_checks import with_warnings
 from evalframe.engine import streaming
 from evalframe.evaluation import evaluate_with_diagnostics
-from make_snapshot import MEASURES
-from strategies import cases
+from tests.make_snapshot import MEASURES
+from tests.strategies import cases
 
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
 
-#: Not partition-exact yet (see test_partitions.GLOBAL_RUNNING_SUM).
+#: Not partition-exact yet (see tests/engine/test_partition.py: GLOBAL_RUNNING_SUM).
 GLOBAL_RUNNING_SUM = ["nDCGrel", "RnDCG", "nDCG(gain='linear',gains=((1, 3.0), (2, 9.0)))"]
 PARTITION_EXACT = [m for m in MEASURES if m not in GLOBAL_RUNNING_SUM]
 

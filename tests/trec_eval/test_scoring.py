@@ -17,7 +17,7 @@ import pytest
 from evalframe.engine import budget as sizing
 from evalframe.trec_eval import main, scoring
 
-from test_trec_eval_conformance import COMMANDS, DATA, _argv
+from tests.oracles.test_trec_eval_conformance import COMMANDS, DATA, _argv
 
 TINY = ["--memory-budget", "1KiB"]  # blocks of sizing.MIN_BLOCK_BYTES (4 KiB)
 

@@ -3,7 +3,7 @@ beside them, the few-clusters rules, the labels, the round-off guards.
 
 Oracles: loops over every sign vector written here, scipy, and the randomisation test's
 own p-value on shifted data (``sign_flip_pvalues``, checked against scipy and Urbano et
-al.'s published values in test_stats.py)."""
+al.'s published values in tests/stats/test_stats.py)."""
 from __future__ import annotations
 
 import itertools

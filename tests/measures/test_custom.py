@@ -11,7 +11,7 @@ from evalframe.cli import main
 from evalframe.measures import FAMILIES, GeoMean, ParamSpec, Sum, parse_measure
 from evalframe.measures.base import REGISTRY
 
-from test_cli import DATA
+from tests.cli.test_runs import DATA
 
 
 @pytest.fixture(autouse=True, scope="module")

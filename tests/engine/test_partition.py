@@ -15,8 +15,8 @@ import evalframe as ef
 from evalframe._diagnostic_checks import clear_judged_elsewhere, shallow_rankings
 from evalframe._diagnostic_records import diagnostics_table, merge_diagnostics
 from evalframe.ranking import judge
-from make_snapshot import MEASURES
-from strategies import cases
+from tests.make_snapshot import MEASURES
+from tests.strategies import cases
 
 KEYS = ["system", "query_id", "measure"]
 

@@ -295,7 +295,7 @@ def _ranked_with_unanswered(rank_only: bool):
 def test_ties_rank_streamed_with_golden_questions_the_run_lacks(rank_only, tmp_path):
     """ties='rank' streamed (grouped): the golden questions no part holds are evaluated on an
     empty run part that keeps the run's rank column (a rank-only run was refused)."""
-    from engine_checks import streamed
+    from tests.engine_checks import streamed
     run, qrels = _ranked_with_unanswered(rank_only)
     want = ef.evaluate(run, qrels, ["RR", "P@5"], ties="rank", ascending=True)
     got = streamed(run, qrels, ["RR", "P@5"], tmp_path, files=2, parts=4, ties="rank", ascending=True)[0]
@@ -303,6 +303,7 @@ def test_ties_rank_streamed_with_golden_questions_the_run_lacks(rank_only, tmp_p
 
 
 @pytest.mark.slow  # a Spark session (`make test-fast` leaves it out)
+@pytest.mark.xdist_group("spark")
 @pytest.mark.parametrize("rank_only", [True, False])
 def test_ties_rank_on_spark_with_buckets_of_unanswered_questions(rank_only, spark):
     """ties='rank' on Spark: the golden questions of buckets without a run row are evaluated
@@ -329,7 +330,7 @@ def test_no_relevant_drop_refused_with_a_span_golden_set_on_dask():
     """no_relevant='drop' with a span golden set is refused on Dask as in memory (a run without
     offsets was accepted there, its documents judged whole)."""
     dd = pytest.importorskip("dask.dataframe")
-    from test_spans import help_centre
+    from tests.test_spans import help_centre
     spans, _, _, run = help_centre(6)
     with pytest.raises(ValueError, match="no_relevant='drop' is not available with chunks= or a span golden set"):
         ef.evaluate(run, spans, ["R@5"], no_relevant="drop")
@@ -416,7 +417,7 @@ def test_streamed_buckets_of_unanswered_questions_first(answered, tmp_path):
     """A shuffled run streamed through hash buckets whose first bucket holds only golden
     questions the run does not answer: evaluated on an empty run part (it was refused, 'missing
     column doc_id', when no part with rows came before it)."""
-    from engine_checks import streamed
+    from tests.engine_checks import streamed
     run = pd.DataFrame({"query_id": answered * 6, "doc_id": np.repeat([7, 3, 5, 1, 2, 9], 2),
                         "score": np.repeat([0.6, 0.1, 0.1, 0.3, 0.2, 0.9], 2),  # questions interleaved
                         "rank": np.repeat([6, 1, 2, 4, 3, 5], 2)})

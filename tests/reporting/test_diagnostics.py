@@ -23,7 +23,7 @@ import evalframe as ef
 from evalframe import errors
 from evalframe.reporting import text_tables
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny_case() -> tuple[pd.DataFrame, pd.DataFrame]:

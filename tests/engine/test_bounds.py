@@ -160,7 +160,7 @@ def test_chunk_offsets_are_refused():
 def test_a_span_golden_set_is_refused_on_every_engine(engine, tmp_path):
     """A span golden set with a run of whole documents (no offsets): refused in memory and
     streamed alike (the streamed run was evaluated on document labels, the in-memory one refused)."""
-    from engine_checks import streamed
+    from tests.engine_checks import streamed
     run, _ = _random_case(6)
     spans = pd.DataFrame({"query_id": ["0", "1"], "doc_id": ["d1", "d2"], "start": [0, 5], "end": [10, 20],
                           "relevance": [1, 1]})
@@ -172,13 +172,14 @@ def test_a_span_golden_set_is_refused_on_every_engine(engine, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("spark")  # the worker holding the Spark session
 @pytest.mark.parametrize("unjudged", ["bounds", "relevant"])
 def test_every_engine_gives_the_in_memory_bounds(unjudged, tmp_path, spark):
     """The bounds are computed inside each partition: streamed (several files, a budget that
     forces parts, grouped and shuffled), Dask (3 partitions, shuffled) and Spark give the
     in-memory table bit for bit, value_low and value_high included."""
     import dask.dataframe as dd
-    from engine_checks import sorted_table, streamed
+    from tests.engine_checks import sorted_table, streamed
     run, qrels = _random_case(6)
     measures = ["P@5", "R@10", "RR", "Success@3"]
     with warnings.catch_warnings():

@@ -724,7 +724,7 @@ def test_readme_caption_names_every_difference_clear_of_zero(cran):
     # issue 12: the README's caption of docs/hybrid_vs_bm25.png (notebook 2) said only the
     # hybrid's difference from BM25 stays clear of zero; TF-IDF's interval is clear of zero too
     from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     caption = next(line for line in readme.splitlines() if line.startswith("*From notebook 2"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

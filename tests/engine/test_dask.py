@@ -27,9 +27,10 @@ from evalframe.engine.dask import division_buckets  # noqa: E402
 from evalframe.engine.partition import question_buckets  # noqa: E402
 from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluation import evaluate_with_diagnostics  # noqa: E402
-from engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
+from tests.engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402
 
-pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out
+pytestmark = [pytest.mark.slow,  # `make test-fast` leaves this file out
+              pytest.mark.xdist_group("dask")]  # one worker, so the module's cluster starts once
 
 MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Judged@10",
             "NumRel", "NumRelRet", "GMAP", "ERR@10", "nDCG(gain='linear')"]
@@ -37,8 +38,10 @@ MEASURES = ["R@5", "R@100", "P@5", "RR", "nDCG@10", "AP", "Rprec", "bpref", "Jud
 
 @pytest.fixture(scope="module")
 def client():
+    # dashboard on a free port: with None, distributed still serves it on 8787, which a
+    # second cluster (another pytest-xdist worker, another checkout's run) finds taken
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, memory_limit="2GiB") as cluster, \
+                                  dashboard_address=":0", memory_limit="2GiB") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
@@ -553,7 +556,7 @@ def test_span_golden_set_and_chunk_tables_on_worker_processes(client, layout):
     processes once, each partition judges its chunkings on its questions' labels; the
     values, warnings and diagnostics are the in-memory call's (the help-centre case: two
     chunkings of one corpus, one system each, and a token budget)."""
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _, _, run = help_centre(40)
     if layout == "by_question":
         run = run.sort_values("query_id", kind="stable").reset_index(drop=True)

@@ -53,7 +53,7 @@ def test_local_writers_still_work(rep, tmp_path):
 def test_commands_refuse_url_outputs(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     from pathlib import Path
-    data = Path(__file__).resolve().parents[1] / "data" / "sso"
+    data = Path(__file__).resolve().parents[2] / "data" / "sso"
     assert main(["report", str(data / "qrels.txt"), str(data / "run.trec"), "--n-resamples", "20",
                  "--out", "s3://bucket/report"]) == 2
     assert "looks like a URL" in capsys.readouterr().err

@@ -12,8 +12,8 @@ import pytest
 
 import evalframe as ef
 from evalframe.evaluation import evaluate_with_diagnostics
-from engine_checks import sorted_table, streamed as stream_parts
-from test_spans import random_case
+from tests.engine_checks import sorted_table, streamed as stream_parts
+from tests.test_spans import random_case
 
 dd = pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
@@ -99,7 +99,7 @@ def test_a_dask_run_carrying_offsets(parent, tmp_path):
     """Rows that carry their chunk's document and offsets (a parent column beside the chunk
     id, or only doc_id, the chunk named by its range) are split on Dask and when streamed
     (copied, split, to the scratch directory) as in memory."""
-    from test_spans import CHUNKS_A, CHUNKS_B, help_centre
+    from tests.test_spans import CHUNKS_A, CHUNKS_B, help_centre
     spans, _, _, run = help_centre(30)  # 30 questions: several partitions
     cases = [(spans, {"a": CHUNKS_A, "b": CHUNKS_B}, run)] + [
         (c[0], c[1], c[3]) for c in map(random_case, (3, 8, 11))]

@@ -14,7 +14,7 @@ import pytest
 from evalframe.cli import main
 from evalframe.cli.runs import split_run_arg, system_name
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_evaluate_sso(capsys):
@@ -275,7 +275,7 @@ def test_name_for_a_file_of_many_systems_is_refused(capsys):
 
 def test_docs_document_the_naming_rule():
     from evalframe.cli.runs import RUN_EXTENSIONS
-    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "commands.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "commands.md").read_text().split())
     assert "`NAME=PATH`" in readme and "bm25.v2" in readme
     assert "`" + " ".join(RUN_EXTENSIONS) + "`" in readme
 

@@ -11,7 +11,7 @@ import pytest
 from evalframe import cli
 from evalframe.cli.report import Progress, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QRELS = str(ROOT / "data" / "cranfield" / "qrels.txt")
 RUNS = str(ROOT / "data" / "cranfield" / "runs.parquet")
 SEGMENTS = str(ROOT / "data" / "cranfield" / "segments.parquet")
@@ -124,7 +124,7 @@ def test_demo_fits_a_screen_and_more_changes_on_request(capsys):
     from pathlib import Path
 
     from evalframe.cli import main as cli_main
-    data = Path(__file__).resolve().parents[1] / "data" / "cranfield"
+    data = Path(__file__).resolve().parents[2] / "data" / "cranfield"
     argv = ["report", str(data / "qrels.txt"), str(data / "runs.parquet"), "--segments",
             str(data / "segments.parquet"), "--baseline", "bm25", "--n-resamples", "200"]
     import warnings
@@ -150,7 +150,7 @@ def test_out_dir_holds_one_consistent_report(tmp_path, capsys):
     from pathlib import Path
 
     from evalframe.cli import main as cli_main
-    data = Path(__file__).resolve().parents[1] / "data" / "cranfield"
+    data = Path(__file__).resolve().parents[2] / "data" / "cranfield"
     out = tmp_path / "out"
     base = ["report", str(data / "qrels.txt"), str(data / "runs.parquet"), "-m", "R@5", "--n-resamples", "20",
             "--out", str(out)]
@@ -173,7 +173,7 @@ def test_out_dir_never_removes_folders_it_did_not_write(tmp_path, capsys):
     from pathlib import Path
 
     from evalframe.cli import main as cli_main
-    data = Path(__file__).resolve().parents[1] / "data" / "sso"
+    data = Path(__file__).resolve().parents[2] / "data" / "sso"
     (tmp_path / "csv").mkdir()
     (tmp_path / "csv" / "mine.csv").write_text("a,b\n1,2\n")
     argv = ["report", str(data / "qrels.txt"), str(data / "run.trec"), "--n-resamples", "20", "--out", str(tmp_path)]
