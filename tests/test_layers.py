@@ -176,3 +176,20 @@ def test_the_cycle_check_can_fail(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "PKG", tmp_path)
     _, edges, _ = graph()
     assert find_cycles(edges) == ["a -> b -> a"]
+
+
+def test_notebooks_and_benchmarks_import_no_internal_module():
+    """What users read (the tutorials) and run (the benchmarks) imports no internal module
+    (``evalframe._x``, issue 32): internals may change without notice."""
+    import json
+    pattern = re.compile(r"(?:from|import)\s+evalframe\._(?!_)\w+|from\s+evalframe\s+import\s+_(?!_)\w+")
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        found += [f"{path.name}: {m}" for m in pattern.findall(code)]
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        found += [f"{path.name}: {m}" for m in pattern.findall(path.read_text())]
+    assert found == []
+    assert pattern.findall("from evalframe._judged import Judged\nimport evalframe.__init__") == [
+        "from evalframe._judged"], "the check can fail"
