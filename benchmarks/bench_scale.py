@@ -202,7 +202,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def main(argv=None) -> int:
-    import evalframe.engine.streaming as streaming
+    from evalframe.engine import budget as sizing
     args = parse_args(argv)
     base = Path(args.dir)
     budgets = [sizing.memory_budget(b) for b in args.budget]
