@@ -18,6 +18,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ._validation import Options, check
+
 
 #: Examples shown: rows of an input problem, pairs of conflicting labels.
 MAX_EXAMPLES = 5
@@ -44,9 +46,8 @@ def is_human(judge) -> np.ndarray:
 
 
 def check_conflicts(conflicts, *, caller: str) -> None:
-    """Raise ``ValueError`` unless ``conflicts`` is one of ``CONFLICTS``."""
-    if conflicts not in CONFLICTS:
-        raise ValueError(f"{caller}: conflicts must be one of {list(CONFLICTS)}, got {conflicts!r}")
+    """Raise ``ParameterError`` (a ``ValueError``) unless ``conflicts`` is one of ``CONFLICTS``."""
+    check(caller, "conflicts", conflicts, Options(CONFLICTS))
 
 
 @dataclass(frozen=True)

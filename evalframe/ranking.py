@@ -64,6 +64,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
 from ._diagnostic_records import diagnostics_table, warn_diagnostics
 from ._id_bytes import (BLOCK_ROWS, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints, pair_keys,
@@ -201,15 +202,11 @@ def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray,
 
 
 def check_conventions(*, rel, ties, missing, depth, caller: str) -> None:
-    """Raise ``ValueError`` unless the ranking conventions are valid values."""
-    if not isinstance(rel, (int, np.integer)) or isinstance(rel, bool):
-        raise ValueError(f"{caller}: rel must be an int, got {rel!r}")
-    if ties not in ("doc_id_desc", "doc_id_asc", "rank"):
-        raise ValueError(f"ties must be 'doc_id_desc', 'doc_id_asc' or 'rank', got {ties!r}")
-    if missing not in ("zero", "drop"):
-        raise ValueError(f"missing must be 'zero' or 'drop', got {missing!r}")
-    if depth is not None and (not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 1):
-        raise ValueError(f"depth must be an int >= 1 or None, got {depth!r}")
+    """Raise ``ParameterError`` (a ``ValueError``) unless the ranking conventions are valid values."""
+    check(caller, "rel", rel, Interval(int))
+    check(caller, "ties", ties, Options(("doc_id_desc", "doc_id_asc", "rank"), "'doc_id_desc', 'doc_id_asc' or 'rank'"))
+    check(caller, "missing", missing, Options(("zero", "drop"), "'zero' or 'drop'"))
+    check(caller, "depth", depth, Interval(int, 1, None), None)
 
 
 def _check_rank_column(run: pd.DataFrame, ties) -> None:

@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from ._validation import Boolean, Options, check
 from ._conflicts import (MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
                          provenance_rows, resolve_conflicts, resolved_labels)
 from ._id_bytes import BLOCK_ROWS, arrow_id_status, clean_arrow_ids, integer_ids, pair_keys
@@ -627,10 +628,8 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         ranking step (:func:`evalframe.ranking.judge`), so that no id column is
         factorised twice.
     """
-    if duplicates not in ("error", "max", "first"):
-        raise ValueError(f"duplicates must be 'error', 'max' or 'first', got {duplicates!r}")
-    if not isinstance(ascending, (bool, np.bool_)):  # a truthy 'no' would negate the scores
-        raise ValueError(f"ascending must be True or False, got {ascending!r}")
+    check("check_run", "duplicates", duplicates, Options(("error", "max", "first"), "'error', 'max' or 'first'"))
+    check("check_run", "ascending", ascending, Boolean())  # a truthy 'no' would negate the scores
     if not isinstance(run, pd.DataFrame):
         raise TypeError(f"run must be a pandas DataFrame, got {type(run).__name__}; "
                         "use evalframe.read_run() for files and dicts")

@@ -44,7 +44,7 @@ class Conventions:
     >>> Conventions(depth=0)
     Traceback (most recent call last):
     ...
-    ValueError: depth must be an int >= 1 or None, got 0
+    evalframe.errors.ParameterError: evaluate: depth must be an int >= 1 or None, got 0
     """
 
     rel: int = 1
