@@ -18,9 +18,8 @@ import pandas as pd
 from ._validation import BOOLEAN, BOOLEAN_OR_NONE, POSITIVE_INT, Satisfies, check
 from .errors import warn as _warn_user
 from .errors import EvalframeInputError, InputProblem, QuestionsDroppedWarning
-from .engine.choice import is_dask_frame
 from .engine.spark import is_spark_frame
-from .engine.conventions import Conventions, Duplicates
+from .engine.conventions import Conventions, Duplicates, NoRelevant
 from .engine.bounds import Unjudged, check_unjudged, refuse_unjudged_with_spans
 from .engine.chunkings import Chunkings, carried_chunkings, is_span_input, resolve_chunkings
 from .engine.memory import evaluate_partition
@@ -34,9 +33,8 @@ from ._id_order import natural_order
 from ._judged import Missing, Ties
 from .ranking import judge
 from .rollup import Rollup
-from .engine.choice import Choice, choose
-from .engine.conventions import NoRelevant
-from .engine.streaming import StreamOptions, is_dataset_source, open_run_dataset, stream_evaluate
+from .engine.choice import Choice, choose, is_dask_frame, is_dataset_source, open_run_dataset
+from .engine.streaming import StreamOptions, stream_evaluate
 
 Engine = Literal["auto", "memory", "dask", "spark"]
 

@@ -204,7 +204,7 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     """
     from ..engine.budget import WHOLE_BYTES_PER_ROW, text_run_rows
     from ..engine.choice import is_dataset_source, open_run_dataset
-    from ..engine.text_blocks import is_text_run
+    from ..engine.text_blocks import TextRun, is_text_run
 
     named = [split_run_arg(a) for a in args]
     for arg, (name, path) in zip(args, named):
@@ -231,7 +231,6 @@ def run_source(args: Sequence[str], *, duplicates: Literal["error", "max", "firs
     if any(texts) and all(t or d for t, d in zip(texts, datasets)):  # streamed where they are, not copied
         names = [n for n, _ in named]
         if len(args) == 1 and names[0] is None:
-            from ..engine.text_blocks import TextRun
             path = named[0][1]
             own = "system" in TextRun(path).schema.names
             yield path if own else {system_name(path): path}  # its tags name its systems, else its name

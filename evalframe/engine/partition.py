@@ -411,8 +411,8 @@ def finish(results: Sequence[PartResult], plan: Plan, *, resolved: ResolvedConfl
     records = merge(results, plan, resolved=resolved)
     if plan.rollup is None and judged_elsewhere is not None:
         spans = plan.chunkings is not None and plan.chunkings.spans is not None
-        judged = plan.chunkings.judged_chunks() if spans else None  # the chunks labelled from the spans
-        records = clear_judged_elsewhere(records, lambda flagged: judged_elsewhere(flagged, judged))
+        records = clear_judged_elsewhere(records, lambda flagged: judged_elsewhere(  # called when a system is flagged
+            flagged, plan.chunkings.judged_chunks() if spans else None))  # the chunks labelled from the spans
     if (plan.rollup is None and plan.chunkings is None and run_docs is not None
             and every_system_unjudged(records, plan.systems)):  # as in memory: one more pass over doc_id
         docs = golden_docs() if callable(golden_docs) else golden_docs

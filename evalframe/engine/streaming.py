@@ -87,7 +87,6 @@ class _Assembler:
         #: the parts' golden-set rows are resolved already (conflicts) and renamed (columns)
         self.plan = plan
         self.ms = plan.ms if measured else None  # None: diagnostics only
-        self.systems, self.conv, self.rollup, self.chunkings = plan.systems, plan.conv, plan.rollup, plan.chunkings
         #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
         self.batch_rows = batch_rows
         #: the whole golden set (None: one too big to hold, read as a dataset): a system a
@@ -124,8 +123,8 @@ class _Assembler:
             return self.empty
         return pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
                              "score": pd.Series(dtype=np.float64)}
-                            | ({"system": pd.Series(dtype=object)} if self.systems != [None] else {})
-                            | ({"rank": pd.Series(dtype=np.float64)} if self.conv.ties == "rank" else {}))
+                            | ({"system": pd.Series(dtype=object)} if self.plan.systems != [None] else {})
+                            | ({"rank": pd.Series(dtype=np.float64)} if self.plan.conv.ties == "rank" else {}))
 
     def evaluate(self, part: _Part) -> None:
         run = part.run
@@ -142,7 +141,7 @@ class _Assembler:
         self.results.append(replace(res.summary(), records=records))
         if self.ms:
             # compact: per (system, question) group its codes and a row of values, the
-            # long table of strings is built once, in result()
+            # long table of strings is built once, in long_table()
             self.values.append(np.ascontiguousarray(res.values, dtype=np.float64))
             if res.high is not None:
                 self.high.append(np.ascontiguousarray(res.high, dtype=np.float64))
@@ -166,8 +165,9 @@ class _Assembler:
             return records
 
         def judged(flagged: list) -> set:
-            if self._judged_docs is None and self.chunkings is not None and self.chunkings.spans is not None:
-                self._judged_docs = id_set(self.chunkings.judged_chunks())  # the chunks labelled from the spans
+            chunkings = self.plan.chunkings
+            if self._judged_docs is None and chunkings is not None and chunkings.spans is not None:
+                self._judged_docs = id_set(chunkings.judged_chunks())  # the chunks labelled from the spans
             if self._judged_docs is None:  # the golden set's documents, once a system is flagged
                 self._judged_docs = id_set(ids_to_str(self.golden.frame["doc_id"]).unique())
             questions = id_set(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
@@ -209,7 +209,7 @@ class _Assembler:
         names = pa.array([str(m) for m in self.ms], pa.large_string())
         cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
         out = pd.DataFrame(cols)
-        if self.rollup is not None:
+        if self.plan.rollup is not None:
             out.insert(out.columns.get_loc("measure"), "unit", UNIT)
         out["value"] = values[order].ravel()
         if high is not None:
