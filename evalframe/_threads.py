@@ -1,0 +1,69 @@
+"""How many threads evalframe's own work runs on, and the one way it runs work on them.
+
+``threads=`` of :func:`evalframe.evaluate` and :func:`evalframe.report`, else the
+environment variable ``EVALFRAME_THREADS``, else every core this process may run on
+(its CPU affinity, as a container or ``taskset`` sets it).  numpy and Arrow release the
+GIL in their array work, so parts of whole questions (or blocks of resamples) scored on
+threads run side by side; the numbers do not depend on the count: each part is computed
+as it would be alone, and the parts are put back in their order.
+
+Examples
+--------
+>>> from evalframe._threads import resolve_threads, map_in_order
+>>> resolve_threads(2)
+2
+>>> map_in_order(lambda x: x * x, [1, 2, 3], threads=2)
+[1, 4, 9]
+>>> resolve_threads(0)
+Traceback (most recent call last):
+...
+evalframe.errors.ParameterError: threads must be an int >= 1, got 0
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from ._validation import Interval, check, error
+
+#: the environment variable read when ``threads=`` is not given
+ENV = "EVALFRAME_THREADS"
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system says; else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(threads: int | None = None, *, caller: str | None = None) -> int:
+    """``threads`` checked (an int >= 1); None: ``EVALFRAME_THREADS``, else :func:`usable_cores`."""
+    if threads is not None:
+        return check(caller, "threads", threads, Interval(int, 1, None))
+    text = os.environ.get(ENV, "").strip()
+    if not text:
+        return usable_cores()
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise error(None, f"the environment variable {ENV}", "an int >= 1", text)
+    return value
+
+
+def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> list[R]:
+    """``[fn(x) for x in items]``, on ``threads`` threads when more than one item and thread
+    (the results in the items' order; the first error raised is the one seen)."""
+    items = list(items)
+    if threads <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(min(threads, len(items)), thread_name_prefix="evalframe") as pool:
+        return list(pool.map(fn, items))

@@ -1,0 +1,66 @@
+"""evalframe._threads: the thread count (threads=, EVALFRAME_THREADS, the cores) and
+map_in_order (results in the items' order, whatever the count)."""
+import os
+import threading
+import time
+
+import pytest
+
+from evalframe._threads import ENV, map_in_order, resolve_threads, usable_cores
+from evalframe.errors import ParameterError
+
+
+def test_explicit_count_wins_over_the_environment(monkeypatch):
+    monkeypatch.setenv(ENV, "3")
+    assert resolve_threads(5) == 5
+    assert resolve_threads() == 3
+
+
+def test_default_is_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    assert resolve_threads() == usable_cores()
+    if hasattr(os, "sched_getaffinity"):
+        assert usable_cores() == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_bad_counts_are_refused_with_the_caller_named(bad):
+    with pytest.raises(ParameterError, match="^evaluate: threads must be an int >= 1"):
+        resolve_threads(bad, caller="evaluate")
+
+
+@pytest.mark.parametrize("bad", ["0", "two", "-3"])
+def test_bad_environment_values_are_refused(monkeypatch, bad):
+    monkeypatch.setenv(ENV, bad)
+    with pytest.raises(ParameterError, match=f"environment variable {ENV} must be an int >= 1"):
+        resolve_threads()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_results_keep_the_items_order(threads):
+    def slow_square(x):
+        time.sleep(0.002 * (10 - x))  # later items finish first
+        return x * x
+    assert map_in_order(slow_square, range(10), threads=threads) == [x * x for x in range(10)]
+
+
+def test_work_runs_on_several_threads_only_when_asked():
+    seen = set()
+
+    def who(_):
+        seen.add(threading.get_ident())
+        time.sleep(0.01)
+    map_in_order(who, range(4), threads=1)
+    assert seen == {threading.get_ident()}
+    seen.clear()
+    map_in_order(who, range(4), threads=2)
+    assert len(seen) == 2 and threading.get_ident() not in seen
+
+
+def test_an_error_in_a_part_reaches_the_caller():
+    def fail_on_three(x):
+        if x == 3:
+            raise ValueError("three")
+        return x
+    with pytest.raises(ValueError, match="three"):
+        map_in_order(fail_on_three, range(6), threads=2)
