@@ -58,9 +58,64 @@ def resolve_threads(threads: int | None = None, *, caller: str | None = None) ->
     return value
 
 
+class InOrder:
+    """Work handed over one item at a time and run on ``threads`` threads, at most
+    ``threads`` items in flight (a producer that reads the next item meanwhile holds no
+    more than that); the results come back in the order the items were given.
+
+    :meth:`submit` returns the results finished by then, oldest first (waiting for the
+    oldest while ``threads`` are in flight); :meth:`drain` the rest.  With one thread the
+    work runs in the caller's thread, at :meth:`submit`.  An error raised by an item is
+    raised by the call that would return its result (the work is then abandoned: the
+    results given with it are lost; :meth:`close` waits for the items in flight).
+
+    Examples
+    --------
+    >>> with InOrder(2) as q:
+    ...     done = [r for x in range(5) for r in q.submit(lambda v: v * 10, x)]
+    ...     done += q.drain()
+    >>> done
+    [0, 10, 20, 30, 40]
+    """
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        self._pool = None
+        self._pending: list = []
+
+    def submit(self, fn: Callable[..., R], *args) -> list[R]:
+        if self.threads <= 1:
+            return [fn(*args)]
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="evalframe")
+        self._pending.append(self._pool.submit(fn, *args))
+        done = []
+        while self._pending and (len(self._pending) >= self.threads or self._pending[0].done()):
+            done.append(self._pending.pop(0).result())
+        return done
+
+    def drain(self) -> list[R]:
+        """The results of the items still in flight, in order."""
+        pending, self._pending = self._pending, []
+        return [f.result() for f in pending]
+
+    def close(self) -> None:
+        """Wait for the items in flight (their results are dropped) and stop the threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool, self._pending = None, []
+
+    def __enter__(self) -> "InOrder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> list[R]:
-    """``[fn(x) for x in items]``, on ``threads`` threads when more than one item and thread
-    (the results in the items' order; the first error raised is the one seen)."""
+    """``[fn(x) for x in items]``, on ``threads`` threads (the results in the items' order;
+    the first item's error, in that order, is the one raised)."""
     items = list(items)
     if threads <= 1 or len(items) <= 1:
         return [fn(x) for x in items]

@@ -23,6 +23,7 @@ from .engine.conventions import Conventions, Duplicates, NoRelevant
 from .engine.bounds import Unjudged, check_unjudged, refuse_unjudged_with_spans
 from .engine.chunkings import Chunkings, carried_chunkings, is_span_input, resolve_chunkings
 from .engine.memory import evaluate_partition
+from .engine.parts import evaluate_on_threads, threads_for
 from .canonical import apply_columns
 from .spans import check_min_overlap, is_span_table
 from .spans import MIN_OVERLAP, with_tokens
@@ -43,7 +44,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
              depth: int | None = None, duplicates: Duplicates = "error",
              columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
              engine: Engine = "auto",
-             memory_budget: "int | str | None" = None, progress: bool | None = None,
+             memory_budget: "int | str | None" = None, progress: bool | None = None, threads: int | None = None,
              rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
              tokens=None, unjudged: "Unjudged | None" = None, no_relevant: NoRelevant = "zero") -> pd.DataFrame:
     """Compute measures per question (and per system).
@@ -112,6 +113,13 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     progress : bool, optional
         A progress bar while a run is streamed: default on when standard
         error is a terminal (not in notebooks); True or False to choose.
+    threads : int, optional
+        Threads to evaluate on (default: the environment variable ``EVALFRAME_THREADS``,
+        else every core this process may use).  A table of at least 200,000 rows per
+        thread is cut into parts of whole questions, one per thread
+        (:mod:`evalframe.engine.parts`), and a streamed run's partitions are evaluated
+        that many at a time, sharing the memory budget.  The numbers, their order, the
+        diagnostics and the warnings do not depend on it.
     rollup : DataFrame, dict or str, optional
         A chunk -> page map (a two-column table, a dict, or the name of a run
         column holding each chunk's page id): the run's chunks and the golden
@@ -189,7 +197,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
                                      depth=depth, duplicates=duplicates, columns=columns,
                                      conflicts=conflicts, ascending=ascending, engine=engine,
-                                     memory_budget=memory_budget, progress=progress, rollup=rollup,
+                                     memory_budget=memory_budget, progress=progress, threads=threads, rollup=rollup,
                                      chunks=chunks, min_overlap=min_overlap, tokens=tokens,
                                      unjudged=unjudged, no_relevant=no_relevant)[0]
 
@@ -199,7 +207,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
                 depth: int | None = None, duplicates: Duplicates = "error",
                 columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
                 engine: Engine = "auto",
-                memory_budget: "int | str | None" = None, progress: bool | None = None,
+                memory_budget: "int | str | None" = None, progress: bool | None = None, threads: int | None = None,
                 rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
                 tokens=None) -> pd.DataFrame:
     """The facts behind evaluate()'s warnings, as a table (no warnings issued).
@@ -242,7 +250,7 @@ def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] |
     """
     conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
                        columns=columns, ascending=ascending, min_overlap=min_overlap, caller="diagnostics")
-    choice = choose(run, engine=engine, memory_budget=memory_budget, caller="diagnostics")
+    choice = choose(run, engine=engine, memory_budget=memory_budget, threads=threads, caller="diagnostics")
     shallow = [m for m in parse_measures(measures) if m.k is not None] if measures is not None else []
     named = [resolve(m, rel=rel) for m in parse_measures(measures)] if measures is not None else []
     return _evaluate(run, qrels, named, conv, choice, progress=progress, rollup=rollup, chunks=chunks,
@@ -519,7 +527,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
                               depth: int | None = None, duplicates: Duplicates = "error",
                               columns: Mapping[str, str] | None = None, conflicts: Conflicts = "error", ascending: bool = False,
                               engine: Engine = "auto",
-                              memory_budget: "int | str | None" = None, progress: bool | None = None,
+                              memory_budget: "int | str | None" = None, progress: bool | None = None, threads: int | None = None,
                               rollup: "Rollup | None" = None, chunks=None, min_overlap: float = MIN_OVERLAP,
                               tokens=None, shallow=None, unjudged: "Unjudged | None" = None,
                               no_relevant: NoRelevant = "zero") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -539,7 +547,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     """
     conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
                        columns=columns, ascending=ascending, min_overlap=min_overlap, no_relevant=no_relevant)
-    choice = choose(run, engine=engine, memory_budget=memory_budget)
+    choice = choose(run, engine=engine, memory_budget=memory_budget, threads=threads)
     ms = [resolve(m, rel=rel) for m in parse_measures(measures)]
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     check_unjudged(unjudged, ms)
@@ -587,6 +595,12 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
                                          rollup, warn=warn, shallow=shallow, chunkings=chunkings, unjudged=unjudged)
         if streamed is not None:
             return streamed
+    threads = threads_for(run, choice.threads, rollup) if chunkings is None else 1
+    if threads > 1:  # a large table: parts of whole questions on threads
+        out = evaluate_on_threads(run, qrels, ms, conv, threads=threads, warn=warn, rollup=rollup, shallow=shallow,
+                                  unjudged=unjudged, measured=measured)
+        if out is not None:
+            return out
     return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow,
                               chunks=chunks if chunkings is not None else None, unjudged=unjudged)
 
@@ -651,7 +665,8 @@ def _streamed(run, qrels, ms, conv: Conventions, choice: Choice, progress, rollu
             chunkings is not None and chunkings.spans is not None):
         qrels = read_golden_set(qrels, columns=conv.columns, conflicts=conv.conflicts)  # resolved once, before the parts
     out = stream_evaluate(run, qrels, ms, conv, warn=warn, rollup=rollup, unjudged=unjudged,
-                          options=StreamOptions(choice.budget, progress), shallow=shallow, chunkings=chunkings)
+                          options=StreamOptions(choice.budget, progress, threads=choice.threads), shallow=shallow,
+                          chunkings=chunkings)
     if out is not None:
         return out, run, qrels
     def whole(x):

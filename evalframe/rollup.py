@@ -36,6 +36,7 @@ from ._diagnostic_records import Check, Diagnostic, MAX_EXAMPLES
 from ._judged import Ties
 from ._conflicts import PROVENANCE
 from ._id_codes import CheckedQrels, CheckedRun, Codes
+from ._id_order import natural_order_rule
 from .schema import ALIASES, ids_to_str
 
 #: What a rolled-up table's documents are (the ``unit`` column of evaluate()'s output).
@@ -256,17 +257,18 @@ def _collapsed(run: CheckedRun, order: np.ndarray, first: np.ndarray) -> list[Di
     out = []
     for code in np.unique(s):
         qs = np.unique(q[s == code])
-        shown = tuple(str(x) for x in _sorted_ids(run.query.names[qs])[:MAX_EXAMPLES])
         out.append(Diagnostic(names[code], Check.ROLLUP_RUN_ROWS_COLLAPSED, int((s == code).sum()),
-                              "removed: each page ranks at its best chunk", shown))
+                              "removed: each page ranks at its best chunk", *_examples(run.query.names[qs])))
     return out  # one record per system (a handful), not per question
 
 
-def _sorted_ids(ids: np.ndarray) -> np.ndarray:
-    num = pd.to_numeric(pd.Series(ids, dtype=object), errors="coerce")
-    if num.notna().all():
-        return ids[np.argsort(num.to_numpy(), kind="stable")]
-    return np.sort(ids.astype(str))
+def _examples(ids: np.ndarray) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """The first questions of ``ids`` in natural order (numerically when every one is an
+    integer, else byte-wise), whether that was numeric, and then the first byte-wise: what
+    a merge of partitions needs to list the whole run's first (``Diagnostic.bytewise``)."""
+    ordered, numeric = natural_order_rule(np.asarray(ids, dtype=object))
+    bytewise = tuple(str(x) for x in np.sort(ordered.astype(str))[:MAX_EXAMPLES]) if numeric else ()
+    return tuple(str(x) for x in ordered[:MAX_EXAMPLES]), numeric, bytewise
 
 
 def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels, list[Diagnostic]]:
@@ -298,7 +300,7 @@ def rollup_qrels(qrels: CheckedQrels, mapping: pd.Series) -> tuple[CheckedQrels,
         qs = np.unique(q[merged])
         records = [Diagnostic(None, Check.ROLLUP_GOLDEN_ROWS_MERGED, int(n_gone),
                               "merged: a page takes its most relevant chunk's label",
-                              tuple(str(x) for x in _sorted_ids(qrels.query.names[qs])[:MAX_EXAMPLES]))]
+                              *_examples(qrels.query.names[qs]))]
     doc = pages.take(pa.array(kept))
     out = pd.DataFrame({"query_id": frame["query_id"].iloc[kept].reset_index(drop=True),
                         "doc_id": pd.Series(pd.arrays.ArrowStringArray(doc)),

@@ -64,3 +64,40 @@ def test_an_error_in_a_part_reaches_the_caller():
         return x
     with pytest.raises(ValueError, match="three"):
         map_in_order(fail_on_three, range(6), threads=2)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_in_order_gives_results_in_submission_order_with_bounded_flight(threads):
+    from evalframe._threads import InOrder
+    lock, flying, most = threading.Lock(), [0], [0]
+
+    def slow(x):
+        with lock:
+            flying[0] += 1
+            most[0] = max(most[0], flying[0])
+        time.sleep(0.002 * (7 - x % 7))
+        with lock:
+            flying[0] -= 1
+        return -x
+    with InOrder(threads) as q:
+        got = [r for x in range(20) for r in q.submit(slow, x)]
+        got += q.drain()
+    assert got == [-x for x in range(20)]
+    assert most[0] <= threads
+
+
+def test_in_order_raises_an_items_error_where_its_result_is_due():
+    from evalframe._threads import InOrder
+
+    def fail_on_two(x):
+        if x == 2:
+            raise KeyError("two")
+        return x
+    for threads in (1, 2, 3):
+        with InOrder(threads) as q:
+            got = []
+            with pytest.raises(KeyError, match="two"):
+                for x in range(5):
+                    got += q.submit(fail_on_two, x)
+                got += q.drain()
+            assert 2 not in got and got == list(range(len(got)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal, Mapping
 
 from .._validation import Options, check, error
@@ -100,16 +100,21 @@ class Choice:
     dataset : the run is a Parquet dataset (a file, a directory, a glob, a
         ``pyarrow.dataset.Dataset`` or a dict of them) or a text run file streamed, not a table
     rows : a Parquet file's rows, counted once (None: not counted)
+    threads : threads this process may evaluate parts on (``threads=``, else
+        ``EVALFRAME_THREADS``, else its cores: :func:`evalframe._threads.resolve_threads`):
+        the in-memory engine's parts of a large table (:mod:`evalframe.engine.parts`) and the
+        streaming engine's partitions
     """
 
     name: Literal["memory", "streaming", "dask", "spark"]
     budget: int
     dataset: bool = False
     rows: int | None = None
+    threads: int = 1
 
 
 def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = None,
-           caller: str = "evaluate") -> Choice:
+           threads: int | None = None, caller: str = "evaluate") -> Choice:
     """The engine for ``run``: ``engine="auto"`` is Spark for a ``pyspark.sql.DataFrame``, Dask
     for a ``dask.dataframe.DataFrame``, streaming for a Parquet dataset (a directory, a glob,
     a ``pyarrow.dataset.Dataset``, or one file) or a TREC text run file (or a dict of them)
@@ -129,7 +134,13 @@ def choose(run, *, engine: str = "auto", memory_budget: "int | str | None" = Non
     ValueError: evaluate: engine='spark' evaluates a pyspark.sql.DataFrame run: create one with spark.read.parquet(...) or spark.createDataFrame(...)
     """
     check(caller, "engine", engine, Options(ENGINES, "'auto', 'memory', 'dask' or 'spark'"))
-    budget = sizing.memory_budget(memory_budget)
+    from .._threads import resolve_threads
+    return replace(_engine(run, engine, sizing.memory_budget(memory_budget), caller),
+                   threads=resolve_threads(threads, caller=caller))
+
+
+def _engine(run, engine: str, budget: int, caller: str) -> Choice:
+    """:func:`choose`'s engine, ``budget`` and the dataset's rows."""
     if is_spark_frame(run):
         if engine not in ("auto", "spark"):
             raise error(caller, "engine", "'auto' or 'spark' for a pyspark.sql.DataFrame run", engine)

@@ -3,12 +3,13 @@ whole by every engine (:class:`Conventions`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal, Mapping
+from typing import Literal, Mapping, Sequence
 
 from .._validation import BOOLEAN, Options, check
 from ..canonical import check_columns
 from .._judged import Missing, Ties
 from ..ranking import check_conventions
+from ..schema import ALIASES
 from .._conflicts import Conflicts, check_conflicts
 from ..spans import MIN_OVERLAP, check_min_overlap
 
@@ -83,3 +84,24 @@ class Conventions:
 #: The defaults of :func:`evalframe.evaluate`.
 DEFAULT = Conventions()
 
+
+def run_column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
+    maps them after ``columns=`` renamed them (:func:`~evalframe.canonical.apply_columns`); None
+    when a column is missing or ambiguous: the engine's check says so."""
+    renamed = {c: c for c in names}  # dataset column -> its name after columns=
+    if columns:
+        moved = {c: columns[c] for c in names if c in columns and columns[c] != c}
+        renamed = {c: moved.get(c, c) for c in names if c in moved or c not in set(moved.values())}
+    by_name = {v: c for c, v in renamed.items()}
+    lower = {str(v).strip().lower(): c for c, v in renamed.items()}
+    out = {}
+    for canon in ("query_id", "doc_id", "score", "system", "rank", "tokens"):
+        found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
+        if len(found) > 1 or (not found and canon in ("query_id", "doc_id")):
+            return None
+        if found:
+            out[found[0]] = canon
+    if "score" not in out.values() and "rank" not in out.values():
+        return None  # a rank-only run is ordered by its rank (each partition's check gives score = -rank)
+    return out

@@ -6,59 +6,35 @@ warnings.  How it cuts and plans: the user guide's "How the engines work".
 """
 from __future__ import annotations
 
-import gc
 import math
 import os
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .conventions import DEFAULT, Conventions
+from .conventions import DEFAULT, Conventions, run_column_map
 from .chunkings import Chunkings, carried_chunkings
 from .foreign import doc_summary
 from . import budget as sizing
 from .choice import is_dataset_source, open_run_dataset
-from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, question_buckets, question_fingerprints
+from .assembly import Assembler, Part
+from .partition import GoldenIndex, Plan, finish, question_buckets, question_fingerprints
 from .scratch import close_all, scratch_directory
 from .text_blocks import TextRun, is_text_run
 from ..io import read_golden_set
 from ..measures import Measure
-from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
-from .._diagnostic_records import Diagnostic, diagnostics_table
-from .._id_order import natural_order, str_column
-from ..rollup import UNIT, Rollup, rollup_column
+from .._diagnostic_records import diagnostics_table
+from ..rollup import Rollup, rollup_column
 from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
 from .._id_codes import CheckedQrels
 from ..schema import ALIASES, check_qrels, check_qrels_part, ids_to_str
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used (slow to import)
     import pyarrow.dataset as pads
-
-
-def _column_map(names: Sequence[str], columns: Mapping[str, str] | None = None) -> dict[str, str] | None:
-    """Canonical name of each run column the engine reads, as :func:`~evalframe.schema.clean_run`
-    maps them after ``columns=`` renamed them (:func:`~evalframe.canonical.apply_columns`); None
-    when a column is missing or ambiguous: the engine's check says so."""
-    renamed = {c: c for c in names}  # dataset column -> its name after columns=
-    if columns:
-        moved = {c: columns[c] for c in names if c in columns and columns[c] != c}
-        renamed = {c: moved.get(c, c) for c in names if c in moved or c not in set(moved.values())}
-    by_name = {v: c for c, v in renamed.items()}
-    lower = {str(v).strip().lower(): c for c, v in renamed.items()}
-    out = {}
-    for canon in ("query_id", "doc_id", "score", "system", "rank", "tokens"):
-        found = [by_name[canon]] if canon in by_name else [lower[a] for a in ALIASES[canon] if a in lower]
-        if len(found) > 1 or (not found and canon in ("query_id", "doc_id")):
-            return None
-        if found:
-            out[found[0]] = canon
-    if "score" not in out.values() and "rank" not in out.values():
-        return None  # a rank-only run is ordered by its rank (each partition's check gives score = -rank)
-    return out
 
 
 @dataclass(frozen=True)
@@ -68,188 +44,8 @@ class StreamOptions:
     budget: int
     progress: bool | None = None
     temp_dir: str | None = None
-
-
-# ---------------------------------------------------------------- the golden set
-# ---------------------------------------------------------------- evaluating parts
-@dataclass
-class _Part:
-    run: pd.DataFrame  # canonical columns, query_id (and system) cleaned
-    qrels: pd.DataFrame
-
-
-class _Assembler:
-    """Evaluates partitions (:func:`~evalframe.engine.partition.evaluate_part`), holds their
-    values compactly and their summaries, and puts them together."""
-
-    def __init__(self, plan: Plan, golden: GoldenIndex | None = None, batch_rows: int | None = None,
-                 measured: bool = True):
-        #: the parts' golden-set rows are resolved already (conflicts) and renamed (columns)
-        self.plan = plan
-        self.ms = plan.ms if measured else None  # None: diagnostics only
-        #: a partition's planned rows: a question with more is named in a MemoryBudgetWarning
-        self.batch_rows = batch_rows
-        #: the whole golden set (None: one too big to hold, read as a dataset): a system a
-        #: part flags as retrieving no judged document is cleared when it retrieves a
-        #: document judged for another part's question
-        self.golden = golden
-        self._judged_docs: pa.Array | None = None
-        self.values: list[np.ndarray] = []  # per part: (groups, measures) float64
-        self.high: list[np.ndarray] = []  # per part, with unjudged="bounds": the upper bounds
-        self.question: list[np.ndarray] = []  # per part: each group's golden-set question (code)
-        self.system: list[np.ndarray] = []  # per part: each group's system (position in systems)
-        self.system_ids = _large_strings(np.array([str(x) for x in plan.systems], dtype=object))
-        self.n_golden = 0  # golden-set questions of the parts so far
-        self.results: list[PartResult] = []  # per part: its summary
-        self.golden_ids: list[pa.Array] = []  # per part: its golden-set questions
-        self.empty: pd.DataFrame | None = None  # a run part without rows (for golden questions no part holds)
-
-    def add(self, part: _Part) -> None:
-        columns = set(part.run.columns)  # a rank-only run's parts have no score column: its rank orders them
-        if self.empty is None and "doc_id" in columns and columns & {"score", "rank"}:  # built from the dtypes: a
-            self.empty = pd.DataFrame({c: pd.Series(dtype=t) for c, t in part.run.dtypes.items()})  # slice keeps its part
-        self.evaluate(part)
-
-    def finish(self, leftover: pd.DataFrame | None) -> None:
-        """Evaluate the golden questions no part held (``leftover``: their rows)."""
-        if leftover is None or not len(leftover):
-            return
-        self.evaluate(_Part(self.empty_run(), leftover))
-
-    def empty_run(self) -> pd.DataFrame:
-        """A run part without rows: the first part's columns, else the canonical ones (before
-        any part with rows: a first bucket of golden questions the run does not answer)."""
-        if self.empty is not None:
-            return self.empty
-        return pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object),
-                             "score": pd.Series(dtype=np.float64)}
-                            | ({"system": pd.Series(dtype=object)} if self.plan.systems != [None] else {})
-                            | ({"rank": pd.Series(dtype=np.float64)} if self.plan.conv.ties == "rank" else {}))
-
-    def evaluate(self, part: _Part) -> None:
-        run = part.run
-        if self.batch_rows is not None and len(run) > self.batch_rows:
-            sizes = run["query_id"].value_counts(sort=True)
-            if len(sizes) and sizes.iloc[0] > self.batch_rows:  # never split: held whole
-                sizing.warn_budget(sizes.index[0], int(sizes.iloc[0]), self.batch_rows)
-        if "doc_id" not in run.columns:  # a bucket without run rows
-            run = self.empty_run()
-        res = evaluate_part(run.reset_index(drop=True), part.qrels, self.plan)
-        golden_ids = _large_strings(pd.unique(part.qrels["query_id"]))
-        self.golden_ids.append(golden_ids)
-        records = self.judged_elsewhere(list(res.records), part)
-        self.results.append(replace(res.summary(), records=records))
-        if self.ms:
-            # compact: per (system, question) group its codes and a row of values, the
-            # long table of strings is built once, in long_table()
-            self.values.append(np.ascontiguousarray(res.values, dtype=np.float64))
-            if res.high is not None:
-                self.high.append(np.ascontiguousarray(res.high, dtype=np.float64))
-            self.question.append(_codes(res.groups["query_id"], golden_ids) + self.n_golden)
-            if "system" in res.groups.columns:
-                self.system.append(_codes(res.groups["system"], self.system_ids))
-        self.n_golden += len(golden_ids)
-        del res, run, part
-        # the partition's frames sit in reference cycles (pandas' block references): collected
-        # now (the young generations, a few ms), they do not pile up until the collector's next
-        # full pass (one or two partitions' worth held at once); then Arrow's memory back
-        gc.collect(1)
-        pa.default_memory_pool().release_unused()
-
-    def judged_elsewhere(self, records: list[Diagnostic], part: _Part) -> list[Diagnostic]:
-        """The part's records, a ``system_without_judged_documents`` record turned into the
-        marker :data:`~evalframe._diagnostic_records.HAS_JUDGED` when the system retrieves, for one of the
-        part's golden-set questions, a document the whole golden set judges (the in-memory
-        engine checks the whole golden set; a part sees its questions' labels)."""
-        if self.golden is None:
-            return records
-
-        def judged(flagged: list) -> set:
-            chunkings = self.plan.chunkings
-            if self._judged_docs is None and chunkings is not None and chunkings.spans is not None:
-                self._judged_docs = id_set(chunkings.judged_chunks())  # the chunks labelled from the spans
-            if self._judged_docs is None:  # the golden set's documents, once a system is flagged
-                self._judged_docs = id_set(ids_to_str(self.golden.frame["doc_id"]).unique())
-            questions = id_set(ids_to_str(pd.Series(pd.unique(part.qrels["query_id"]))))
-            return systems_judged(part.run, flagged, questions, self._judged_docs)
-        return clear_judged_elsewhere(records, judged)
-
-    def table(self) -> pd.DataFrame | None:
-        """The per-question table (None: diagnostics only, or no part)."""
-        return self.long_table() if self.ms is not None and self.values else None
-
-    def long_table(self) -> pd.DataFrame:
-        """The per-question table of the held parts, ordered as the in-memory engine orders
-        it: systems in order of first appearance, questions in the golden set's natural order
-        (of every golden-set question, as :func:`~evalframe.ranking.judge` lists them),
-        measures in the order asked."""
-        import pyarrow.compute as pc
-        golden = pa.concat_arrays(self.golden_ids) if self.golden_ids else pa.array([], pa.large_string())
-        unique = pc.unique(golden)
-        rank = _natural_rank(unique)  # rank of each distinct golden-set question
-        question = pc.index_in(golden, value_set=unique).to_numpy(zero_copy_only=False).astype(np.int64)
-        question = question[np.concatenate(self.question)]  # each group's distinct-question code
-        values = np.concatenate(self.values)
-        high = np.concatenate(self.high) if self.high else None
-        self.values, self.question, self.golden_ids, self.high = [], [], [], []
-        keys = [rank[question]]
-        system = None
-        if self.system:
-            system = np.concatenate(self.system)
-            self.system = []
-            keys.append(system)
-        order = np.lexsort(keys)
-        G, M = values.shape
-        row_group = np.repeat(order, M)
-        cols = {}
-        if system is not None:
-            cols["system"] = str_column(self.system_ids.take(pa.array(system[row_group])))
-        cols["query_id"] = str_column(unique.take(pa.array(question[row_group])))
-        del row_group
-        names = pa.array([str(m) for m in self.ms], pa.large_string())
-        cols["measure"] = str_column(names.take(pa.array(np.tile(np.arange(M), G))))
-        out = pd.DataFrame(cols)
-        if self.plan.rollup is not None:
-            out.insert(out.columns.get_loc("measure"), "unit", UNIT)
-        out["value"] = values[order].ravel()
-        if high is not None:
-            out["value_low"] = out["value"].to_numpy()
-            out["value_high"] = high[order].ravel()
-        return out
-
-
-def _large_strings(values) -> pa.Array:
-    """Ids (strings) as one Arrow large_string array."""
-    arr = pa.array(values) if not isinstance(values, np.ndarray) else pa.array(values.astype(object), pa.large_string())
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
-
-
-def _codes(column: pd.Series, values: pa.Array) -> np.ndarray:
-    """Position of each string of ``column`` in ``values``, found by Arrow (no Python
-    string per row: the per-question table has millions of rows)."""
-    import pyarrow.compute as pc
-    return pc.index_in(_large_strings(column), value_set=values).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def _natural_rank(ids: pa.Array) -> np.ndarray:
-    """Rank of each of the distinct ``ids`` in :func:`~evalframe._id_order.natural_order`
-    (numeric when every id is an integer, else byte-wise), computed by Arrow."""
-    import pyarrow.compute as pc
-    rank = np.empty(len(ids), dtype=np.int64)
-    order = None
-    if len(ids) and not pc.all(pc.match_substring_regex(ids, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():
-        order = pc.sort_indices(ids).to_numpy()  # byte-wise = code point order
-    elif len(ids):
-        try:
-            order = np.argsort(pc.cast(ids, pa.int64()).to_numpy(), kind="stable")
-        except pa.ArrowInvalid:  # an integer beyond int64: the general rule
-            sorted_ids = natural_order(ids.to_numpy(zero_copy_only=False).astype(object))
-            order = pc.index_in(_large_strings(sorted_ids), value_set=ids).to_numpy()
-    if order is not None:
-        rank[order] = np.arange(len(ids))
-    return rank
+    #: partitions evaluated at once, each on its own thread (the budget shared among them)
+    threads: int = 1
 
 
 # ---------------------------------------------------------------- reading the run
@@ -261,7 +57,7 @@ class _Reader:
                  columns: Mapping[str, str] | None = None):
         self.sources = []
         for dataset, name in sources:
-            cmap = _column_map(dataset.schema.names, columns)
+            cmap = run_column_map(dataset.schema.names, columns)
             if cmap is None:  # missing or ambiguous columns: the engine's own check explains
                 from ..schema import check_run
                 check_run(dataset.head(1).to_pandas(), columns=columns)
@@ -409,7 +205,7 @@ def _progress_bar(enabled: bool | None, total: int, desc: str):
                 file=sys.stderr, leave=False)
 
 
-def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: _Assembler, batch_rows: int, bar) -> None:
+def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: Assembler, batch_rows: int, bar) -> None:
     """Batches cut at question boundaries: the rows of a batch's last question are carried
     over (as Arrow, so a batch is held once as Arrow and once as the partition's frame)."""
     import pyarrow.compute as pc
@@ -440,7 +236,7 @@ def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: _Assembler, batch
         _close_batch(_to_frame(pa.concat_tables(rest)), golden, asm, done)
 
 
-def _close_batch(df: pd.DataFrame, golden: GoldenIndex, asm: _Assembler, done: np.ndarray) -> np.ndarray:
+def _close_batch(df: pd.DataFrame, golden: GoldenIndex, asm: Assembler, done: np.ndarray) -> np.ndarray:
     import pyarrow.compute as pc
     ids = _id_array(df["query_id"])
     # the first row of each run of equal ids (compared as strings): one per question
@@ -455,7 +251,7 @@ def _close_batch(df: pd.DataFrame, golden: GoldenIndex, asm: _Assembler, done: n
         raise _NotGrouped
     qids = head_ids.to_numpy(zero_copy_only=False)  # distinct, in order of appearance (pd.unique's)
     g = golden.lookup(qids)
-    asm.add(_Part(df, golden.hand_out(g[g >= 0])))
+    asm.add(Part(df, golden.hand_out(g[g >= 0])))
     return np.union1d(done, fp)
 
 
@@ -464,7 +260,7 @@ _ROW = "evalframe_row"
 
 
 def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: pads.Dataset | None,
-                    asm: _Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
+                    asm: Assembler, n_rows: int, batch_rows: int, tmp: str, bar,
                     columns: Mapping[str, str] | None = None,
                     conflicts: Conflicts = "error") -> ResolvedConflicts | None:
     """Hash the run (and a golden set too large to hold, ``qrels_dataset``) into buckets
@@ -515,7 +311,7 @@ def _stream_buckets(reader: _Reader, golden: GoldenIndex | None, qrels_dataset: 
             qrels = qrels if qrels is not None else pd.DataFrame(columns=["query_id", "doc_id", "relevance"])
             if "system" in run:
                 run["system"] = ids_to_str(run["system"])
-            asm.add(_Part(run, qrels))
+            asm.add(Part(run, qrels))
         for p in (path,):
             if os.path.exists(p):
                 os.remove(p)
@@ -675,25 +471,31 @@ def stream_evaluate(run, qrels, ms: list[Measure] | None, conv: Conventions = DE
     out_rows = n_questions * len(systems) * len(ms or [])  # at most (missing="zero": exactly)
     batch_rows = sizing.plan_batch_rows(options.budget, golden_rows=golden_rows, out_rows=out_rows)
     sizing.warn_small_budget(options.budget, golden_rows, out_rows, batch_rows)
+    threads = max(1, min(options.threads, batch_rows // sizing.MIN_BATCH_ROWS))
+    batch_rows //= threads + 1 if threads > 1 else 1  # the parts in flight, and the next one read, share the budget
     plan = Plan(ms or [], conv.but(conflicts="error", columns=None), systems, shallow, chunkings, unjudged, rollup)
-    asm = _Assembler(plan, golden, batch_rows, measured=ms is not None)
-    with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
-        grouped, bucketed = golden is not None, None
-        if grouped:
-            try:
-                _stream_grouped(reader, golden, asm, batch_rows, bar)
-                asm.finish(golden.unseen())
-            except _NotGrouped:
-                grouped = False
-                golden.seen[:] = False
-                asm = _Assembler(plan, golden, batch_rows, measured=ms is not None)
-                bar.reset(total=n_rows)
-                bar.set_description("partitioning by question")
-        if not grouped:
-            with scratch_directory("evalframe-buckets-", options.temp_dir) as tmp:
-                bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
-                                           columns, conflicts)
-                asm.finish(None)
+    asm = Assembler(plan, golden, batch_rows, measured=ms is not None, threads=threads)
+    try:
+        with _progress_bar(options.progress, n_rows, "evaluating rows") as bar:
+            grouped, bucketed = golden is not None, None
+            if grouped:
+                try:
+                    _stream_grouped(reader, golden, asm, batch_rows, bar)
+                    asm.finish(golden.unseen())
+                except _NotGrouped:
+                    grouped = False
+                    golden.seen[:] = False
+                    asm.close()
+                    asm = Assembler(plan, golden, batch_rows, measured=ms is not None, threads=threads)
+                    bar.reset(total=n_rows)
+                    bar.set_description("partitioning by question")
+            if not grouped:
+                with scratch_directory("evalframe-buckets-", options.temp_dir) as tmp:
+                    bucketed = _stream_buckets(reader, golden, qrels_dataset, asm, n_rows, batch_rows, tmp, bar,
+                                               columns, conflicts)
+                    asm.finish(None)
+    finally:
+        asm.close()  # an error in a part: the parts in flight are waited for, the threads stopped
     records = finish(asm.results, plan, resolved=bucketed if golden is None else golden_conflicts, warn=warn,
                      run_docs=None if golden is None else lambda value_set: (
                          doc_summary(t.column("doc_id").to_pandas(), value_set) for t in reader.batches(1 << 20)),

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from evalframe.engine import budget as sizing
-from evalframe.engine import streaming
+from evalframe.engine import assembly, streaming
 
 
 def test_batch_sizing_leaves_room_for_the_golden_set_the_output_and_the_reader():
@@ -47,12 +47,12 @@ def test_partitions_never_exceed_the_planned_rows(tmp_path, monkeypatch):
     budget = 8 * 2 ** 20
     planned = sizing.plan_batch_rows(budget, golden_rows=len(qrels), out_rows=qrels.query_id.nunique() * 2)
     sizes = []
-    prepare = streaming.evaluate_part
+    prepare = assembly.evaluate_part
 
     def counting(run, *a, **k):
         sizes.append(len(run))
         return prepare(run, *a, **k)
-    monkeypatch.setattr(streaming, "evaluate_part", counting)
+    monkeypatch.setattr(assembly, "evaluate_part", counting)
     import evalframe as ef
     with pytest.warns(ef.errors.NoRelevantWarning):
         ef.evaluate(source, qrels, ["AP", "RR"], memory_budget=budget)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from evalframe.engine import budget as sizing
 import evalframe as ef
 from tests.engine_checks import with_warnings
-from evalframe.engine import streaming
+from evalframe.engine import assembly, streaming
 from evalframe.evaluation import evaluate_with_diagnostics
 from tests.make_snapshot import MEASURES
 from tests.strategies import cases
@@ -69,7 +69,7 @@ class Spy:
 
     def __init__(self, monkeypatch):
         self.parts, self.tempdirs = 0, []
-        evaluate_part, mkdtemp = streaming.evaluate_part, tempfile.mkdtemp
+        evaluate_part, mkdtemp = assembly.evaluate_part, tempfile.mkdtemp
 
         def counting(*a, **k):
             self.parts += 1
@@ -79,7 +79,7 @@ class Spy:
             d = mkdtemp(*a, **k)
             self.tempdirs.append(d)
             return d
-        monkeypatch.setattr(streaming, "evaluate_part", counting)
+        monkeypatch.setattr(assembly, "evaluate_part", counting)
         monkeypatch.setattr(tempfile, "mkdtemp", recording)
 
 
@@ -174,8 +174,8 @@ def test_bucket_files_are_removed_on_error_and_ctrl_c(stop, tmp_path, monkeypatc
             assert any(parent.iterdir()), "the bucket files exist while buckets are evaluated"
             raise stop()
         return evaluate_part(*a, **k)
-    evaluate_part = streaming.evaluate_part
-    monkeypatch.setattr(streaming, "evaluate_part", stopping)
+    evaluate_part = assembly.evaluate_part
+    monkeypatch.setattr(assembly, "evaluate_part", stopping)
     with pytest.raises(stop):
         ef.evaluate(source, ds.qrels, ["AP"], memory_budget=budget_for(run, ds.qrels, 6))
     assert len(calls) == 2

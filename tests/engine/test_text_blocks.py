@@ -240,7 +240,7 @@ def test_evaluate_streams_a_text_run_larger_than_the_budget(layout, tmp_path, mo
 
     import evalframe as ef
     from evalframe.engine import budget as sizing
-    from evalframe.engine import streaming
+    from evalframe.engine import assembly
     from evalframe.engine.choice import choose
     ds = ef.datasets.load_cranfield()
     systems = list(pd.unique(ds.runs.system))[:2 if layout == "two tags" else 1]
@@ -258,7 +258,7 @@ def test_evaluate_streams_a_text_run_larger_than_the_budget(layout, tmp_path, mo
         budget = sizing.text_run_rows(str(path)) * sizing.WHOLE_BYTES_PER_ROW - 1
         assert choose(str(path), memory_budget=budget).name == "streaming"
         parts = []
-        monkeypatch.setattr(streaming, "evaluate_part", lambda *a, **k: parts.append(1) or evaluate_part(*a, **k))
+        monkeypatch.setattr(assembly, "evaluate_part", lambda *a, **k: parts.append(1) or evaluate_part(*a, **k))
         monkeypatch.setattr(sizing, "plan_batch_rows", lambda *a, **k: 2000)  # many parts
         got = ef.evaluate(str(path), ds.qrels, measures, memory_budget=budget)
     assert len(parts) > 3

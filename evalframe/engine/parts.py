@@ -1,0 +1,138 @@
+"""The in-memory engine on threads: a run held in memory cut into parts of whole questions,
+each evaluated on its own thread (:class:`~evalframe.engine.assembly.Assembler`), then put
+together: the one-thread call's per-question table (the same rows, in the same order, the
+values equal to the bit), diagnostics and warnings.  numpy and Arrow release the GIL in
+their array work, so the parts run side by side.
+
+How the run is cut, without hashing every row when it can be helped:
+
+- each question id is compared with the row's before (one vectorised pass): the runs of
+  equal ids, and the first id of each run;
+- a run whose questions hold one run of rows each (written question after question, as a
+  TREC file is) is cut into ``threads`` slices at question boundaries: no copy;
+- any other (shuffled, or several systems one after another) is hashed on its question ids
+  (each run of equal ids once) into ``threads`` buckets, each bucket's rows copied out by
+  its own thread; every golden-set question goes to its bucket.
+
+A run below ``MIN_ROWS_PER_THREAD`` rows per thread is evaluated on one thread, as is a
+run the one-thread engine alone reads: a path, several runs (a dict or list), a page
+column named by ``rollup=``, chunk offsets.  An input error met in a part is raised by
+the one-thread engine, with the whole run's counts and examples.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import EvalframeInputError
+from ..measures import Measure
+from .._diagnostic_records import diagnostics_table
+from ..schema import ids_to_str
+from .assembly import Assembler, Part
+from .conventions import Conventions, run_column_map
+from .foreign import doc_summary
+from .partition import GoldenIndex, Plan, finish, held_golden_set, question_fingerprints
+
+#: rows each thread must get for the run to be cut (each part costs a few milliseconds of
+#: its own, and the cut a pass over the question ids)
+MIN_ROWS_PER_THREAD = 200_000
+
+
+def threads_for(run, threads: int, rollup=None) -> int:
+    """The threads worth using on ``run``: 1 for a run this engine does not cut, else at
+    most one per ``MIN_ROWS_PER_THREAD`` rows."""
+    if threads <= 1 or not isinstance(run, pd.DataFrame) or isinstance(rollup, str):
+        return 1
+    return max(1, min(threads, len(run) // MIN_ROWS_PER_THREAD))
+
+
+def evaluate_on_threads(run: pd.DataFrame, qrels, ms: list[Measure], conv: Conventions, *, threads: int,
+                        warn: bool = True, rollup=None, shallow: list[Measure] | None = None,
+                        unjudged: str | None = None, measured: bool = True
+                        ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
+    """The per-question table (None when not ``measured``) and diagnostics of ``run`` cut
+    into ``threads`` parts of whole questions; None when its columns are not the engine's
+    to read, or an input error was met (the one-thread engine then says it)."""
+    cmap = run_column_map(list(run.columns), conv.columns)
+    if cmap is None:
+        return None
+    frame = run[list(cmap)].rename(columns=cmap)
+    try:
+        golden_frame, resolved = held_golden_set(qrels, conv.columns, conv.conflicts)
+        golden = GoldenIndex(golden_frame)
+        systems = _systems(frame)
+        plan = Plan(list(ms), conv.but(conflicts="error", columns=None), systems, shallow, None, unjudged, rollup)
+        asm = Assembler(plan, golden, measured=measured, threads=threads)
+        try:
+            _cut(frame, golden, asm, threads)
+        finally:
+            asm.close()
+    except EvalframeInputError:
+        return None
+    records = finish(asm.results, plan, resolved=resolved, warn=warn,
+                     run_docs=lambda value_set: [doc_summary(frame["doc_id"], value_set)],
+                     golden_docs=golden.frame["doc_id"])
+    return asm.table(), diagnostics_table(records)
+
+
+def _cleaned(part: pd.DataFrame) -> pd.DataFrame:
+    """A part's rows, its question and system ids cleaned as
+    :func:`~evalframe.schema.ids_to_str` cleans them (what every part of every engine holds)."""
+    part = part.reset_index(drop=True)
+    part["query_id"] = ids_to_str(part["query_id"])
+    if "system" in part:
+        part["system"] = ids_to_str(part["system"])
+    return part
+
+
+def _run_starts(ids: pd.Series) -> np.ndarray:
+    """The first row of each run of equal values of ``ids`` (one vectorised comparison of
+    each row with the row before)."""
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if ids.dtype.kind in "iub":
+        v = ids.to_numpy()
+        change = v[1:] != v[:-1]
+    else:
+        import pyarrow.compute as pc
+        try:
+            arr = pa.array(ids, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: every row its own run
+            return np.arange(n, dtype=np.int64)
+        change = pc.fill_null(pc.not_equal(arr[1:], arr[:-1]), True).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+
+
+def _systems(frame: pd.DataFrame) -> list:
+    """Every system of the run in order of first appearance (``[None]``: no system column)."""
+    if "system" not in frame:
+        return [None]
+    starts = _run_starts(frame["system"])
+    return list(dict.fromkeys(ids_to_str(frame["system"].iloc[starts].reset_index(drop=True)).tolist()))
+
+
+def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> None:
+    """Hand ``asm`` the run's ``k`` parts of whole questions, each with its golden-set rows."""
+    n = len(frame)
+    starts = _run_starts(frame["query_id"])
+    heads = ids_to_str(frame["query_id"].iloc[starts].reset_index(drop=True))  # each run's question
+    fp = question_fingerprints(heads)
+    if len(np.unique(fp)) == len(fp):  # one run of rows per question: slices at question boundaries
+        cuts = np.unique(np.concatenate(([0], np.searchsorted(starts, [n * i // k for i in range(1, k)]),
+                                         [len(starts)])))
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            lo, hi = int(starts[a]), int(starts[b]) if b < len(starts) else n
+            g = golden.lookup(heads.iloc[a:b].to_numpy(dtype=object))
+            asm.add(Part(frame.iloc[:0], golden.hand_out(g[g >= 0]),
+                         build=lambda lo=lo, hi=hi: _cleaned(frame.iloc[lo:hi])))
+        asm.finish(golden.unseen())
+        return
+    # hashed: a question's rows are in one bucket, whatever their order
+    row_bucket = np.repeat((fp % np.uint64(k)).astype(np.int8), np.diff(np.append(starts, n)))
+    golden_bucket = (question_fingerprints(pd.Series(np.asarray(golden.ids, dtype=object))) % np.uint64(k)).astype(np.int8)
+    for j in range(k):
+        asm.add(Part(frame.iloc[:0], golden.hand_out(np.flatnonzero(golden_bucket == j)),
+                     build=lambda j=j: _cleaned(frame.take(np.flatnonzero(row_bucket == j)))))
+    asm.finish(None)
