@@ -10,9 +10,10 @@ How the run is cut, without hashing every row when it can be helped:
   equal ids, and the first id of each run;
 - a run whose questions hold one run of rows each (written question after question, as a
   TREC file is) is cut into ``threads`` slices at question boundaries: no copy;
-- any other (shuffled, or several systems one after another) is hashed on its question ids
-  (each run of equal ids once) into ``threads`` buckets, each bucket's rows copied out by
-  its own thread; every golden-set question goes to its bucket.
+- any other (several systems one after another, shuffled) is hashed on its question ids
+  (once per run of equal ids; a shuffled run's rows on ``threads`` threads, a slice each)
+  into ``threads`` buckets, each bucket's rows copied out by its own thread; every
+  golden-set question goes to its bucket.
 
 A run below ``MIN_ROWS_PER_THREAD`` rows per thread is evaluated on one thread, as is a
 run the one-thread engine alone reads: a path, several runs (a dict or list), a page
@@ -28,11 +29,12 @@ import pyarrow as pa
 from ..errors import EvalframeInputError
 from ..measures import Measure
 from .._diagnostic_records import diagnostics_table
+from .._threads import map_in_order
 from ..schema import ids_to_str
 from .assembly import Assembler, Part
 from .conventions import Conventions, run_column_map
 from .foreign import doc_summary
-from .partition import GoldenIndex, Plan, finish, held_golden_set, question_fingerprints
+from .partition import GoldenIndex, Plan, finish, held_golden_set, question_buckets, question_fingerprints
 
 #: rows each thread must get for the run to be cut (each part costs a few milliseconds of
 #: its own, and the cut a pass over the question ids)
@@ -116,22 +118,29 @@ def _systems(frame: pd.DataFrame) -> list:
 def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> None:
     """Hand ``asm`` the run's ``k`` parts of whole questions, each with its golden-set rows."""
     n = len(frame)
-    starts = _run_starts(frame["query_id"])
-    heads = ids_to_str(frame["query_id"].iloc[starts].reset_index(drop=True))  # each run's question
-    fp = question_fingerprints(heads)
-    if len(np.unique(fp)) == len(fp):  # one run of rows per question: slices at question boundaries
-        cuts = np.unique(np.concatenate(([0], np.searchsorted(starts, [n * i // k for i in range(1, k)]),
-                                         [len(starts)])))
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            lo, hi = int(starts[a]), int(starts[b]) if b < len(starts) else n
-            g = golden.lookup(heads.iloc[a:b].to_numpy(dtype=object))
-            asm.add(Part(frame.iloc[:0], golden.hand_out(g[g >= 0]),
-                         build=lambda lo=lo, hi=hi: _cleaned(frame.iloc[lo:hi])))
-        asm.finish(golden.unseen())
-        return
-    # hashed: a question's rows are in one bucket, whatever their order
-    row_bucket = np.repeat((fp % np.uint64(k)).astype(np.int8), np.diff(np.append(starts, n)))
-    golden_bucket = (question_fingerprints(pd.Series(np.asarray(golden.ids, dtype=object))) % np.uint64(k)).astype(np.int8)
+    q = frame["query_id"]
+    starts = _run_starts(q)
+    if 2 * len(starts) > n:  # stretches of about one row (a shuffled run): every row hashed, a slice per thread
+        slices = np.linspace(0, n, k + 1).astype(np.int64)
+        row_bucket = np.concatenate(map_in_order(
+            lambda ab: question_buckets(q.iloc[ab[0]:ab[1]], k).astype(np.int8), list(zip(slices[:-1], slices[1:])),
+            threads=k))
+    else:
+        heads = ids_to_str(q.iloc[starts].reset_index(drop=True))  # each stretch's question
+        fp = question_fingerprints(heads)
+        if pd.Index(fp).is_unique:  # one stretch of rows per question: slices at question boundaries
+            cuts = np.unique(np.concatenate(([0], np.searchsorted(starts, [n * i // k for i in range(1, k)]),
+                                             [len(starts)])))
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                lo, hi = int(starts[a]), int(starts[b]) if b < len(starts) else n
+                g = golden.lookup(heads.iloc[a:b].to_numpy(dtype=object))
+                asm.add(Part(frame.iloc[:0], golden.hand_out(g[g >= 0]),
+                             build=lambda lo=lo, hi=hi: _cleaned(frame.iloc[lo:hi])))
+            asm.finish(golden.unseen())
+            return
+        row_bucket = np.repeat((fp % np.uint64(k)).astype(np.int8), np.diff(np.append(starts, n)))
+    # hashed: a question's rows are in one bucket, whatever their order; each thread copies its bucket's rows
+    golden_bucket = question_buckets(pd.Series(np.asarray(golden.ids, dtype=object)), k)
     for j in range(k):
         asm.add(Part(frame.iloc[:0], golden.hand_out(np.flatnonzero(golden_bucket == j)),
                      build=lambda j=j: _cleaned(frame.take(np.flatnonzero(row_bucket == j)))))
