@@ -16,11 +16,14 @@ How the run is cut, without hashing every row when it can be helped:
   golden-set question goes to its bucket.
 
 A run below ``MIN_ROWS_PER_THREAD`` rows per thread is evaluated on one thread, as is a
-run the one-thread engine alone reads: a path, several runs (a dict or list), a page
-column named by ``rollup=``, chunk offsets.  An input error met in a part is raised by
+run the one-thread engine alone reads: a path, a list of runs, a page
+column named by ``rollup=``, chunk offsets.  A dict of tables, one per system, is put
+together first (as the one-thread engine does).  An input error met in a part is raised by
 the one-thread engine, with the whole run's counts and examples.
 """
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -42,25 +45,54 @@ MIN_ROWS_PER_THREAD = 200_000
 
 
 def threads_for(run, threads: int, rollup=None) -> int:
-    """The threads worth using on ``run``: 1 for a run this engine does not cut, else at
-    most one per ``MIN_ROWS_PER_THREAD`` rows."""
-    if threads <= 1 or not isinstance(run, pd.DataFrame) or isinstance(rollup, str):
+    """The threads worth using on ``run`` (a DataFrame, or a dict of them, one per system):
+    1 for a run this engine does not cut, else at most one per ``MIN_ROWS_PER_THREAD`` rows."""
+    tables = _tables(run)
+    if threads <= 1 or tables is None or isinstance(rollup, str):
         return 1
-    return max(1, min(threads, len(run) // MIN_ROWS_PER_THREAD))
+    return max(1, min(threads, sum(len(t) for _, t in tables) // MIN_ROWS_PER_THREAD))
 
 
-def evaluate_on_threads(run: pd.DataFrame, qrels, ms: list[Measure], conv: Conventions, *, threads: int,
+def _tables(run) -> "list[tuple[str | None, pd.DataFrame]] | None":
+    """``run`` as (system name or None, table) pairs: one DataFrame, or a dict of them named
+    by their keys (as :func:`evalframe.read_run` names them); None for anything else."""
+    if isinstance(run, pd.DataFrame):
+        return [(None, run)]
+    if isinstance(run, Mapping) and run and all(isinstance(v, pd.DataFrame) for v in run.values()):
+        return [(str(k), v) for k, v in run.items()]
+    return None
+
+
+def _canonical(run, columns) -> pd.DataFrame | None:
+    """The run's columns the engine reads, under their canonical names (a dict's tables
+    with their ``system`` column of the key, put together); None when a table's columns are
+    missing or ambiguous (the one-thread engine's check says so)."""
+    frames = []
+    for name, table in _tables(run):
+        cmap = run_column_map(list(table.columns), columns)
+        if cmap is None:
+            return None
+        if name is not None:
+            cmap = {c: v for c, v in cmap.items() if v != "system"}
+        frame = table[list(cmap)].rename(columns=cmap)
+        frames.append(frame if name is None else frame.assign(system=name))
+    if len(frames) > 1 and len({tuple(f.columns) for f in frames}) > 1:
+        return None  # a rank column in some tables only: the one-thread engine's rules
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def evaluate_on_threads(run, qrels, ms: list[Measure], conv: Conventions, *, threads: int,
                         warn: bool = True, rollup=None, shallow: list[Measure] | None = None,
                         unjudged: str | None = None, measured: bool = True
                         ) -> tuple[pd.DataFrame | None, pd.DataFrame] | None:
-    """The per-question table (None when not ``measured``) and diagnostics of ``run`` cut
-    into ``threads`` parts of whole questions; None when its columns are not the engine's
-    to read, or an input error was met (the one-thread engine then says it)."""
-    cmap = run_column_map(list(run.columns), conv.columns)
-    if cmap is None:
-        return None
-    frame = run[list(cmap)].rename(columns=cmap)
+    """The per-question table (None when not ``measured``) and diagnostics of ``run`` (a
+    DataFrame, or a dict of them) cut into ``threads`` parts of whole questions; None when
+    its columns are not the engine's to read, or an input error was met (the one-thread
+    engine then says it)."""
     try:
+        frame = _canonical(run, conv.columns)
+        if frame is None:
+            return None
         golden_frame, resolved = held_golden_set(qrels, conv.columns, conv.conflicts)
         golden = GoldenIndex(golden_frame)
         systems = _systems(frame)
@@ -70,7 +102,7 @@ def evaluate_on_threads(run: pd.DataFrame, qrels, ms: list[Measure], conv: Conve
             _cut(frame, golden, asm, threads)
         finally:
             asm.close()
-    except EvalframeInputError:
+    except (EvalframeInputError, ValueError, TypeError, KeyError):  # the one-thread engine's error, whole
         return None
     records = finish(asm.results, plan, resolved=resolved, warn=warn,
                      run_docs=lambda value_set: [doc_summary(frame["doc_id"], value_set)],

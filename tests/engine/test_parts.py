@@ -72,6 +72,20 @@ def test_several_systems_in_any_layout(layout, spy):
     assert len(spy) >= 2 * 3 + 1  # threads=1 keeps none; 2, 3 and 4 threads cut the run
 
 
+def test_a_dict_of_tables_one_per_system(spy):
+    run, qrels = _cranfield()
+    by_system = {s: t.drop(columns="system") for s, t in run.groupby("system", sort=False)}
+    want = same_on_threads(by_system, qrels)
+    assert len(spy) >= 2 * 3 + 1
+    assert list(pd.unique(want[0]["system"])) == list(by_system)
+    named_over = {f"run-{s}": t for s, t in run.groupby("system", sort=False)}  # the key names it, not the column
+    same_on_threads(named_over, qrels, threads=(2,))
+    mixed = dict(by_system)
+    first = next(iter(mixed))
+    mixed[first] = mixed[first].assign(rank=1)  # a rank column in one table only: the one-thread rules
+    same_on_threads(mixed, qrels, threads=(2,))
+
+
 @pytest.mark.parametrize("missing", ["zero", "drop"])
 @pytest.mark.parametrize("no_relevant", ["zero", "drop"])
 def test_conventions_travel_to_every_part(missing, no_relevant):
