@@ -29,6 +29,12 @@ separate processes.
     python benchmarks/bench_core.py --xl            # also 100,000 x 100
     python benchmarks/bench_core.py --cases 10000x100 7000x1000 --memory
     python benchmarks/bench_core.py --cases 1000000x5 50000x100   # per-question overhead
+    python benchmarks/bench_core.py --cases 7000x1000 --xl --threads 2 4   # evaluate(threads=N) beside one thread
+
+``evalframe`` is evaluate() on one thread (the ratios per core); ``evalframe threads=N``
+(``--threads``, default 2) cuts runs of at least 200,000 rows per thread into parts of
+whole questions evaluated side by side (:mod:`evalframe.engine.parts`).  pytrec_eval runs on
+one thread; ranx's numba kernels may use several.
 """
 from __future__ import annotations
 
@@ -114,10 +120,14 @@ def dict_of_dicts(keys: pd.Series, subkeys: pd.Series, values: pd.Series) -> dic
     return out
 
 
-def run_evalframe(run, qrels):
+def run_evalframe(run, qrels, threads: int = 1):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ef.EvalframeWarning)
-        return ef.evaluate(run, qrels, EF_MEASURES, missing="drop")
+        return ef.evaluate(run, qrels, EF_MEASURES, missing="drop", threads=threads)
+
+
+def run_evalframe_2(run, qrels):
+    return run_evalframe(run, qrels, threads=2)
 
 
 def pytrec_dicts(run, qrels):
@@ -172,7 +182,7 @@ def timed(fn, *args) -> tuple[float, float]:
     return dt, peak
 
 
-MEMORY_TOOLS = {"evalframe": run_evalframe, "pytrec_eval": run_pytrec_eval}
+MEMORY_TOOLS = {"evalframe": run_evalframe, "evalframe threads=2": run_evalframe_2, "pytrec_eval": run_pytrec_eval}
 
 
 def memory_worker(name: str, tool: str, seed: int) -> None:
@@ -199,8 +209,11 @@ def memory(name: str, seed: int) -> dict:
     return out
 
 
-def bench_case(name: str, run: pd.DataFrame, qrels: pd.DataFrame, repeat: int) -> dict:
-    tools = {"evalframe": lambda: run_evalframe(run, qrels)}
+def bench_case(name: str, run: pd.DataFrame, qrels: pd.DataFrame, repeat: int, threads: list[int]) -> dict:
+    tools = {"evalframe": lambda: run_evalframe(run, qrels)}  # one thread: the ratios per core
+    for t in threads:
+        if t > 1:
+            tools[f"evalframe threads={t}"] = lambda t=t: run_evalframe(run, qrels, threads=t)
     try:
         import pytrec_eval
         qd, rd = pytrec_dicts(run, qrels)
@@ -255,6 +268,8 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES) + list(XL) + list(PER_QUESTION))
     ap.add_argument("--xl", action="store_true", help="also 100,000 x 100 (grouped and shuffled)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--threads", type=int, nargs="*", default=[2],
+                    help="also evalframe on these thread counts (evaluate(threads=N); 'evalframe' is one thread)")
     ap.add_argument("--memory", action="store_true", help="also peak memory, one fresh process per tool")
     ap.add_argument("--memory-worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -270,21 +285,25 @@ def main() -> None:
         run, qrels = make_case(n_q, depth, ids=ids, shuffled=shuffled, seed=seed)
         print(f"\n{name}: {len(run):,} run rows, {run['doc_id'].nunique():,} distinct doc ids, "
               f"{len(qrels):,} golden-set rows")
-        summary.append(bench_case(name, run, qrels, args.repeat))
+        summary.append(bench_case(name, run, qrels, args.repeat, args.threads))
         del run, qrels
         if args.memory:
             summary[-1]["peak_mib"] = memory(name, seed=seed)
             print("  peak MiB above the input, one call in a fresh process: "
                   + ", ".join(f"{t} {v:.0f}" for t, v in summary[-1]["peak_mib"].items()))
+    many = [t for t in args.threads if t > 1]
     print(f"\n{'case':22s} {'evalframe s':>11s} {'pytrec_eval / ef':>17s} {'pytrec evaluate() / ef':>23s} "
-          f"{'ranx / ef':>10s} {'ranx evaluate() / ef':>21s} {'peak MiB ef':>12s} {'pytrec':>7s}")
+          f"{'ranx / ef':>10s} {'ranx evaluate() / ef':>21s} {'peak MiB ef':>12s} {'pytrec':>7s}"
+          + "".join(f" {f'ef 1 / {t} threads':>17s} {f'pytrec / ef {t} thr':>18s}" for t in many))
     for s in summary:
         sec, pk = s["seconds"], s["peak_mib"]
-        ratio = lambda t: f"{sec[t] / sec['evalframe']:.2f}" if t in sec else "-"  # noqa: E731
+        ratio = lambda t, base="evalframe": f"{sec[t] / sec[base]:.2f}" if t in sec and base in sec else "-"  # noqa: E731
         mem = lambda t: f"{pk[t]:.0f}" if t in pk else "-"  # noqa: E731
         print(f"{s['case']:22s} {sec['evalframe']:11.3f} {ratio('pytrec_eval'):>17s} "
               f"{ratio('pytrec_eval evaluate() only'):>23s} {ratio('ranx (warm)'):>10s} "
-              f"{ratio('ranx evaluate() only'):>21s} {mem('evalframe'):>12s} {mem('pytrec_eval'):>7s}")
+              f"{ratio('ranx evaluate() only'):>21s} {mem('evalframe'):>12s} {mem('pytrec_eval'):>7s}"
+              + "".join(f" {ratio('evalframe', f'evalframe threads={t}'):>17s}"
+                        f" {ratio('pytrec_eval', f'evalframe threads={t}'):>18s}" for t in many))
 
 
 if __name__ == "__main__":
