@@ -109,13 +109,25 @@ class GoldenIndex:
         self.order = np.argsort(codes, kind="stable")  # rows grouped by question, in order within
         self.starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(ids)))))
         self.seen = np.zeros(len(ids), dtype=bool)
+        self._arrow_ids: pa.Array | None = None  # ``ids`` as Arrow strings, made on the first lookup
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def lookup(self, qids) -> np.ndarray:
-        """The position of each question id in ``ids`` (-1: not in the golden set)."""
-        return self.ids.get_indexer(qids)
+        """The position of each question id (strings, cleaned) in ``ids`` (-1: not in the
+        golden set), found by Arrow's hash (no Python string per id when ``qids`` are Arrow
+        or Arrow-backed strings)."""
+        import pyarrow.compute as pc
+        if self._arrow_ids is None:
+            self._arrow_ids = pa.array(np.asarray(self.ids, dtype=object), pa.large_string())
+        if isinstance(qids, pd.Series):
+            qids = qids.array
+        try:
+            found = pc.index_in(pa.array(qids, pa.large_string()), value_set=self._arrow_ids)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # not all strings (never after ids_to_str)
+            return self.ids.get_indexer(qids)
+        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
     def positions(self, questions) -> np.ndarray:
         """The rows (positions in ``frame``, ascending) of the questions ``questions``."""

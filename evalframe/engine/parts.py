@@ -165,7 +165,7 @@ def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> No
                                              [len(starts)])))
             for a, b in zip(cuts[:-1], cuts[1:]):
                 lo, hi = int(starts[a]), int(starts[b]) if b < len(starts) else n
-                g = golden.lookup(heads.iloc[a:b].to_numpy(dtype=object))
+                g = golden.lookup(heads.iloc[a:b])
                 asm.add(Part(frame.iloc[:0], golden.hand_out(g[g >= 0]),
                              build=lambda lo=lo, hi=hi: _cleaned(frame.iloc[lo:hi])))
             asm.finish(golden.unseen())
