@@ -102,11 +102,11 @@ def evaluate_on_threads(run, qrels, ms: list[Measure], conv: Conventions, *, thr
             _cut(frame, golden, asm, threads)
         finally:
             asm.close()
+        records = finish(asm.results, plan, resolved=resolved, warn=warn,  # raises before it warns
+                         run_docs=lambda value_set: [doc_summary(frame["doc_id"], value_set)],
+                         golden_docs=golden.frame["doc_id"])
     except (EvalframeInputError, ValueError, TypeError, KeyError):  # the one-thread engine's error, whole
         return None
-    records = finish(asm.results, plan, resolved=resolved, warn=warn,
-                     run_docs=lambda value_set: [doc_summary(frame["doc_id"], value_set)],
-                     golden_docs=golden.frame["doc_id"])
     return asm.table(), diagnostics_table(records)
 
 

@@ -141,6 +141,12 @@ def test_an_input_error_is_the_one_thread_error(spy):
     with pytest.raises(ef.EvalframeInputError) as got:
         ef.evaluate(twice, qrels, ["AP"], threads=2)
     assert str(got.value) == str(want.value)
+    elsewhere = run.assign(query_id="other-" + run.query_id.astype(str))  # no question of the golden set
+    with pytest.raises(ef.EvalframeInputError) as want:
+        ef.evaluate(elsewhere, qrels, ["AP"], threads=1)
+    with pytest.raises(ef.EvalframeInputError) as got:
+        ef.evaluate(elsewhere, qrels, ["AP"], threads=2)
+    assert str(got.value) == str(want.value)
     nan = run.assign(score=run.score.where(run.index != 7))
     with pytest.raises(ef.EvalframeInputError) as want:
         ef.evaluate(nan, qrels, ["AP"], threads=1)
