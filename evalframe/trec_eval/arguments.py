@@ -32,6 +32,9 @@ evalframe's own:
    --memory-budget SIZE   memory a run may take at once, e.g. 2GiB (default: a quarter of the
                           memory available); a larger run file is evaluated a block of whole
                           questions at a time, with the same output
+   --threads N            threads to score on (default: EVALFRAME_THREADS, else the cores): a run
+                          file of at least 500,000 lines per thread is read and scored in blocks
+                          of whole questions, N at once, with the same output
 RUN may be '-' for standard input.  Measures: """ + ", ".join(t.name for t in TREC_MEASURES) + "\n"
 
 
@@ -142,11 +145,11 @@ def parse_args(argv: list[str]):
             "help", "version", "query_eval_wanted", "measure=", "complete_rel_info_wanted",
             "level_for_rel=", "nosummary", "Debug_level=", "Judged_docs_only",
             "Number_docs_in_coll=", "Max_retrieved_per_topic=", "Rel_info_format=",
-            "Results_format=", "Output_old_results_format=", "Zscore=", "memory-budget="])
+            "Results_format=", "Output_old_results_format=", "Zscore=", "memory-budget=", "threads="])
     except getopt.GetoptError as exc:
         raise UsageError(str(exc)) from None
     opts = {"q": False, "c": False, "n": False, "J": False, "rel": 1, "depth": None, "docs": 0,
-            "help": False, "version": False, "budget": None}
+            "help": False, "version": False, "budget": None, "threads": None}
     marked: list[str] = []
     params: dict[str, str] = {}
     for flag, val in optlist:
@@ -182,6 +185,13 @@ def parse_args(argv: list[str]):
                 opts["budget"] = memory_budget(val)
             except ValueError:
                 raise error(None, "--memory-budget", "a size such as 2GiB or 500MB", val) from None
+        elif flag == "--threads":
+            try:
+                opts["threads"] = int(val)
+            except ValueError:
+                opts["threads"] = val
+            from .._threads import resolve_threads
+            resolve_threads(opts["threads"], caller=None)  # checked here: an int >= 1
         elif flag in ("-Z", "--Zscore"):
             raise ValueError("-Z (z-scores) is not provided by evalframe trec-eval")
         elif flag in ("-m", "--measure"):

@@ -11,7 +11,8 @@ from .arguments import HELP, IllegalMeasure, Request, USAGE, UsageError, parse_a
 from .catalogue import Derived, NICKNAMES
 from .files import ENCODING, read_inputs, starts_with_bom
 from .output import make_writer, write_per_question
-from .scoring import cleared_on_placeholder, larger_than, refuse_repeats_evaluated, score_in_blocks, score_run, with_placeholders
+from .._threads import resolve_threads
+from .scoring import cleared_on_placeholder, in_blocks, refuse_repeats_evaluated, score_in_blocks, score_run, with_placeholders
 
 
 def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
@@ -38,9 +39,10 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
     if budget is None and run_path != "-":
         from ..engine.budget import memory_budget
         budget = memory_budget(None)
-    if run_path != "-" and larger_than(run_path, budget):
+    threads = resolve_threads(opts["threads"])
+    if run_path != "-" and in_blocks(run_path, budget, threads):  # larger than the budget, or cut for the threads
         qrels, (ids, values, rel_str), placeholders, runid = score_in_blocks(
-            opts, measures, rel_len, qrels_path, run_path, budget)
+            opts, measures, rel_len, qrels_path, run_path, budget, threads)
     else:
         qrels, run, runid = read_inputs(qrels_path, run_path)
         placeholders = ()

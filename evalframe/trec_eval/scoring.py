@@ -116,39 +116,56 @@ def larger_than(run_path: str, budget: int) -> bool:
     return text_run_rows(run_path) * WHOLE_FILE_BYTES_PER_LINE > budget
 
 
-def _block_bytes(budget: int, golden_rows: int) -> int:
+#: lines of a run file per thread from which it is scored in blocks on threads (``threads``
+#: > 1), though it fits the budget: each block costs a few milliseconds of its own
+THREADED_BLOCK_LINES = 500_000
+
+
+def in_blocks(run_path: str, budget: int, threads: int) -> bool:
+    """Whether ``run_path`` is scored in blocks: larger than ``budget``, or worth cutting
+    for ``threads`` threads (at least ``THREADED_BLOCK_LINES`` lines per thread)."""
+    from ..engine.budget import text_run_rows
+    return larger_than(run_path, budget) or threads > 1 and text_run_rows(run_path) >= THREADED_BLOCK_LINES * threads
+
+
+def _block_bytes(budget: int, golden_rows: int, threads: int = 1) -> int:
     """Bytes of run file per block: the rows :func:`evalframe.engine.budget.plan_batch_rows`
     gives the budget after the golden set held (the per-question values, 8 bytes per
-    question and measure, are small beside a block's rows)."""
+    question and measure, are small beside a block's rows), shared by the blocks in flight
+    on ``threads`` threads and the next one read."""
     from ..engine.budget import BLOCK_BYTES_PER_LINE, MIN_BLOCK_BYTES, TEXT_BYTES_PER_ROW, plan_batch_rows
     rows = plan_batch_rows(budget, golden_rows=golden_rows, out_rows=0, bytes_per_row=BLOCK_BYTES_PER_LINE)
-    return max(MIN_BLOCK_BYTES, rows * TEXT_BYTES_PER_ROW)
+    return max(MIN_BLOCK_BYTES, rows // (threads + 1 if threads > 1 else 1) * TEXT_BYTES_PER_ROW)
 
 
-def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int):
-    """:func:`score_run` over a run file larger than ``budget``, a block of whole
-    questions at a time (:mod:`evalframe.engine.text_blocks`: a run grouped by
-    question, as run files are, is read once); a question met again after its block
-    means the file is not grouped, and the run is then hashed on its question ids into
-    temporary files, each evaluated whole.  Returns the golden set, the questions'
-    (ids, values, relevance strings), the -c placeholder questions and the run tag."""
+def _threads_block_bytes(run_path: str, threads: int) -> int:
+    """Bytes of run file per block for a file that fits the budget, cut for ``threads``
+    threads: about two blocks per thread."""
+    from ..engine.budget import TEXT_BYTES_PER_ROW, text_run_rows
+    return max(text_run_rows(run_path) // (2 * threads), THREADED_BLOCK_LINES // 2) * TEXT_BYTES_PER_ROW
+
+
+def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int,
+                    threads: int = 1):
+    """:func:`score_run` over a run file larger than ``budget`` (or cut for ``threads``
+    threads), a block of whole questions at a time (:mod:`evalframe.engine.text_blocks`: a run grouped by question, as run files
+    are, is read once), ``threads`` blocks at once, each read and scored on its own thread;
+    a question met again after its block means the file is not grouped, and the run is then
+    hashed on its question ids into temporary files, each evaluated whole.  Returns the
+    golden set, the questions' (ids, values, relevance strings), the -c placeholder
+    questions and the run tag."""
     import pyarrow as pa
 
     from ..engine.partition import GoldenIndex
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
     golden = GoldenIndex(qrels.frame)
-    size = _block_bytes(budget, len(qrels.frame))
-    scored = _Blocks(opts, measures, rel_len, qrels, golden)
-    for block, first_line in question_blocks(run_path, size):
-        run, tag = _block_run(block, run_path, first_line)
-        scored.runid = tag or scored.runid
-        if not scored.add(run):  # a question met again: the file is not grouped
-            del run
-            scored = _Blocks(opts, measures, rel_len, qrels, golden)
-            _score_buckets(scored, run_path, size)
-            break
-        del run  # before the next block is read
+    size = _block_bytes(budget, len(qrels.frame), threads) if larger_than(run_path, budget) else \
+        _threads_block_bytes(run_path, threads)
+    scored = _Blocks(opts, measures, rel_len, qrels, golden, threads)
+    if not scored.grouped_pass(question_blocks(run_path, size), run_path):  # a question met again
+        scored = _Blocks(opts, measures, rel_len, qrels, golden)
+        _score_buckets(scored, run_path, size)
     parts, seen, runid = scored.finish()
     placeholders = ()
     if opts["c"]:
@@ -163,28 +180,74 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
 class _Blocks:
     """The questions scored so far, block by block (:func:`score_in_blocks`)."""
 
-    def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden):
+    def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden, threads: int = 1):
         from ..engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
         self.qrels, self.golden = qrels, golden
         self.parts, self.seen, self.runid = [], [], ""
         self.met = SeenQuestions()
         self.unshared = None  # a block sharing no question with the golden set, while all have
+        self.threads = threads
 
-    def add(self, run, *, grouped: bool = True) -> bool:
-        """Score a block of whole questions; False (and nothing scored) when a
-        ``grouped`` block holds a question an earlier block held."""
+    def grouped_pass(self, blocks, run_path: str) -> bool:
+        """Read and score the ``blocks`` (bytes, number of their first line), ``threads`` at
+        once, kept in the file's order; False as soon as a block holds a question an
+        earlier block held (the file is not grouped: what was scored is dropped)."""
+        from .._threads import InOrder
+        with InOrder(self.threads) as queue:
+            for block, first_line in blocks:
+                for done in queue.submit(self.scored, block, run_path, first_line):
+                    if not self.keep(*done):
+                        return False
+                del block  # before the next block is read
+            return all(self.keep(*done) for done in queue.drain())
+
+    def scored(self, block: bytes, run_path: str, first_line: int | None):
+        """A block read and scored (on a worker thread: nothing of ``self`` changes); an
+        error is returned, to be raised where the block's turn comes (:meth:`keep`)."""
+        try:
+            run, tag = _block_run(block, run_path, first_line)
+        except Exception as exc:  # noqa: BLE001 - raised in the file's order, by keep()
+            return exc, "", None, None, None
         asked = _question_ids(run)
-        if grouped and self.met.met_again(asked):
-            return False
-        self.seen.append(asked)
         held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
         held = held[held >= 0]
         if not len(held):  # only run-only questions: nothing to score
+            return None, tag, asked, run, None
+        try:
+            return None, tag, asked, None, score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held),
+                                                      block=True)
+        except Exception as exc:  # noqa: BLE001 - raised after the block's questions are checked
+            return None, tag, asked, None, exc
+
+    def add(self, run, *, grouped: bool = True) -> bool:
+        """Score a block of whole questions; False (and nothing kept) when a
+        ``grouped`` block holds a question an earlier block held."""
+        asked = _question_ids(run)
+        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = held[held >= 0]
+        if grouped and self.met.met_again(asked):
+            return False
+        result = score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True) \
+            if len(held) else None
+        return self.keep(None, "", asked, run if result is None else None, result, grouped=False)
+
+    def keep(self, failed, tag: str, asked, unshared, result, *, grouped: bool = True) -> bool:
+        """A block's outcome, in the file's order: its error raised; False when it holds a
+        question an earlier block held (``grouped``); else its questions and values kept."""
+        if failed is not None:
+            raise failed
+        self.runid = tag or self.runid
+        if grouped and self.met.met_again(asked):
+            return False
+        if isinstance(result, BaseException):
+            raise result
+        self.seen.append(asked)
+        if result is None:  # only run-only questions: nothing scored
             if not self.parts and self.unshared is None:
-                self.unshared = run
+                self.unshared = unshared
             return True
-        self.parts.append(score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True))
+        self.parts.append(result)
         self.unshared = None
         # the block's pandas frames sit in reference cycles (pandas' block references):
         # collected now, the young generations only (a few ms), they do not pile up

@@ -174,9 +174,11 @@ def test_a_file_of_several_runs_is_refused_in_blocks(tmp_path, capsysbinary):
     assert code == 2 and "trec_eval evaluates one run per file" in err
 
 
-def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysbinary):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_block_is_freed_before_the_next_is_read(threads, tmp_path, monkeypatch, capsysbinary):
     """A block's judged lists sit in reference cycles (their pandas frames): left to
-    the collector's own pace, blocks piled up (about 100 MB each on 300k rows)."""
+    the collector's own pace, blocks piled up (about 100 MB each on 300k rows).  On
+    threads, the blocks in flight are alive (and one finished), no more."""
     import gc
     import weakref
 
@@ -197,10 +199,11 @@ def test_a_block_is_freed_before_the_next_is_read(tmp_path, monkeypatch, capsysb
     monkeypatch.setattr(scoring, "_block_run", block_run)
     gc.disable()  # the collector's own passes, which come at their own pace, are off
     try:
-        _out(TINY + ["-q", "-m", "all_trec", str(qrels), str(run)], capsysbinary)
+        _out(TINY + ["--threads", str(threads), "-q", "-m", "all_trec", str(qrels), str(run)], capsysbinary)
     finally:
         gc.enable()
-    assert len(alive) >= 5 and max(alive) == 0
+    # on threads: the blocks in flight, and one finished but not yet kept (the budget is shared by threads + 1)
+    assert len(alive) >= 5 and max(alive) <= (0 if threads == 1 else threads + 1)
 
 
 def test_a_gzip_run_without_its_extension_is_read_in_blocks_as_whole(tmp_path, capsysbinary):
@@ -250,3 +253,54 @@ sys.exit(trec_eval.main({TINY + ["-q", str(qrels), str(run)]!r}))
                           capture_output=True, timeout=120)
     assert done.returncode == -signal.SIGTERM, done.stderr[-2000:]
     assert list(scratch.iterdir()) == []
+
+
+# ---------------------------------------------------------------- blocks on threads
+@pytest.fixture
+def threaded_blocks(monkeypatch):
+    """Files of any size are cut into blocks for the threads (not only those of 500,000 lines a thread)."""
+    monkeypatch.setattr(scoring, "THREADED_BLOCK_LINES", 50)
+
+
+@pytest.mark.parametrize("expected", list(COMMANDS))
+@pytest.mark.parametrize("threads", [2, 3])
+def test_conformance_files_in_blocks_on_threads(expected, threads, threaded_blocks, spy, capsysbinary):
+    argv = _argv(COMMANDS[expected])
+    assert _out(["--threads", str(threads)] + argv, capsysbinary) == (DATA / expected).read_bytes()
+    assert spy["blocks"] >= 2  # cut for the threads, though the budget holds the file
+    assert _out(TINY + ["--threads", str(threads)] + argv, capsysbinary) == (DATA / expected).read_bytes()
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+@pytest.mark.parametrize("flags", FLAGS)
+def test_random_runs_on_threads_give_the_one_thread_output(flags, shuffled, tmp_path, threaded_blocks, spy,
+                                                           capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=shuffled, latin1=True)
+    argv = shlex.split(flags) + [str(qrels), str(run)]
+    want = _out(["--threads", "1"] + argv, capsysbinary)
+    assert spy["blocks"] == 0  # one thread: read whole
+    for threads in ("2", "4"):
+        assert _out(["--threads", threads] + argv, capsysbinary) == want
+    assert spy["blocks"] >= 4
+    assert (spy["buckets"] > 0) == shuffled
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
+def test_on_threads_a_malformed_line_is_the_same_error(shuffled, tmp_path, threaded_blocks, capsysbinary):
+    qrels, run = _random_files(tmp_path, shuffled=shuffled)
+    lines = run.read_text().splitlines()
+    lines[1500] = "q5 Q0 D1 1"
+    lines[2200] = "q6 Q0 D1"
+    run.write_text("\n".join(lines) + "\n")
+    errors = []
+    for threads in ("1", "2", "3"):
+        assert main(TINY + ["--threads", threads, str(qrels), str(run)]) == 2
+        errors.append(capsysbinary.readouterr().err)
+    assert errors[1] == errors[0] and errors[2] == errors[0] and b"line 1501:" in errors[0]
+
+
+def test_a_bad_thread_count_is_a_user_error(capsys):
+    code = main(["--threads", "0", str(DATA / "qrels.test"), str(DATA / "results.test")])
+    cap = capsys.readouterr()
+    assert code == 2 and cap.out == ""
+    assert "threads must be an int >= 1, got 0" in cap.err
