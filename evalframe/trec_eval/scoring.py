@@ -138,11 +138,18 @@ def _block_bytes(budget: int, golden_rows: int, threads: int = 1) -> int:
     return max(MIN_BLOCK_BYTES, rows // (threads + 1 if threads > 1 else 1) * TEXT_BYTES_PER_ROW)
 
 
+#: lines of a block cut for the threads at most: the blocks in flight, and the next one read,
+#: are what the command holds besides the golden set (about 150 bytes a line each)
+THREADED_BLOCK_MAX_LINES = 1_000_000
+
+
 def _threads_block_bytes(run_path: str, threads: int) -> int:
     """Bytes of run file per block for a file that fits the budget, cut for ``threads``
-    threads: about two blocks per thread."""
+    threads: about two blocks per thread, of ``THREADED_BLOCK_LINES / 2`` to
+    ``THREADED_BLOCK_MAX_LINES`` lines."""
     from ..engine.budget import TEXT_BYTES_PER_ROW, text_run_rows
-    return max(text_run_rows(run_path) // (2 * threads), THREADED_BLOCK_LINES // 2) * TEXT_BYTES_PER_ROW
+    lines = min(max(text_run_rows(run_path) // (2 * threads), THREADED_BLOCK_LINES // 2), THREADED_BLOCK_MAX_LINES)
+    return lines * TEXT_BYTES_PER_ROW
 
 
 def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, run_path: str, budget: int,
