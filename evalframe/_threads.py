@@ -84,6 +84,7 @@ class InOrder:
         self._pending: list = []
 
     def submit(self, fn: Callable[..., R], *args) -> list[R]:
+        """Hand over ``fn(*args)``; the results finished by then, oldest first."""
         if self.threads <= 1:
             return [fn(*args)]
         if self._pool is None:

@@ -79,7 +79,7 @@ class Assembler:
 
     def finish(self, leftover: pd.DataFrame | None) -> None:
         """Wait for the parts in flight, evaluate the golden questions no part held
-        (``leftover``: their rows): :attr:`results` then holds every part's summary."""
+        (``leftover``: their rows): ``results`` then holds every part's summary."""
         for done in self.queue.drain():
             self.keep(*done)
         if leftover is not None and len(leftover):
