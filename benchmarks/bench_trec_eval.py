@@ -25,6 +25,9 @@ Usage::
                                          [--modes summary q] [--trec-eval PATH] [--tmp /tmp]
                                          [--skip-pytrec] [--skip-trec-eval] [--baseline TREE]
 
+``--threads 1 2`` also times ``evalframe trec-eval --threads N`` (a run file of at least
+500,000 lines per thread is read and scored in blocks, N at once).
+
 ``--baseline TREE`` times a second evalframe source tree in the same interleaved
 rounds (before/after ratios that a load spike does not bias).
 """
@@ -142,12 +145,18 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-pytrec", action="store_true")
     ap.add_argument("--skip-trec-eval", action="store_true",
                     help="leave trec_eval out (at 100000x100 it takes minutes: it looks questions up one by one)")
+    ap.add_argument("--threads", type=int, nargs="*", default=[],
+                    help="also evalframe trec-eval --threads N for these N, interleaved ('evalframe trec-eval' "
+                         "itself runs with the default: EVALFRAME_THREADS, else the cores)")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="also time the evalframe of this source tree (e.g. an unpacked 'git archive'), interleaved")
     args = ap.parse_args(argv)
     tmp = Path(args.tmp)
     base_name = "evalframe trec-eval"
     contenders = {base_name: evalframe_subprocess}
+    for n in args.threads:
+        contenders[f"evalframe trec-eval --threads {n}"] = (
+            lambda qrels, run, flags, n=n: evalframe_subprocess(qrels, run, ["--threads", str(n), *flags]))
     if args.baseline:
         contenders["evalframe (baseline tree)"] = partial(evalframe_subprocess, checkout=args.baseline.resolve())
     if not args.skip_pytrec:
