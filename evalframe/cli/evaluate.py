@@ -33,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the upper bound), or both bounds (value_low, value_high); P, R, Success, RR only")
     add_conventions(p)
     add_memory_budget(p)
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="threads to evaluate on (default: $EVALFRAME_THREADS, else every core); same numbers")
     add_rollup(p)
     add_chunks(p)
     return p
@@ -53,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
                        encoding=args.encoding)
     with run_source(args.runs, duplicates=args.duplicates, budget=budget, columns=args.columns, ties=args.ties,
                     encoding=args.encoding, ascending=args.ascending) as runs:
-        per_q = evaluate(runs, qrels, measures, memory_budget=budget, rollup=read_rollup(args.rollup),
+        per_q = evaluate(runs, qrels, measures, memory_budget=budget, threads=args.threads,
+                         rollup=read_rollup(args.rollup),
                          chunks=read_chunks_arg(args.chunks), min_overlap=args.min_overlap,
                          unjudged=args.unjudged, **conventions(args))
     table = per_q if args.per_question else aggregate(per_q)

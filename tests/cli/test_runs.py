@@ -409,3 +409,16 @@ def test_measures_given_with_m_twice_are_both_kept(command, tmp_path, capsys):
         assert main([*argv, "--n-resamples", "50", "--out", str(tmp_path / "r")]) == 0
         measures = set(pd.read_parquet(tmp_path / "r" / "parquet" / "summary.parquet")["measure"])
     assert measures == {"nDCG@10", "P@5"}
+
+
+def test_evaluate_threads_flag_gives_the_same_table(tmp_path, capsys, monkeypatch):
+    from evalframe.engine import parts
+    monkeypatch.setattr(parts, "MIN_ROWS_PER_THREAD", 1)  # the bundled runs are cut too
+    args = ["evaluate", str(DATA / "cranfield/qrels.txt"), str(DATA / "cranfield/runs.parquet"), "-q", "--format", "csv"]
+    outs = []
+    for n in ("1", "3"):
+        assert main(args + ["--threads", n]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and outs[0].count("\n") > 1000
+    assert main(args + ["--threads", "0"]) == 2
+    assert "threads must be an int >= 1, got 0" in capsys.readouterr().err
