@@ -1,4 +1,4 @@
-"""Write the resampled numbers that tests/reporting/test_threads.py compares against.
+"""Write the resampled numbers that tests/test_resampling_snapshot.py compares against.
 
 The saved table holds, for a few reports on the Cranfield collection and a few
 :func:`evalframe.stats.compare` / :func:`evalframe.stats.summarize` calls, every float of

@@ -964,3 +964,17 @@ def test_compare_has_the_reports_significant_column():
         c = compare(t, confidence=conf)
         assert c["significant"].tolist() == (c["p_adjusted"] < 1 - conf).tolist()
     assert c["significant"].any() and not c["significant"].all()
+
+
+def test_threads_checked_by_summarize_and_compare():
+    """``threads=`` of the resampling functions: an int >= 1, named with the caller."""
+    from evalframe.errors import ParameterError
+    t = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 4, "query_id": list("wxyz") * 2,
+                      "measure": "AP", "value": [.1, .2, .3, .4, .2, .4, .3, .6]})
+    with pytest.raises(ParameterError, match=r"^summarize: threads must be an int >= 1, got 0"):
+        summarize(t, method="bootstrap", threads=0)
+    with pytest.raises(ParameterError, match=r"^compare: threads must be an int >= 1, got '2'"):
+        compare(t, test="randomization", threads="2")
+    one = compare(t, test="bootstrap", ci="bca", n_resamples=300, threads=1)
+    pd.testing.assert_frame_equal(compare(t, test="bootstrap", ci="bca", n_resamples=300, threads=3), one,
+                                  check_exact=True)
