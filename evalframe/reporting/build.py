@@ -140,9 +140,8 @@ def report_options(*, measures=None, baseline: str | None = None,
         An unknown keyword argument, or ``stages`` neither a list nor a dict.
     ValueError
         One message per bad argument, ``"report: <param> must be <what>, got <value>"``
-        (:class:`EvalframeInputError` for bad stages, measure names by their parser;
-        :class:`~evalframe.errors.ParameterError` for a bad ``threads`` or
-        ``EVALFRAME_THREADS``).
+        (:class:`EvalframeInputError` for bad stages, measure names by their parser),
+        a bad ``threads`` or environment variable ``EVALFRAME_THREADS`` included.
 
     Examples
     --------
@@ -422,7 +421,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         the threads; numpy releases the GIL in that work). Default: the environment
         variable ``EVALFRAME_THREADS``, else every core this process may use. The
         numbers are the same under any count; checked before any work is done (an int
-        >= 1, :class:`~evalframe.errors.ParameterError` otherwise).
+        >= 1, a ValueError otherwise).
     interval : {"bootstrap", "bca", "t", "auto"}
         Interval of the means (summary, segments, stages); the spec's bootstrap by default.
     test, correction
