@@ -414,7 +414,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     seed : int
         Seed of every resampling step (an int >= 0).
     threads : int, optional
-        Threads the resampling runs on: the bootstrap of the summary, segments and
+        Threads of the evaluation (see :func:`evalframe.evaluate`) and of the resampling:
+        the bootstrap of the summary, segments and
         stages, the randomisation, bootstrap and bootstrap-t tests and intervals of the
         comparisons, the randomised Tukey HSD (sets of shared questions side by side, or
         the chunks of resamples of one random stream, drawn in order, computed from on
@@ -559,7 +560,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     asked = list(dict.fromkeys([*opts.measures, *stage_measures(opts.stages, rel=conv["rel"])]))
     per_all, raw = evaluate_with_diagnostics(run, checked, opts.all_measures(), columns=cols,
                                                memory_budget=memory_budget, rollup=rollup, chunks=chunks,
-                                               min_overlap=min_overlap, tokens=tokens, shallow=asked, **conv)
+                                               min_overlap=min_overlap, tokens=tokens, shallow=asked,
+                                               threads=opts.threads, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")

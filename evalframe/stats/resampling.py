@@ -8,19 +8,18 @@ any size. Every engine starts from ``numpy.random.default_rng(seed)``.
 Threads (``threads=``): the chunks of one random stream are drawn in the calling thread,
 in order and of the sizes they have on one thread, and what is computed from each chunk
 (counts, matrix products, comparisons, partial sorts) runs on threads, ``threads`` chunks
-at a time (:func:`map_draws`); the partial results are combined in the chunks' order.  The
-numbers are therefore the same under any thread count, bit for bit.
+in flight while the next is drawn (:func:`map_draws`); the partial results are combined in
+the chunks' order.  The numbers are therefore the same under any thread count, bit for bit.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
 from typing import TypeVar
 
 import numpy as np
 
-from .._threads import map_in_order
+from .._threads import InOrder
 
 D = TypeVar("D")
 R = TypeVar("R")
@@ -73,16 +72,17 @@ def cluster_se(x: np.ndarray, clusters: np.ndarray, mean: float) -> float:
 
 def map_draws(work: Callable[[D], R], draws: Iterable[D], *, threads: int = 1) -> Iterator[R]:
     """``work(d)`` of every ``d`` of ``draws``, in order: the draws are taken in the calling
-    thread, in order (a random stream is drawn as on one thread), ``threads`` at a time,
-    and their work runs on ``threads`` threads (:func:`evalframe._threads.map_in_order`);
-    at most ``threads`` draws are held at once."""
-    it = iter(draws)
+    thread, in order (a random stream is drawn as on one thread), and their work runs on
+    ``threads`` threads (:class:`evalframe._threads.InOrder`): ``threads`` draws in flight
+    while the next is drawn."""
     if threads <= 1:
-        for d in it:
+        for d in draws:
             yield work(d)
         return
-    while batch := list(islice(it, threads)):
-        yield from map_in_order(work, batch, threads=threads)
+    with InOrder(threads) as queue:
+        for d in draws:
+            yield from queue.submit(work, d)
+        yield from queue.drain()
 
 
 def bootstrap_draws(units: int, *, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
