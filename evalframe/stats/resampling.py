@@ -74,15 +74,24 @@ def map_draws(work: Callable[[D], R], draws: Iterable[D], *, threads: int = 1) -
     """``work(d)`` of every ``d`` of ``draws``, in order: the draws are taken in the calling
     thread, in order (a random stream is drawn as on one thread), and their work runs on
     ``threads`` threads (:class:`evalframe._threads.InOrder`): ``threads`` draws in flight
-    while the next is drawn."""
-    if threads <= 1:
-        for d in draws:
-            yield work(d)
+    while the next is drawn (a stream of one chunk runs in the calling thread)."""
+    it = iter(draws)
+    if threads > 1:
+        first = next(it, None)
+        second = next(it, None) if first is not None else None
+        if second is not None:
+            with InOrder(threads) as queue:
+                for d in (first, second):
+                    yield from queue.submit(work, d)
+                for d in it:
+                    yield from queue.submit(work, d)
+                yield from queue.drain()
+            return
+        if first is not None:
+            yield work(first)
         return
-    with InOrder(threads) as queue:
-        for d in draws:
-            yield from queue.submit(work, d)
-        yield from queue.drain()
+    for d in it:
+        yield work(d)
 
 
 def bootstrap_draws(units: int, *, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
