@@ -234,10 +234,10 @@ def bca_ci(boot: np.ndarray, observed: np.ndarray, jack: np.ndarray,
     return lo, hi
 
 
-def _flip_count(bits: np.ndarray, D: np.ndarray, total: np.ndarray, tol: np.ndarray,
-                alternative: str) -> np.ndarray:
-    """How many sign vectors give a sum T* at least as extreme as the observed T."""
-    T = 2.0 * (bits @ D) - total
+def _flip_count(kept: np.ndarray, total: np.ndarray, tol: np.ndarray, alternative: str) -> np.ndarray:
+    """How many sign vectors give a sum T* at least as extreme as the observed T
+    (``kept``: ``bits @ D``, the sums of the differences whose sign is kept)."""
+    T = 2.0 * kept - total
     if alternative == "greater":
         return (T >= total - tol).sum(axis=0)
     if alternative == "less":
@@ -294,9 +294,10 @@ def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int, exact: bool
     total = D.sum(axis=0)
     tol = 1e-10 * np.abs(D).sum(axis=0)  # float round-off guard
     count = np.zeros(k, dtype=np.int64)
-    draws = sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact)
-    for c in map_draws(lambda drawn: _flip_count(flip_bits(drawn, n), D, total, tol, alternative), draws,
-                       threads=threads):
+    # the products in the calling thread (BLAS runs them on its own threads), the
+    # comparisons of each chunk on ours
+    kept = (flip_bits(drawn, n) @ D for drawn in sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact))
+    for c in map_draws(lambda s: _flip_count(s, total, tol, alternative), kept, threads=threads):
         count += c
     if exact:
         return count / 2 ** n, 2 ** n
@@ -354,11 +355,13 @@ def sign_flip_interval(S: np.ndarray, sizes: np.ndarray, *, n_resamples: int, se
     if r <= 0:
         return lo, hi
 
-    def extremes(drawn: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The r smallest ends ``low`` and r largest ends ``high`` of one chunk's vectors."""
+    def products(drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         bits = flip_bits(drawn, n)
-        s_keep = bits @ S
-        n_keep = (bits @ sizes)[:, None]
+        return bits @ S, (bits @ sizes)[:, None]
+
+    def extremes(kept: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The r smallest ends ``low`` and r largest ends ``high`` of one chunk's vectors."""
+        s_keep, n_keep = kept
         n_flip = n_q - n_keep
         s_flip = total - s_keep
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -377,8 +380,10 @@ def sign_flip_interval(S: np.ndarray, sizes: np.ndarray, *, n_resamples: int, se
     # the r extremes of all vectors are those of the chunks' r extremes: the same values
     # (a selection, not a sum) whatever the chunks' order or thread
     kept_lo = kept_hi = None
-    draws = sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact)
-    for low, high in map_draws(extremes, draws, threads=threads):
+    # the products in the calling thread (BLAS runs them on its own threads), the
+    # comparisons and partial sorts of each chunk on ours
+    kept = (products(d) for d in sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact))
+    for low, high in map_draws(extremes, kept, threads=threads):
         if low is not None:
             kept_lo = _keep_extremes(kept_lo, low, r, largest=False)
         if high is not None:
