@@ -153,16 +153,13 @@ def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
         S, sizes = cluster_sums(X, clusters)
     distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
-
-    def fill(draw: tuple[int, np.ndarray]) -> None:
-        start, idx = draw
-        counts = resample_counts(idx)
+    # the counts of each chunk on our threads, the products in the calling thread (BLAS
+    # runs them on its own threads) while the next chunks' counts are made
+    draws = bootstrap_draws(S.shape[0], n_resamples=n_resamples, seed=seed)
+    for start, counts in map_draws(lambda d: (d[0], resample_counts(d[1])), draws, threads=threads):
         sums = counts @ S
         denom = float(n) if sizes is None else (counts @ sizes)[:, None]
         out[start:start + counts.shape[0]] = sums / denom
-
-    for _ in map_draws(fill, bootstrap_draws(S.shape[0], n_resamples=n_resamples, seed=seed), threads=threads):
-        pass
     return out
 
 
@@ -176,10 +173,8 @@ def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int, thread
     X2 = X * X
     distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
-
-    def fill(draw: tuple[int, np.ndarray]) -> None:
-        start, idx = draw
-        counts = resample_counts(idx)
+    draws = bootstrap_draws(n, n_resamples=n_resamples, seed=seed)
+    for start, counts in map_draws(lambda d: (d[0], resample_counts(d[1])), draws, threads=threads):
         s1 = counts @ X
         s2 = counts @ X2
         mean = s1 / n
@@ -187,9 +182,6 @@ def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int, thread
         var = np.where(var <= 1e-12 * s2 / max(n - 1, 1), 0.0, var)
         with np.errstate(divide="ignore", invalid="ignore"):
             out[start:start + counts.shape[0]] = mean / np.sqrt(var / n)
-
-    for _ in map_draws(fill, bootstrap_draws(n, n_resamples=n_resamples, seed=seed), threads=threads):
-        pass
     return out
 
 
