@@ -18,6 +18,10 @@ systems x 1,000 questions x the 7 measures, baseline sys0, ``interval="bca"``,
 ``test="randomization"``, ``correction="randomized-tukey"`` (10,000 resamples each:
 the randomised Tukey HSD permutes 20 systems' labels within each question, 7 families),
 and checks that every table is identical. Take it on an idle machine (``uptime``).
+Measured 2026-12-07 (2 cores, load 0.8-1.5 with the benchmark itself; the fifth pair
+overlapped another process): median wall 24.90 s with threads=1, 16.61 s with threads=2
+(1.50x; the resampling steps 22.14 s -> 14.47 s, 1.53x), CPU 25.5 s and 26.1 s; the
+randomised Tukey HSD is most of it (its uniforms are drawn in order on one thread).
 """
 from __future__ import annotations
 
