@@ -77,7 +77,7 @@ _FLAG_OF = {"method": "interval", "n_resamples": "n-resamples"}
 #: keyword arguments that are flags of the commands (library spelling)
 _FLAGS = ("rel", "ties", "missing", "depth", "duplicates", "conflicts", "columns", "encoding", "baseline",
           "stages", "segments", "measures", "confidence", "n_resamples", "seed", "interval", "test",
-          "correction", "method", "curve")
+          "correction", "method", "curve", "threads")
 
 
 _KEYWORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")=(?:'([^']*)'|\"([^\"]*)\"|(\{[^}]*\})|([\w.+-]+)|(?=[\s,;)]|$))")

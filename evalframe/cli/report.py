@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--n-resamples", type=int, default=10_000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="threads of the resampling (default: $EVALFRAME_THREADS, else every core); same numbers")
     p.add_argument("--interval", choices=["bootstrap", "bca", "t", "auto"], default="bootstrap")
     p.add_argument("--test", choices=["randomization", "t", "bootstrap", "bootstrap-t", "wilcoxon", "sign"],
                    default="t")
@@ -200,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
                                       segments=args.segment_columns)
             rep = report(runs, qrels, measures=measures, segments=segments, baseline=args.baseline,
                          stages=stages, confidence=args.confidence, n_resamples=args.n_resamples,
-                         seed=args.seed, interval=args.interval, test=args.test, correction=args.correction,
+                         seed=args.seed, threads=args.threads, interval=args.interval, test=args.test, correction=args.correction,
                          progress=progress.step, memory_budget=budget,
                          rollup=read_rollup(args.rollup), chunks=read_chunks_arg(args.chunks),
                          min_overlap=args.min_overlap, unjudged=args.unjudged,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._threads import resolve_threads
 from .._validation import CONFIDENCE, POSITIVE_INT, SEED, InstanceOf, IsCallable, Options, Satisfies, check, validate
 from ..stats.resampling import distribution_memory
 from .._version import __version__
@@ -70,6 +71,8 @@ class ReportOptions:
     curve: str
     curve_ks: tuple[int, ...]
     conventions: Mapping[str, object]
+    #: threads of the resampling (``threads=``, else ``EVALFRAME_THREADS``, else the cores)
+    threads: int = 1
 
     @property
     def names(self) -> list[str]:
@@ -103,9 +106,9 @@ class ReportOptions:
 
     @property
     def resampling(self) -> dict:
-        """The interval keywords of :func:`stats.summarize`."""
+        """The interval keywords of :func:`stats.summarize` (with the threads it runs on)."""
         return dict(method=self.interval, confidence=self.confidence, n_resamples=self.n_resamples,
-                    seed=self.seed)
+                    seed=self.seed, threads=self.threads)
 
     def all_measures(self) -> list[Measure]:
         """Every measure one ranking pass computes: the measures, Judged@k, the curve, the stages."""
@@ -128,7 +131,7 @@ def report_options(*, measures=None, baseline: str | None = None,
                    n_resamples: int = 10_000, seed: int = 0, interval: str = "bootstrap",
                    test: str = "t", correction: str | None = None, curve: str = "R",
                    curve_ks: Iterable[int] = CURVE_KS, progress: Callable[[str], None] | None = None,
-                   **conventions) -> ReportOptions:
+                   threads: int | None = None, **conventions) -> ReportOptions:
     """Check every argument of :func:`report` before any work is done.
 
     Raises
@@ -137,7 +140,8 @@ def report_options(*, measures=None, baseline: str | None = None,
         An unknown keyword argument, or ``stages`` neither a list nor a dict.
     ValueError
         One message per bad argument, ``"report: <param> must be <what>, got <value>"``
-        (:class:`EvalframeInputError` for bad stages, measure names by their parser).
+        (:class:`EvalframeInputError` for bad stages, measure names by their parser),
+        a bad ``threads`` or environment variable ``EVALFRAME_THREADS`` included.
 
     Examples
     --------
@@ -173,10 +177,11 @@ def report_options(*, measures=None, baseline: str | None = None,
     ms = tuple(resolve(m, rel=conv["rel"]) for m in parse_measures(measures))
     spec = tuple(stage_spec(stages))
     curve_measures(curve, ks, rel=conv["rel"])  # a family without a cutoff fails here
+    n_threads = resolve_threads(threads, caller="report")
     return ReportOptions(measures=ms, baseline=baseline, stages=spec, confidence=float(confidence),
                          n_resamples=int(n_resamples), seed=int(seed), interval=interval, test=test,
                          correction=correction, curve=curve, curve_ks=tuple(sorted({int(k) for k in ks})),
-                         conventions=conv)
+                         conventions=conv, threads=n_threads)
 
 
 def report_per_question(rows: MeasureRows, measures: Sequence[str], systems: Sequence[str]) -> pd.DataFrame:
@@ -379,7 +384,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
            columns: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None,
            memory_budget: "int | str | None" = None, rollup=None, chunks=None,
            min_overlap: float = MIN_OVERLAP, tokens=None, unjudged: "str | None" = None,
-           human_qrels=None, **conventions) -> Report:
+           human_qrels=None, threads: int | None = None, **conventions) -> Report:
     """Evaluate one or many systems and gather every table a decision needs.
 
     Parameters
@@ -408,6 +413,16 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
         Bootstrap / randomisation resamples (>= 1).
     seed : int
         Seed of every resampling step (an int >= 0).
+    threads : int, optional
+        Threads of the evaluation (see :func:`evalframe.evaluate`) and of the resampling:
+        the bootstrap of the summary, segments and
+        stages, the randomisation, bootstrap and bootstrap-t tests and intervals of the
+        comparisons, the randomised Tukey HSD (sets of shared questions side by side, or
+        the chunks of resamples of one random stream, drawn in order, computed from on
+        the threads; numpy releases the GIL in that work). Default: the environment
+        variable ``EVALFRAME_THREADS``, else every core this process may use. The
+        numbers are the same under any count; checked before any work is done (an int
+        >= 1, a ValueError otherwise).
     interval : {"bootstrap", "bca", "t", "auto"}
         Interval of the means (summary, segments, stages); the spec's bootstrap by default.
     test, correction
@@ -513,7 +528,7 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     """
     options = dict(baseline=baseline, stages=stages, confidence=confidence, n_resamples=n_resamples, seed=seed,
                    interval=interval, test=test, correction=correction, curve=curve, curve_ks=curve_ks,
-                   progress=progress, **conventions)
+                   progress=progress, threads=threads, **conventions)
     opts = report_options(measures=measures, **options)
     if human_qrels is not None and chunks is not None:
         raise ValueError("report: human_qrels= takes chunk-level or page-level golden sets, not chunks= "
@@ -545,7 +560,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     asked = list(dict.fromkeys([*opts.measures, *stage_measures(opts.stages, rel=conv["rel"])]))
     per_all, raw = evaluate_with_diagnostics(run, checked, opts.all_measures(), columns=cols,
                                                memory_budget=memory_budget, rollup=rollup, chunks=chunks,
-                                               min_overlap=min_overlap, tokens=tokens, shallow=asked, **conv)
+                                               min_overlap=min_overlap, tokens=tokens, shallow=asked,
+                                               threads=opts.threads, **conv)
     unit = str(per_all.pop("unit").iloc[0]) if "unit" in per_all.columns else "document"
     if "system" not in per_all.columns:
         per_all.insert(0, "system", "system")
@@ -581,7 +597,8 @@ def report(run, qrels, *, measures=None, segments=None, baseline: str | None = N
     step("resampling: paired comparisons")
     comparisons = comparison_table(per_q, systems=systems, measures=names, baseline=opts.baseline,
                                    test=opts.test, correction=opts.correction,
-                                   n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence)
+                                   n_resamples=opts.n_resamples, seed=opts.seed, confidence=opts.confidence,
+                                   threads=opts.threads)
     if human_pq is not None and len(comparisons):
         comparisons = _ppi_comparisons(comparisons, per_q, human_pq, opts)
     changes = change_table(per_q, systems=systems, measures=names, baseline=opts.baseline, n=n_changes,

@@ -12,12 +12,13 @@ from .tables import COMPARISON_COLUMNS, order_by
 def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], measures: Sequence[str],
                      baseline: str | None = None, test: str = "t",
                      correction: str | None = None, n_resamples: int = 10_000, seed: int = 0,
-                     confidence: float = 0.95) -> pd.DataFrame:
+                     confidence: float = 0.95, threads: int | None = None) -> pd.DataFrame:
     """Every system against ``baseline`` (or every pair) by :func:`stats.compare`.
 
     The warnings of :func:`stats.compare` (questions dropped because only one system of a
     pair answers them) reach the caller as they are: the global warning filters are not
-    touched, so reports built in other threads lose none of theirs.
+    touched, so reports built in other threads lose none of theirs.  ``threads``: those
+    :func:`stats.compare` resamples on (the numbers do not depend on it).
 
     Returns
     -------
@@ -37,7 +38,7 @@ def comparison_table(per_question: pd.DataFrame, *, systems: Sequence[str], meas
         return pd.DataFrame(columns=list(COMPARISON_COLUMNS))
     c = stats.compare(per_question[["system", "query_id", "measure", "value"]], baseline=baseline,
                       test=test, correction=correction, n_resamples=n_resamples, seed=seed,
-                      confidence=confidence, adjusted_ci=True)
+                      confidence=confidence, adjusted_ci=True, threads=threads)
     c["significant"] = c["p_adjusted"] < (1 - confidence)
     return order_by(c, ["measure", "system_a", "system_b"],
                     {"measure": measures, "system_a": systems, "system_b": systems})

@@ -230,7 +230,7 @@ def segment_table(per_question: pd.DataFrame, segment_columns: Sequence[str], su
     summary : DataFrame
         The overall summary (``system, measure, mean``), for ``overall_mean`` and the flags.
     interval : mapping
-        ``method, confidence, n_resamples, seed`` of :func:`stats.summarize`.
+        ``method, confidence, n_resamples, seed[, threads]`` of :func:`stats.summarize`.
     systems, measures : row order.
 
     Returns

@@ -96,7 +96,7 @@ def stage_table(per_question: pd.DataFrame, spec: Sequence[tuple[str, int]], *, 
         (:func:`stage_measures`).
     spec : :func:`stage_spec`.
     rel : the relevance threshold the measures were resolved with.
-    interval : ``method, confidence, n_resamples, seed`` of :func:`stats.summarize`.
+    interval : ``method, confidence, n_resamples, seed[, threads]`` of :func:`stats.summarize`.
 
     Returns
     -------

@@ -11,7 +11,7 @@ import numpy as np
 from evalframe.errors import UnpairedQuestionsWarning
 from evalframe.errors import warn as warn_user
 
-from .resampling import chunk_rows
+from .resampling import chunk_rows, map_draws
 from .validation import ADJUSTMENTS, PValueAdjustment, check_choice
 
 if TYPE_CHECKING:  # annotations only
@@ -92,25 +92,34 @@ def _tukey_hsd(Y: np.ndarray, means: np.ndarray, diffs: np.ndarray) -> np.ndarra
 
 
 def _randomized_tukey(Y: np.ndarray, diffs: np.ndarray, *, n_resamples: int,
-                      seed: int) -> np.ndarray:
-    """Carterette's randomised Tukey HSD: system labels permuted within each question."""
+                      seed: int, threads: int = 1) -> np.ndarray:
+    """Carterette's randomised Tukey HSD: system labels permuted within each question
+    (the uniforms drawn in order, chunk by chunk; the chunks' shuffles on ``threads``
+    threads, the same counts under any number)."""
     q, s = Y.shape
     rng = np.random.default_rng(seed)
-    count = np.zeros(diffs.size, dtype=np.int64)
     threshold = np.abs(diffs) - 1e-10 * np.abs(Y).sum(axis=0).max() / q
     step = chunk_rows(q * s)
     rows = np.arange(q)[None, :, None]
-    for start in range(0, n_resamples, step):
-        c = min(step, n_resamples - start)
-        perm = np.argsort(rng.random((c, q, s)), axis=2)
+
+    def draws():
+        for start in range(0, n_resamples, step):
+            yield rng.random((min(step, n_resamples - start), q, s))
+
+    def exceed(u: np.ndarray) -> np.ndarray:
+        perm = np.argsort(u, axis=2)
         m = Y[rows, perm].mean(axis=1)  # (c, s) system means after shuffling labels
         rng_stat = m.max(axis=1) - m.min(axis=1)
-        count += (rng_stat[:, None] >= threshold[None, :]).sum(axis=0)
+        return (rng_stat[:, None] >= threshold[None, :]).sum(axis=0)
+
+    count = np.zeros(diffs.size, dtype=np.int64)
+    for c in map_draws(exceed, draws(), threads=threads):
+        count += c
     return (count + 1) / (n_resamples + 1)
 
 
 def tukey_pvalues(V: np.ndarray, pairs: list[tuple[int, int]], kind: str, *,
-                  n_resamples: int, seed: int, label: object) -> np.ndarray:
+                  n_resamples: int, seed: int, label: object, threads: int = 1) -> np.ndarray:
     """Family-wise p-values of Tukey HSD (``kind="tukey"``) or randomised Tukey HSD.
 
     ``V`` is (questions x systems) with NaN where a system lacks a question; only the
@@ -133,7 +142,7 @@ def tukey_pvalues(V: np.ndarray, pairs: list[tuple[int, int]], kind: str, *,
         return np.full(len(pairs), np.nan)
     if kind == "tukey":
         return _tukey_hsd(Y, means, diffs)
-    return _randomized_tukey(Y, diffs, n_resamples=n_resamples, seed=seed)
+    return _randomized_tukey(Y, diffs, n_resamples=n_resamples, seed=seed, threads=threads)
 
 
 # ------------------------------------------- compare's p-values, family by family
@@ -155,7 +164,8 @@ def correct(data: PairedData, p_value: np.ndarray, opts: CompareOptions,
         if corr in ("tukey", "randomized-tukey"):
             pairs = [(int(data.a[i]), int(data.b[i])) for i in idx]
             padj[idx] = tukey_pvalues(data.W[data.fam_rows[fam]], pairs, corr,
-                                      n_resamples=opts.n_resamples, seed=opts.seed, label=fam)
+                                      n_resamples=opts.n_resamples, seed=opts.seed, label=fam,
+                                      threads=opts.threads)
         else:
             padj[idx] = adjust_pvalues(p_value[idx], corr)
     return padj, used

@@ -10,6 +10,7 @@ import pandas as pd
 from evalframe.errors import EvalframeInputError, FewClustersWarning, InputProblem
 from evalframe.errors import warn as warn_user
 
+from .._threads import map_in_order, resolve_threads
 from .resampling import (
     FEW_CLUSTERS,
     bca_ci,
@@ -207,31 +208,41 @@ def _analytic_bounds(g: GroupStats, methods: np.ndarray, confidence: float,
 
 def _bootstrap_bounds(df: pd.DataFrame, positions: list[np.ndarray], methods: np.ndarray,
                       cluster: str | None, opts: dict, lo: np.ndarray, hi: np.ndarray) -> None:
-    """Fill lo / hi of the resampled groups: one bootstrap per set of shared questions."""
+    """Fill lo / hi of the resampled groups: one bootstrap per set of shared questions.
+
+    Each block (a set of shared questions, a batch of its columns) draws its own stream
+    from ``default_rng(seed)``: several blocks run on ``opts["threads"]`` threads, one
+    block runs its chunks of resamples on them."""
     n_resamples, seed, confidence = opts["n_resamples"], opts["seed"], opts["confidence"]
+    threads = opts.get("threads", 1)
     resampled = np.flatnonzero(np.isin(methods, RESAMPLED_INTERVALS))
     if not resampled.size:
         return
     values = df["value"].to_numpy()
     codes_all = pd.factorize(df[cluster])[0] if cluster else None
+    blocks = []
     for idx in same_question_sets(positions, df["query_id"].to_numpy(), resampled):
         rows = positions[idx[0]]
         if len(rows) < 2:
             continue
         X = np.column_stack([values[positions[i]] for i in idx])
         cl = pd.factorize(codes_all[rows])[0] if cluster else None
-        for cols in column_batches(len(idx), X.shape[0], n_resamples):
-            sub = X[:, cols]
-            boot = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=cl)
-            ii = np.asarray(idx)[cols]
-            is_bca = methods[ii] == "bca"
-            plo, phi = percentile_ci(boot, confidence)
-            if is_bca.any():
-                blo, bhi = bca_ci(boot, sub.mean(axis=0), jackknife_means(sub, cl), confidence)
-                plo = np.where(is_bca, blo, plo)
-                phi = np.where(is_bca, bhi, phi)
-            lo[ii] = plo
-            hi[ii] = phi
+        blocks += [(X[:, cols], cl, np.asarray(idx)[cols]) for cols in column_batches(len(idx), X.shape[0], n_resamples)]
+    inner = threads if len(blocks) == 1 else 1
+
+    def bounds(block: tuple[np.ndarray, np.ndarray | None, np.ndarray]) -> None:
+        sub, cl, ii = block
+        boot = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=cl, threads=inner)
+        is_bca = methods[ii] == "bca"
+        plo, phi = percentile_ci(boot, confidence)
+        if is_bca.any():
+            blo, bhi = bca_ci(boot, sub.mean(axis=0), jackknife_means(sub, cl), confidence)
+            plo = np.where(is_bca, blo, plo)
+            phi = np.where(is_bca, bhi, phi)
+        lo[ii] = plo
+        hi[ii] = phi
+
+    map_in_order(bounds, blocks, threads=threads)
 
 
 def _format_summary(res: pd.DataFrame, keys: list[str], g: GroupStats, lo: np.ndarray,
@@ -257,7 +268,7 @@ def _format_summary(res: pd.DataFrame, keys: list[str], g: GroupStats, lo: np.nd
 def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = None,
               method: SummaryMethod = "auto", confidence: float = 0.95,
               n_resamples: int = 10_000, seed: int = 0,
-              cluster: str | None = None) -> pd.DataFrame:
+              cluster: str | None = None, threads: int | None = None) -> pd.DataFrame:
     """Mean, standard error and confidence interval per system (and segment) and measure.
 
     Parameters
@@ -285,6 +296,11 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
         Column naming the cluster (e.g. the topic family) of each question: the
         bootstrap then resamples whole clusters, and ``"t"`` uses the cluster-robust
         standard error with (clusters - 1) degrees of freedom.
+    threads : int, optional
+        Threads the bootstrap runs on (sets of shared questions side by side, or the
+        chunks of resamples of one set: drawn in order, what is computed from them on
+        the threads); default the environment variable ``EVALFRAME_THREADS``, else
+        every core this process may use. The numbers are the same under any count.
 
     Returns
     -------
@@ -348,13 +364,14 @@ def summarize(per_question: pd.DataFrame, *, by: str | Sequence[str] | None = No
     check_confidence(confidence, func="summarize")
     check_resamples(n_resamples, func="summarize")
     check_seed(seed, func="summarize")
+    threads = resolve_threads(threads, caller="summarize")
     known: dict[str, np.ndarray] = {}
     df = clean_table(per_question, by=by, cluster=cluster, codes=known)
     keys = ["system", *by, "measure"]
     df, positions, res = _group_table(df, keys, known, cluster)
     g = _group_stats(df, positions, res, cluster)
     methods = _resolve_methods(res, method, cluster, g)
-    opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    opts = dict(confidence=confidence, n_resamples=n_resamples, seed=seed, threads=threads)
     lo = np.full(len(res), np.nan)
     hi = np.full(len(res), np.nan)
     _analytic_bounds(g, methods, confidence, lo, hi)

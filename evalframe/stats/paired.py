@@ -38,12 +38,13 @@ from .validation import (
     check_tie_threshold,
     clean_table,
 )
+from .._threads import resolve_threads
 from .._validation import BOOLEAN, Options, check
 
 
 # ------------------------------------------------------------------ input and output
 def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_threshold,
-             cluster, alternative="two-sided", wilcoxon_method=None) -> CompareOptions:
+             cluster, alternative="two-sided", wilcoxon_method=None, threads=None) -> CompareOptions:
     """Validate every option up front."""
     check_choice("compare", "test", test, TESTS)
     check_choice("compare", "alternative", alternative, ALTERNATIVES)
@@ -62,6 +63,7 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
     check_seed(seed, func="compare")
     check_tie_threshold(tie_threshold, func="compare")
     check_cluster(cluster, func="compare")
+    threads = resolve_threads(threads, caller="compare")
     if cluster is not None:
         if not PAIRED_TESTS[test].clustered:
             raise ValueError(
@@ -78,7 +80,8 @@ def _options(test, correction, ci, confidence, n_resamples, seed, exact, tie_thr
                           correction=correction, confidence=confidence,
                           n_resamples=n_resamples, seed=seed, exact=exact,
                           tie_threshold=tie_threshold, cluster=cluster, alternative=alternative,
-                          wilcoxon_method=wilcoxon_method or ("exact" if exact else "normal"))
+                          wilcoxon_method=wilcoxon_method or ("exact" if exact else "normal"),
+                          threads=threads)
 
 
 def _warn_few_clusters(data: PairedData, opts: CompareOptions) -> None:
@@ -145,7 +148,8 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
             n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
             exact: bool | None = None, tie_threshold: float = 0.0,
             cluster: str | None = None, alternative: Alternative = "two-sided",
-            wilcoxon_method: WilcoxonMethod | None = None, adjusted_ci: bool = False) -> pd.DataFrame:
+            wilcoxon_method: WilcoxonMethod | None = None, adjusted_ci: bool = False,
+            threads: int | None = None) -> pd.DataFrame:
     """Paired comparison of systems on the questions they share.
 
     Parameters
@@ -213,6 +217,12 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
         ``"randomization"`` interval for it at small n: the percentile bootstrap at
         level ``1 - 0.05 / m`` under-covers (0.86 for all five at n = 15;
         ``benchmarks/sim_coverage.py``).
+    threads : int, optional
+        Threads the resampling runs on (sign flips, bootstrap, randomised Tukey HSD: the
+        chunks of resamples of one random stream are drawn in order, what is computed
+        from them runs on the threads); default the environment variable
+        ``EVALFRAME_THREADS``, else every core this process may use. The numbers are
+        the same under any count.
 
     Returns
     -------
@@ -354,7 +364,7 @@ def compare(per_question: pd.DataFrame, *, baseline: str | None = None,
     by = as_list(by)
     check("compare", "adjusted_ci", adjusted_ci, BOOLEAN)
     opts = _options(test, correction, ci, confidence, n_resamples, seed, exact,
-                    tie_threshold, cluster, alternative, wilcoxon_method)
+                    tie_threshold, cluster, alternative, wilcoxon_method, threads)
     clashing = [c for c in by if c in ("cluster", "n_clusters")]
     if clashing:
         raise EvalframeInputError("per_question", [InputProblem(

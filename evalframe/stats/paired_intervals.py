@@ -70,7 +70,7 @@ def randomization_ci(data: PairedData, opts: CompareOptions,
         U, sizes, use_exact = flip_units(data, idx, opts)
         lo[idx], hi[idx] = sign_flip_interval(
             U, sizes, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact,
-            confidence=opts.confidence, alternative=opts.alternative)
+            confidence=opts.confidence, alternative=opts.alternative, threads=opts.threads)
     return lo, hi
 
 
@@ -86,7 +86,7 @@ def bootstrap_pass(data: PairedData, opts: CompareOptions, test: PairedTest,
         cl = None if data.codes is None else data.codes[idx[0]]
         for cols in column_batches(len(idx), D.shape[0], B):
             sub, ii = D[:, cols], idx[cols]
-            boot = data.bootstrap(ii, sub, cl, B, opts.seed)
+            boot = data.bootstrap(ii, sub, cl, B, opts.seed, threads=opts.threads)
             obs = sub.mean(axis=0)
             if opts.ci == "bca":
                 lo[ii], hi[ii] = bca_ci(boot, obs, jackknife_means(sub, cl), opts.confidence)

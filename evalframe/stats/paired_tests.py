@@ -33,6 +33,7 @@ class CompareOptions:
     cluster: str | None
     alternative: str = "two-sided"
     wilcoxon_method: str = "normal"
+    threads: int = 1  #: chunks of resamples on this many threads (the numbers do not change)
 
 
 @dataclass
@@ -162,7 +163,7 @@ def randomization_test(data: PairedData, opts: CompareOptions) -> TestOutcome:
         U, _, use_exact = flip_units(data, idx, opts)
         res.p_value[idx], res.n_resamples[idx] = sign_flip_pvalues(
             U, n_resamples=opts.n_resamples, seed=opts.seed, exact=use_exact,
-            alternative=opts.alternative)
+            alternative=opts.alternative, threads=opts.threads)
         res.statistic[idx] = D.mean(axis=0)
     return res
 
@@ -175,7 +176,7 @@ def studentized_draws(data: PairedData, idx: np.ndarray, opts: CompareOptions) -
     if key not in data.boots:
         D = data.stacked(idx)
         data.boots[key] = bootstrap_t_statistics(D - D.mean(axis=0), n_resamples=opts.n_resamples,
-                                                 seed=opts.seed)
+                                                 seed=opts.seed, threads=opts.threads)
     return data.boots[key]
 
 

@@ -98,13 +98,14 @@ class PairedData:
         return np.column_stack([self.ds[i] for i in idx])
 
     def bootstrap(self, entries: np.ndarray, sub: np.ndarray, clusters: np.ndarray | None,
-                  n_resamples: int, seed: int) -> np.ndarray:
+                  n_resamples: int, seed: int, *, threads: int = 1) -> np.ndarray:
         """:func:`bootstrap_means` of ``sub`` (the differences of ``entries``), drawn once per
         (entries, n_resamples, seed): the intervals at other levels (one-sided, adjusted
         for the family) read the same distribution instead of drawing it again."""
         key = (tuple(int(i) for i in entries), n_resamples, seed)
         if key not in self.boots:
-            self.boots[key] = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=clusters)
+            self.boots[key] = bootstrap_means(sub, n_resamples=n_resamples, seed=seed, clusters=clusters,
+                                              threads=threads)
         return self.boots[key]
 
 

@@ -4,13 +4,25 @@ Every engine works on a (questions x columns) matrix, so all the systems or pair
 share a set of questions share one draw: a (resamples x questions) matrix of bootstrap
 counts or sign flips times the value matrix, chunk by chunk, so memory stays bounded at
 any size. Every engine starts from ``numpy.random.default_rng(seed)``.
+
+Threads (``threads=``): the chunks of one random stream are drawn in the calling thread,
+in order and of the sizes they have on one thread, and what is computed from each chunk
+(counts, matrix products, comparisons, partial sorts) runs on threads, ``threads`` chunks
+in flight while the next is drawn (:func:`map_draws`); the partial results are combined in
+the chunks' order.  The numbers are therefore the same under any thread count, bit for bit.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+from .._threads import InOrder
+
+D = TypeVar("D")
+R = TypeVar("R")
 
 #: elements of one resampling chunk (float64: 32 MB); bounds memory at any size.
 CHUNK_ELEMENTS = 4_000_000
@@ -58,18 +70,55 @@ def cluster_se(x: np.ndarray, clusters: np.ndarray, mean: float) -> float:
     return math.sqrt(G / (G - 1) * ((s_g - n_g * mean) ** 2).sum()) / x.size
 
 
-def bootstrap_count_chunks(units: int, *, n_resamples: int, seed: int):
-    """Bootstrap resamples of ``units`` units as counts (times each unit is drawn),
-    chunk by chunk: ``(start, counts)`` with counts of shape (chunk, units), drawn from
-    ``numpy.random.default_rng(seed)``."""
+def map_draws(work: Callable[[D], R], draws: Iterable[D], *, threads: int = 1) -> Iterator[R]:
+    """``work(d)`` of every ``d`` of ``draws``, in order: the draws are taken in the calling
+    thread, in order (a random stream is drawn as on one thread), and their work runs on
+    ``threads`` threads (:class:`evalframe._threads.InOrder`): ``threads`` draws in flight
+    while the next is drawn (a stream of one chunk runs in the calling thread)."""
+    it = iter(draws)
+    if threads > 1:
+        first = next(it, None)
+        second = next(it, None) if first is not None else None
+        if second is not None:
+            with InOrder(threads) as queue:
+                for d in (first, second):
+                    yield from queue.submit(work, d)
+                for d in it:
+                    yield from queue.submit(work, d)
+                yield from queue.drain()
+            return
+        if first is not None:
+            yield work(first)
+        return
+    for d in it:
+        yield work(d)
+
+
+def bootstrap_draws(units: int, *, n_resamples: int, seed: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Bootstrap resamples of ``units`` units, chunk by chunk: ``(start, idx)`` with the
+    units drawn, shape (chunk, units), from ``numpy.random.default_rng(seed)`` (turned
+    into counts by :func:`resample_counts`)."""
     rng = np.random.default_rng(seed)
     step = chunk_rows(units)
     for start in range(0, n_resamples, step):
         c = min(step, n_resamples - start)
-        idx = rng.integers(0, units, size=(c, units))
-        idx += np.arange(c)[:, None] * units
-        counts = np.bincount(idx.ravel(), minlength=c * units).reshape(c, units).astype(np.float64)
-        yield start, counts
+        yield start, rng.integers(0, units, size=(c, units))
+
+
+def resample_counts(idx: np.ndarray) -> np.ndarray:
+    """The counts (times each unit is drawn, float64) of the resamples ``idx`` (chunk x
+    units) of :func:`bootstrap_draws`; ``idx`` is used up."""
+    c, units = idx.shape
+    idx += np.arange(c)[:, None] * units
+    return np.bincount(idx.ravel(), minlength=c * units).reshape(c, units).astype(np.float64)
+
+
+def bootstrap_count_chunks(units: int, *, n_resamples: int, seed: int):
+    """Bootstrap resamples of ``units`` units as counts (times each unit is drawn),
+    chunk by chunk: ``(start, counts)`` with counts of shape (chunk, units), drawn from
+    ``numpy.random.default_rng(seed)``."""
+    for start, idx in bootstrap_draws(units, n_resamples=n_resamples, seed=seed):
+        yield start, resample_counts(idx)
 
 
 def distribution_memory(n_resamples: int, k: int, *, func: str = "bootstrap") -> None:
@@ -89,12 +138,13 @@ def distribution_memory(n_resamples: int, k: int, *, func: str = "bootstrap") ->
 
 
 def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
-                    clusters: np.ndarray | None = None) -> np.ndarray:
+                    clusters: np.ndarray | None = None, threads: int = 1) -> np.ndarray:
     """Bootstrap distribution of column means, shape (n_resamples, k).
 
     ``X`` is (n questions x k columns). Questions (or whole clusters, given integer
     cluster codes 0..G-1 per question) are resampled with replacement; each resample is
-    a row of counts, and the means of all columns come from one matrix product.
+    a row of counts, and the means of all columns come from one matrix product
+    (chunks of resamples on ``threads`` threads, the same numbers under any count).
     """
     n, k = X.shape
     if clusters is None:
@@ -103,23 +153,28 @@ def bootstrap_means(X: np.ndarray, *, n_resamples: int, seed: int,
         S, sizes = cluster_sums(X, clusters)
     distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
-    for start, counts in bootstrap_count_chunks(S.shape[0], n_resamples=n_resamples, seed=seed):
+    # the counts of each chunk on our threads, the products in the calling thread (BLAS
+    # runs them on its own threads) while the next chunks' counts are made
+    draws = bootstrap_draws(S.shape[0], n_resamples=n_resamples, seed=seed)
+    for start, counts in map_draws(lambda d: (d[0], resample_counts(d[1])), draws, threads=threads):
         sums = counts @ S
         denom = float(n) if sizes is None else (counts @ sizes)[:, None]
         out[start:start + counts.shape[0]] = sums / denom
     return out
 
 
-def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
+def bootstrap_t_statistics(X: np.ndarray, *, n_resamples: int, seed: int, threads: int = 1) -> np.ndarray:
     """Studentized bootstrap: ``t* = mean(x*) / (sd(x*) / sqrt(n))`` of each resample of
     each column of X (n questions x k), shape (n_resamples, k); the same resamples as
-    :func:`bootstrap_means` with the same seed. A resample without spread has t* = +-inf
-    (NaN when its mean is 0 too); a variance within round-off of 0 counts as 0."""
+    :func:`bootstrap_means` with the same seed (chunks on ``threads`` threads). A resample
+    without spread has t* = +-inf (NaN when its mean is 0 too); a variance within
+    round-off of 0 counts as 0."""
     n, k = X.shape
     X2 = X * X
     distribution_memory(n_resamples, k)
     out = np.empty((n_resamples, k))
-    for start, counts in bootstrap_count_chunks(n, n_resamples=n_resamples, seed=seed):
+    draws = bootstrap_draws(n, n_resamples=n_resamples, seed=seed)
+    for start, counts in map_draws(lambda d: (d[0], resample_counts(d[1])), draws, threads=threads):
         s1 = counts @ X
         s2 = counts @ X2
         mean = s1 / n
@@ -171,15 +226,39 @@ def bca_ci(boot: np.ndarray, observed: np.ndarray, jack: np.ndarray,
     return lo, hi
 
 
-def _flip_count(bits: np.ndarray, D: np.ndarray, total: np.ndarray, tol: np.ndarray,
-                alternative: str) -> np.ndarray:
-    """How many sign vectors give a sum T* at least as extreme as the observed T."""
-    T = 2.0 * (bits @ D) - total
+def _flip_count(kept: np.ndarray, total: np.ndarray, tol: np.ndarray, alternative: str) -> np.ndarray:
+    """How many sign vectors give a sum T* at least as extreme as the observed T
+    (``kept``: ``bits @ D``, the sums of the differences whose sign is kept)."""
+    T = 2.0 * kept - total
     if alternative == "greater":
         return (T >= total - tol).sum(axis=0)
     if alternative == "less":
         return (T <= total + tol).sum(axis=0)
     return (np.abs(T) >= np.abs(total) - tol).sum(axis=0)
+
+
+def sign_flip_draws(n: int, *, n_resamples: int, seed: int, exact: bool) -> Iterator[np.ndarray]:
+    """The sign vectors of :func:`sign_flip_chunks` as drawn, chunk by chunk (turned into
+    bits by :func:`flip_bits`): exact, the numbers of the vectors (int64); Monte Carlo,
+    random bytes of ``default_rng(seed)``, shape (chunk, ceil(n / 8))."""
+    step = chunk_rows(n)
+    if exact:
+        n_total = 2 ** n
+        for start in range(0, n_total, step):
+            yield np.arange(start, min(n_total, start + step), dtype=np.int64)
+        return
+    rng = np.random.default_rng(seed)
+    width = (n + 7) // 8
+    for start in range(0, n_resamples, step):
+        c = min(step, n_resamples - start)
+        yield rng.integers(0, 256, size=(c, width), dtype=np.uint8)
+
+
+def flip_bits(drawn: np.ndarray, n: int) -> np.ndarray:
+    """The 0/1 bits (float64, shape (chunk, n)) of a chunk of :func:`sign_flip_draws`."""
+    if drawn.ndim == 1:  # exact: the bits of the vectors' numbers
+        return ((drawn[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(np.float64)
+    return np.unpackbits(drawn, axis=1, count=n).astype(np.float64)
 
 
 def sign_flip_chunks(n: int, *, n_resamples: int, seed: int, exact: bool):
@@ -188,38 +267,30 @@ def sign_flip_chunks(n: int, *, n_resamples: int, seed: int, exact: bool):
     their binary number (the first is all flipped, the last the identity). Monte Carlo:
     ``n_resamples`` vectors from random bytes of ``default_rng(seed)``. The test and the
     interval that inverts it read the same vectors."""
-    step = chunk_rows(n)
-    if exact:
-        n_total = 2 ** n
-        shifts = np.arange(n, dtype=np.int64)
-        for start in range(0, n_total, step):
-            m = np.arange(start, min(n_total, start + step), dtype=np.int64)
-            yield ((m[:, None] >> shifts) & 1).astype(np.float64)
-        return
-    rng = np.random.default_rng(seed)
-    width = (n + 7) // 8
-    for start in range(0, n_resamples, step):
-        c = min(step, n_resamples - start)
-        raw = rng.integers(0, 256, size=(c, width), dtype=np.uint8)
-        yield np.unpackbits(raw, axis=1, count=n).astype(np.float64)
+    for drawn in sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact):
+        yield flip_bits(drawn, n)
 
 
 def sign_flip_pvalues(D: np.ndarray, *, n_resamples: int, seed: int, exact: bool,
-                      alternative: str = "two-sided") -> tuple[np.ndarray, int]:
+                      alternative: str = "two-sided", threads: int = 1) -> tuple[np.ndarray, int]:
     """Randomisation p-values of the mean of each column of D (n x k).
 
     Two-sided counts ``|T*| >= |T|``, ``"greater"`` counts ``T* >= T`` and ``"less"``
     ``T* <= T``. Exact: all 2**n sign vectors, p = count / 2**n (the exact permutation
     p-value, never 0 since the identity flip counts). Monte Carlo: B random sign vectors
     from random bytes, p = (count + 1) / (B + 1), never 0. T* for every column comes
-    from one product (signs @ D) per chunk, written as 2 * (bits @ D) - sum(D).
+    from one product (signs @ D) per chunk, written as 2 * (bits @ D) - sum(D); chunks
+    on ``threads`` threads (integer counts: the same under any count).
     """
     n, k = D.shape
     total = D.sum(axis=0)
     tol = 1e-10 * np.abs(D).sum(axis=0)  # float round-off guard
     count = np.zeros(k, dtype=np.int64)
-    for bits in sign_flip_chunks(n, n_resamples=n_resamples, seed=seed, exact=exact):
-        count += _flip_count(bits, D, total, tol, alternative)
+    # the products in the calling thread (BLAS runs them on its own threads), the
+    # comparisons of each chunk on ours
+    kept = (flip_bits(drawn, n) @ D for drawn in sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact))
+    for c in map_draws(lambda s: _flip_count(s, total, tol, alternative), kept, threads=threads):
+        count += c
     if exact:
         return count / 2 ** n, 2 ** n
     return (count + 1) / (n_resamples + 1), n_resamples
@@ -237,7 +308,7 @@ def _keep_extremes(kept: np.ndarray | None, new: np.ndarray, r: int, largest: bo
 
 def sign_flip_interval(S: np.ndarray, sizes: np.ndarray, *, n_resamples: int, seed: int,
                        exact: bool, confidence: float, alternative: str = "two-sided",
-                       ) -> tuple[np.ndarray, np.ndarray]:
+                       threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """The interval of the mean difference that inverts :func:`sign_flip_pvalues`.
 
     ``S`` (units x k) holds the sums of the differences of each unit (a question, or a
@@ -275,10 +346,14 @@ def sign_flip_interval(S: np.ndarray, sizes: np.ndarray, *, n_resamples: int, se
     hi = np.full(k, np.inf)
     if r <= 0:
         return lo, hi
-    kept_lo = kept_hi = None
-    for bits in sign_flip_chunks(n, n_resamples=n_resamples, seed=seed, exact=exact):
-        s_keep = bits @ S
-        n_keep = (bits @ sizes)[:, None]
+
+    def products(drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        bits = flip_bits(drawn, n)
+        return bits @ S, (bits @ sizes)[:, None]
+
+    def extremes(kept: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The r smallest ends ``low`` and r largest ends ``high`` of one chunk's vectors."""
+        s_keep, n_keep = kept
         n_flip = n_q - n_keep
         s_flip = total - s_keep
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -291,9 +366,19 @@ def sign_flip_interval(S: np.ndarray, sizes: np.ndarray, *, n_resamples: int, se
         else:
             low = high = np.where(n_flip == 0, -np.inf if alternative == "greater" else np.inf,
                                   m_flip)
-        if alternative in ("two-sided", "greater"):
+        return (_keep_extremes(None, low, r, largest=False) if alternative in ("two-sided", "greater") else None,
+                _keep_extremes(None, high, r, largest=True) if alternative in ("two-sided", "less") else None)
+
+    # the r extremes of all vectors are those of the chunks' r extremes: the same values
+    # (a selection, not a sum) whatever the chunks' order or thread
+    kept_lo = kept_hi = None
+    # the products in the calling thread (BLAS runs them on its own threads), the
+    # comparisons and partial sorts of each chunk on ours
+    kept = (products(d) for d in sign_flip_draws(n, n_resamples=n_resamples, seed=seed, exact=exact))
+    for low, high in map_draws(extremes, kept, threads=threads):
+        if low is not None:
             kept_lo = _keep_extremes(kept_lo, low, r, largest=False)
-        if alternative in ("two-sided", "less"):
+        if high is not None:
             kept_hi = _keep_extremes(kept_hi, high, r, largest=True)
     if kept_lo is not None and kept_lo.shape[0] >= r:
         lo = kept_lo.max(axis=0)

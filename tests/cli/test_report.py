@@ -208,3 +208,13 @@ def test_dollar_signs_in_system_segment_and_question_names(tmp_path, capsys):
     page = (out / "report.html").read_text()
     assert "x$\\frac{$y" in page and "$0-$50" in page
     assert len(list((out / "plots").glob("*.png"))) >= 3
+
+
+def test_threads_flag(capsys):
+    """``--threads N``: the same report as one thread; a bad count is a one-line error."""
+    assert main([QRELS, RUNS, "--format", "json", "--test", "randomization", "--threads", "1", *FAST]) == 0
+    one = capsys.readouterr().out
+    assert main([QRELS, RUNS, "--format", "json", "--test", "randomization", "--threads", "2", *FAST]) == 0
+    assert capsys.readouterr().out == one
+    assert main([QRELS, RUNS, "--threads", "0", *FAST]) == 2
+    assert "--threads must be an int >= 1, got 0" in capsys.readouterr().err

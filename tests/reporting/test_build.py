@@ -852,3 +852,48 @@ def test_queries_take_the_usual_aliases(cran, names):
     assert len(got) and (got["text"].to_numpy() == want.loc[got["query_id"]].to_numpy()).all()
     with pytest.raises(ValueError, match="queries must be a DataFrame with columns query_id, text"):
         ef.report(cran.runs, cran.qrels, measures=["R@5"], queries=q.rename(columns={names[1]: "words"}))
+
+
+@pytest.fixture(scope="module")
+def threaded_reports(cran):
+    """The same report (randomisation test, segments, stages) under 1, 2 and 4 threads,
+    resampling in small chunks so that each random stream is drawn in several."""
+    from evalframe.stats import resampling
+    saved = resampling.CHUNK_ELEMENTS
+    resampling.CHUNK_ELEMENTS = 20_000
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return {t: report(cran.runs, cran.qrels, measures=MEASURES, segments=cran.segments,
+                              stages={"bm25": 100, "hybrid_rrf": 5}, test="randomization",
+                              correction="randomized-tukey", interval="bca", n_resamples=500, seed=3,
+                              threads=t)
+                    for t in (1, 2, 4)}
+    finally:
+        resampling.CHUNK_ELEMENTS = saved
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_report_tables_identical_under_threads(threaded_reports, threads):
+    """Every table, exactly (the numbers against main's: tests/test_resampling_snapshot.py)."""
+    one, many = threaded_reports[1], threaded_reports[threads]
+    assert list(one.tables) == list(many.tables)
+    for name, table in one.tables.items():
+        pd.testing.assert_frame_equal(many.tables[name], table, check_exact=True, obj=name)
+    assert one.metadata == many.metadata  # the thread count is not a property of the numbers
+    assert one.comparisons["ci_low"].notna().all() and (one.by_segment["method"] == "bca").all()
+
+
+def test_threads_checked_before_any_work(monkeypatch, tmp_path):
+    from evalframe.errors import ParameterError
+    missing = tmp_path / "no-such-run.tsv"  # never read: the check comes first
+    for bad in (0, -2, 1.5, "2", True):
+        with pytest.raises(ParameterError, match=r"^report: threads must be an int >= 1, got "):
+            report(missing, missing, threads=bad)
+    monkeypatch.setenv("EVALFRAME_THREADS", "two")
+    with pytest.raises(ParameterError, match="EVALFRAME_THREADS must be an int >= 1, got 'two'"):
+        report(missing, missing)
+    from evalframe.reporting import report_options
+    monkeypatch.setenv("EVALFRAME_THREADS", "3")
+    assert report_options().threads == 3 and report_options(threads=1).threads == 1
+    assert report_options().resampling["threads"] == 3

@@ -964,3 +964,43 @@ def test_compare_has_the_reports_significant_column():
         c = compare(t, confidence=conf)
         assert c["significant"].tolist() == (c["p_adjusted"] < 1 - conf).tolist()
     assert c["significant"].any() and not c["significant"].all()
+
+
+def test_threads_checked_by_summarize_and_compare():
+    """``threads=`` of the resampling functions: an int >= 1, named with the caller."""
+    from evalframe.errors import ParameterError
+    t = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 4, "query_id": list("wxyz") * 2,
+                      "measure": "AP", "value": [.1, .2, .3, .4, .2, .4, .3, .6]})
+    with pytest.raises(ParameterError, match=r"^summarize: threads must be an int >= 1, got 0"):
+        summarize(t, method="bootstrap", threads=0)
+    with pytest.raises(ParameterError, match=r"^compare: threads must be an int >= 1, got '2'"):
+        compare(t, test="randomization", threads="2")
+    one = compare(t, test="bootstrap", ci="bca", n_resamples=300, threads=1)
+    pd.testing.assert_frame_equal(compare(t, test="bootstrap", ci="bca", n_resamples=300, threads=3), one,
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_map_draws_draws_in_the_calling_thread_in_order(threads):
+    """The random stream is drawn where it is on one thread (the caller's, in order); the
+    work of each chunk runs on the threads; results come back in the chunks' order."""
+    import threading
+    import time as _time
+    from evalframe.stats.resampling import map_draws
+    me = threading.get_ident()
+    drawn_in, worked_in = [], set()
+
+    def draws():
+        for i in range(7):
+            drawn_in.append(threading.get_ident())
+            yield i
+
+    def work(i):
+        worked_in.add(threading.get_ident())
+        _time.sleep(0.01 * (i % 3))  # finish out of order
+        return i * i
+
+    assert list(map_draws(work, draws(), threads=threads)) == [i * i for i in range(7)]
+    assert drawn_in == [me] * 7
+    assert (worked_in == {me}) == (threads == 1)
+    assert list(map_draws(work, iter([3]), threads=threads)) == [9]  # one chunk: no thread needed
