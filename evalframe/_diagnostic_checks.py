@@ -12,10 +12,9 @@ and :func:`id_set` for engines that see the golden set in parts);
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +22,9 @@ from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, wa
 from ._id_codes import CheckedQrels, CheckedRun, Codes
 from ._id_order import DistinctIds, int64_ids, natural_order_rule, natural_permutation
 from ._judged import Judged, Missing, Ties
-from .schema import ids_to_str
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: Two systems are said to share no judged document only when each retrieves at least
@@ -83,6 +84,7 @@ def clear_judged_elsewhere(records: list[Diagnostic], find_judged: Callable[[lis
 def id_set(ids) -> "pa.Array":
     """Distinct ids (a pandas Index or Series of strings) as the Arrow value set
     :func:`systems_judged` probes: built once by a caller that probes many partitions."""
+    import pandas as pd
     import pyarrow as pa
     return pa.array(pd.unique(np.asarray(ids, dtype=object)), pa.large_string())
 
@@ -94,6 +96,8 @@ def systems_judged(part: pd.DataFrame, flagged: list, questions, docs) -> set:
     hash (no Python string per row or per id)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from .schema import ids_to_str
     part = part.reset_index() if "query_id" not in part.columns else part
     has_system = "system" in part.columns
     if has_system:
@@ -186,6 +190,7 @@ def _bytewise_first(names) -> tuple[str, ...]:
 
 
 def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq) -> list[Diagnostic]:
+    import pandas as pd
     unknown = np.flatnonzero(rq < 0)
     if not len(unknown):
         return []
@@ -271,6 +276,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic
     examples: questions in natural order), and a
     :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
     """
+    import pandas as pd
     n = np.bincount(J.grp, minlength=J.n_groups)
     short = np.flatnonzero((n > 0) & (n < k))
     if not len(short):

@@ -5,7 +5,9 @@ first-appearance order: :class:`Codes`); document ids are never hashed into one 
 table: duplicates are found from 64-bit fingerprints of their bytes, every candidate
 confirmed on the strings (:func:`duplicate_docs`), and the ranking step probes them into
 the golden set's (small) dictionary.  :class:`CheckedRun` and :class:`CheckedQrels` are a
-checked table with its ids factorised (:func:`encode_run`, :func:`encode_qrels`).
+checked table with its ids factorised (:func:`encode_run`, :func:`encode_qrels`); the table
+is a pandas DataFrame, or an Arrow table (a TREC text file read without pandas, as
+``evalframe trec-eval`` reads it) whose DataFrame is made on first use (:attr:`CheckedRun.frame`).
 """
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
     from ._conflicts import ResolvedConflicts
@@ -47,8 +49,8 @@ class Codes:
         return len(self.dictionary)
 
 
-def id_strings(s: pd.Series):
-    """A clean id column as a pyarrow chunked string array."""
+def id_strings(s: "pd.Series | pa.ChunkedArray"):
+    """A clean id column (pandas, or Arrow strings) as a pyarrow chunked string array."""
     arr = arrow_backing(s)
     if arr is not None:
         return arr
@@ -64,7 +66,7 @@ def id_strings(s: pd.Series):
 RUNS_SHARE = 0.5
 
 
-def encode_ids(s: pd.Series) -> Codes:
+def encode_ids(s: "pd.Series | pa.ChunkedArray") -> Codes:
     """Int32 codes in first-appearance order and the distinct ids.  A column whose
     equal ids come in runs (a run grouped by question) is encoded one run at a time
     (its run-end encoding, about 5x cheaper than hashing every row), with the same
@@ -111,9 +113,8 @@ class CheckedRun:
 
     Attributes
     ----------
-    frame : DataFrame
-        The cleaned table; its ``doc_id`` column holds int64 ids when the run gave
-        integers (``integer_ids``; :func:`clean_run` writes them as strings).
+    data : DataFrame or pyarrow Table
+        The cleaned table, as checked: :attr:`frame` is it as a DataFrame.
     system : Codes or None
         Present when the table has a ``system`` column.
     query : Codes
@@ -126,11 +127,29 @@ class CheckedRun:
         its question), in ``frame``'s columns; None when none was.
     """
 
-    frame: pd.DataFrame
+    data: "pd.DataFrame | pa.Table"
     system: Codes | None
     query: Codes
     doc_ids: "pa.ChunkedArray | np.ndarray"
-    repeats: pd.DataFrame | None = None
+    repeats: "pd.DataFrame | None" = None
+
+    @cached_property
+    def frame(self) -> "pd.DataFrame":
+        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once); its
+        ``doc_id`` column holds int64 ids when the run gave integers (``integer_ids``;
+        :func:`clean_run` writes them as strings)."""
+        return as_frame(self.data)
+
+    def has(self, name: str) -> bool:
+        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
+        return has_column(self.data, name)
+
+    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
+        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
+        return column_numbers(self.data, name, dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
 
     @property
     def doc_int(self) -> np.ndarray | None:
@@ -159,7 +178,8 @@ class CheckedRun:
         """The same run without its ``system`` column (one system), codes and
         fingerprints kept."""
         repeats = None if self.repeats is None else self.repeats.drop(columns="system", errors="ignore")
-        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc_ids, repeats)
+        data = self.data.drop_columns("system") if is_arrow(self.data) else self.data.drop(columns="system")
+        out = CheckedRun(data, None, self.query, self.doc_ids, repeats)
         for done in ("doc", "doc_fingerprint", "doc_int_fingerprint"):  # computed already: not twice
             if done in self.__dict__:
                 out.__dict__[done] = self.__dict__[done]
@@ -179,7 +199,8 @@ class CheckedQrels:
 
     Attributes
     ----------
-    frame : DataFrame
+    data : DataFrame or pyarrow Table
+        The cleaned table, as checked: :attr:`frame` is it as a DataFrame.
     query : Codes
     doc : pyarrow ChunkedArray
         The ``doc_id`` column as Arrow strings.
@@ -194,15 +215,31 @@ class CheckedQrels:
         (:func:`evalframe.read_golden_set`).
     """
 
-    frame: pd.DataFrame
+    data: "pd.DataFrame | pa.Table"
     query: Codes
     doc: "pa.ChunkedArray"
-    subtopics: pd.DataFrame | None = None
+    subtopics: "pd.DataFrame | None" = None
     #: conflicting labels resolved while checking (``conflicts=``), or None
     conflicts: "ResolvedConflicts | None" = None
 
+    @cached_property
+    def frame(self) -> "pd.DataFrame":
+        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once)."""
+        return as_frame(self.data)
+
+    def has(self, name: str) -> bool:
+        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
+        return has_column(self.data, name)
+
+    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
+        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
+        return column_numbers(self.data, name, dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
     @property
-    def table(self) -> pd.DataFrame:
+    def table(self) -> "pd.DataFrame":
         """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""
         return self.frame if self.subtopics is None else self.subtopics
 
@@ -224,21 +261,53 @@ class CheckedQrels:
         return int_fingerprints(self.doc_int)
 
 
-def encode_run(frame: pd.DataFrame) -> CheckedRun:
-    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks)."""
+def encode_run(frame: "pd.DataFrame | pa.Table") -> CheckedRun:
+    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks; a
+    DataFrame, or an Arrow table with string ids)."""
     ints = integer_ids(frame["doc_id"])
-    return CheckedRun(frame, encode_ids(frame["system"]) if "system" in frame else None,
+    return CheckedRun(frame, encode_ids(frame["system"]) if has_column(frame, "system") else None,
                       encode_ids(frame["query_id"]), id_strings(frame["doc_id"]) if ints is None else ints)
 
 
-def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
-    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
-    a ``subtopic`` column is kept aside (``CheckedQrels.subtopics``)."""
+def encode_qrels(frame: "pd.DataFrame | pa.Table") -> CheckedQrels:
+    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks;
+    a DataFrame, or an Arrow table without subtopics); a ``subtopic`` column is kept aside
+    (``CheckedQrels.subtopics``)."""
+    if is_arrow(frame):
+        return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
     if "subtopic" in frame:
         subtopics = frame
         frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
         return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]), subtopics)
     return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
+
+
+def is_arrow(data) -> bool:
+    """Whether a checked table is an Arrow table (not a DataFrame)."""
+    return hasattr(data, "column_names")
+
+
+def has_column(data: "pd.DataFrame | pa.Table", name: str) -> bool:
+    """Whether the DataFrame or Arrow table ``data`` has the column ``name``."""
+    return name in (data.column_names if is_arrow(data) else data.columns)
+
+
+def column_numbers(data: "pd.DataFrame | pa.Table", name: str, dtype=np.float64) -> np.ndarray:
+    """The column ``name`` of a DataFrame or an Arrow table as a numpy array of ``dtype``."""
+    if is_arrow(data):
+        col = data[name]
+        return (col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).to_numpy(
+            zero_copy_only=False).astype(dtype, copy=False)
+    return data[name].to_numpy(dtype=dtype)
+
+
+def as_frame(data: "pd.DataFrame | pa.Table") -> "pd.DataFrame":
+    """A checked table as a DataFrame: ``data`` itself, or the Arrow table converted as
+    the readers convert a text file (Arrow-backed strings, numpy numbers)."""
+    if not is_arrow(data):
+        return data
+    from .canonical import arrow_table_frame
+    return arrow_table_frame(data)
 
 
 def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
@@ -317,6 +386,7 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
     pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
     cand = maybe[shared[pos] == key[maybe]]
+    import pandas as pd
     import pyarrow as pa
     pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
                           .to_numpy(zero_copy_only=False)})

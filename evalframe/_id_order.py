@@ -8,12 +8,18 @@ array, and :func:`str_column` makes pandas' ``str`` column of Arrow strings.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .canonical import pandas_strings_are_large
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
@@ -68,12 +74,10 @@ class DistinctIds:
         return str_column(self.arrow)
 
 
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
 def str_column(a) -> pd.Series:
     """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
-    if _PANDAS_3:
+    import pandas as pd
+    if pandas_strings_are_large():
         return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
     return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
 
@@ -85,6 +89,7 @@ def _natural_order(ids: np.ndarray) -> np.ndarray:
 
 def natural_order_rule(ids: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`_natural_order` and whether it sorted numerically (every id an integer)."""
+    import pandas as pd
     uniq = pd.unique(pd.Series(ids, dtype=object))
     try:
         natural = natural_permutation(pa.array(uniq, type=pa.large_string()))

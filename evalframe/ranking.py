@@ -57,23 +57,25 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
-from ._diagnostic_records import diagnostics_table, warn_diagnostics
-from ._id_bytes import (BLOCK_ROWS, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints, pair_keys,
-                        raw_chunks)
+from ._diagnostic_records import warn_diagnostics
+from ._id_bytes import (BLOCK_ROWS, KeyIndex, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints,
+                        pair_keys, raw_chunks)
 from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
-from ._id_order import DistinctIds, natural_order_rule, natural_permutation, str_column
+from ._id_order import DistinctIds, natural_order_rule, natural_permutation
 from ._judged import NOT_JUDGED, Judged, Missing, Subtopics, Ties
 from ._sort_kernel import RowOrder, sort_plan
 from .errors import EvalframeInputError, InputProblem
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
@@ -106,11 +108,11 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     -------
     Judged
     """
+    import pandas as pd
     run = run if isinstance(run, CheckedRun) else encode_run(run)
     qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
-    frame = run.frame
     check_conventions(rel=rel, ties=ties, missing=missing, depth=depth, caller="judge")
-    _check_rank_column(frame, ties)
+    _check_rank_column(run, ties)
     queries, qq, ql, qrels_order = _golden_set(qrels)
     systems, system_names, sys_codes, rq = _run_ids(run, queries, systems)
     unknown = rq < 0
@@ -121,9 +123,9 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     judged_at, judged_where = _judged_rows(run, kept, rq[keep], qrels, qq, qrels_order)
     grp = gid[rq[keep] if run.system is None else sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
     if ties == "rank":
-        primary = frame["rank"].to_numpy(dtype=np.float64)[keep]
+        primary = run.numbers("rank")[keep]
     else:
-        primary = frame["score"].to_numpy(dtype=np.float64)[keep]
+        primary = run.numbers("score")[keep]
         primary = np.negative(primary, out=primary if kept is not None else None)  # a copy taken already: in place
     plan, sorted_grp, tied_rows = _ordering(grp, primary, run.doc if run.doc_int is None else run.doc_int, kept, ties)
     del primary
@@ -131,15 +133,15 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     tied_groups = grp[tied_rows] if ties != "rank" and tied_rows is not None else grp[:0]
     del tied_rows
     grp = sorted_grp
-    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
+    relevance = qrels.numbers("relevance", np.int64)
     label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
     row_sys = sys_codes if kept is None else sys_codes[kept]
     judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where], rq[keep][judged_at])
     id_records = unjudged_systems(systems, row_sys, judged_docs[1], run, kept, qrels)
     del judged_at, judged_where, row_sys
     want_rows = keep_rows or qrels.subtopics is not None
-    order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
-    tokens = _take(frame["tokens"].to_numpy(dtype=np.float64)[keep], order) if "tokens" in frame else None
+    order = plan.array() if run.has("tokens") or want_rows else None  # None: no row moves (or not needed)
+    tokens = _take(run.numbers("tokens")[keep], order) if run.has("tokens") else None
     tokens = tokens.copy() if tokens is not None and order is None else tokens  # never a view of the frame
     rank = _ranks(grp)
     source_row = None
@@ -157,14 +159,14 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
 
     records = check_records(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
-    groups = pd.DataFrame({"query_id": queries[g_q].series()})
+    groups = {"query_id": queries[g_q].arrow}
     if system_names is not None:
-        groups.insert(0, "system", str_column(system_names.take(pa.array(g_sys))))
+        groups = {"system": system_names.take(pa.array(g_sys)), **groups}
     if warn:
         warn_diagnostics(records, rel)
-    return Judged(groups, g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
+    return Judged(pa.table(groups), g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
                   label.astype(np.int64, copy=False), qq.astype(np.int64, copy=False), ql, len(queries),
-                  diagnostics_table(records), source_row,
+                  None, source_row,
                   records=tuple(records), subtopics=subtopics, tokens=tokens,
                   integer_questions=queries.numeric, cache={JUDGED_DOCS: judged_docs})
 
@@ -178,6 +180,7 @@ def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray,
                label: np.ndarray) -> Subtopics:
     """Join the ranked rows (their question, run row and largest label) with a diversity
     golden set's rows (``query_id, subtopic, doc_id, relevance``)."""
+    import pandas as pd
     import pyarrow as pa
     names = queries.arrow.to_pylist() if isinstance(queries, DistinctIds) else queries
     q = pd.Index(names).get_indexer(golden["query_id"].to_numpy(dtype=object))
@@ -209,8 +212,8 @@ def check_conventions(*, rel, ties, missing, depth, caller: str) -> None:
     check(caller, "depth", depth, Interval(int, 1, None), None)
 
 
-def _check_rank_column(run: pd.DataFrame, ties) -> None:
-    if ties == "rank" and ("rank" not in run or not bool(np.isfinite(run["rank"].to_numpy(dtype=float, na_value=np.nan)).all())):
+def _check_rank_column(run: CheckedRun, ties) -> None:
+    if ties == "rank" and (not run.has("rank") or not bool(np.isfinite(run.numbers("rank")).all())):
         raise EvalframeInputError("run", [InputProblem(
             "ties='rank' needs a numeric 'rank' column, and the run has none (or it has missing values)",
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
@@ -219,6 +222,7 @@ def _check_rank_column(run: pd.DataFrame, ties) -> None:
 def _golden_set(qrels: CheckedQrels) -> tuple[DistinctIds, np.ndarray, np.ndarray, np.ndarray]:
     """The golden set's questions in natural order, and its rows sorted by
     (question, label descending): (queries, question index, label, row order)."""
+    import pandas as pd
     dictionary = qrels.query.dictionary
     natural = natural_permutation(dictionary)
     if natural is None:  # the general rule, on Python objects (integers beyond int64)
@@ -230,7 +234,7 @@ def _golden_set(qrels: CheckedQrels) -> tuple[DistinctIds, np.ndarray, np.ndarra
     position[perm] = np.arange(len(perm))
     queries = DistinctIds(dictionary.take(pa.array(perm)), numeric)
     qq = position[qrels.query.codes]
-    ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
+    ql = qrels.numbers("relevance", np.int64)
     order = _question_label_order(qq, ql)
     return queries, qq[order], ql[order], order
 
@@ -258,10 +262,11 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
     """The run's systems (first appearance order; ``every``: these, the whole run's), their
     names as Arrow strings (None: a run without systems), each row's system code and each
     row's question index in ``queries`` (-1: not in the golden set)."""
+    import pandas as pd
     if every is not None and list(every) != [None]:
         systems = np.array(every, dtype=object)
         names = pa.array([str(x) for x in every], pa.large_string())
-        sys_codes = np.zeros(len(run.frame), dtype=np.int32)
+        sys_codes = np.zeros(len(run), dtype=np.int32)
         if run.system is not None:
             where = pd.Index(systems).get_indexer(run.system.names)
             if (where < 0).any():
@@ -270,7 +275,7 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
     elif run.system is not None:
         systems, names, sys_codes = run.system.names, run.system.dictionary, run.system.codes
     else:
-        systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run.frame), dtype=np.int32)
+        systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run), dtype=np.int32)
     to_golden = _position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
     if every is None and (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
@@ -290,15 +295,16 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
+    import pandas as pd
     def by_arrow() -> np.ndarray:
         return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
 
     if len(values) < (1 << 14) or len(value_set) < (1 << 10):
         return by_arrow()
-    golden = pd.Index(fingerprints(pa.chunked_array([value_set])))
-    if not golden.is_unique:  # two distinct ids share a fingerprint (about never)
+    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])))
+    if not golden.distinct:  # two distinct ids share a fingerprint (about never)
         return by_arrow()
-    where = golden.get_indexer(fingerprints(pa.chunked_array([values])))
+    where = golden.positions(fingerprints(pa.chunked_array([values])))
     hit = np.flatnonzero(where >= 0)
     same = pc.equal(values.take(pa.array(hit)).cast(value_set.type), value_set.take(pa.array(where[hit])))
     where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
@@ -332,14 +338,15 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
     check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
     strings, so labels are exact.  A run of integer doc ids is matched on integers
     (the golden set's ids read as the integers they write), never written as strings."""
+    import pandas as pd
     ints = run.doc_int is not None
     golden_fp = qrels.doc_int_fingerprint if ints else qrels.doc_fingerprint
     qkeys = np.empty(len(qq), dtype=np.uint64)
     qkeys[qrels_order] = pair_keys(qq, golden_fp[qrels_order])
-    index = pd.Index(qkeys)
     n = len(rq)
     fp = run.doc_int_fingerprint if ints else run.doc_fingerprint
-    if index.is_unique:
+    index = KeyIndex(qkeys)
+    if index.distinct:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
         # their (question, doc) keys are made and probed; only the rows it lets through
         # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on.
@@ -353,7 +360,7 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         at = np.concatenate(blocks) if blocks else np.zeros(0, np.int64)
         del blocks
         src = at if kept is None else kept[at]
-        where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
+        where = index.positions(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
         hit = where >= 0
         at, src, where = at[hit], src[hit], where[hit]
         if ints:
@@ -364,7 +371,7 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
         return at[same], where[same]
     # two golden-set keys collide (about never): an exact probe on the strings
-    rows = np.arange(len(run.frame)) if kept is None else kept
+    rows = np.arange(len(run)) if kept is None else kept
     golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order), qrels.doc.to_numpy().astype(object)])
     where = golden.get_indexer(pd.MultiIndex.from_arrays(
         [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))

@@ -328,7 +328,7 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
     checked = _check_qrels(table, conflicts, resolve, part, trim=not trimmed)
     if TEXT_COLUMN in table.columns:
-        checked = replace(checked, frame=_with_text(checked.frame, table))
+        checked = replace(checked, data=_with_text(checked.frame, table))
     return checked
 
 
