@@ -108,7 +108,6 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     -------
     Judged
     """
-    import pandas as pd
     run = run if isinstance(run, CheckedRun) else encode_run(run)
     qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
     check_conventions(rel=rel, ties=ties, missing=missing, depth=depth, caller="judge")
@@ -295,7 +294,6 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
-    import pandas as pd
     def by_arrow() -> np.ndarray:
         return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
 

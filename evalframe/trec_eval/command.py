@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyarrow as pa
 
-    from ..io import parse_pool
+    from .._text_tables import parse_pool
     pool = pa.default_memory_pool()
     try:
         with warnings.catch_warnings(), _command_allocator():

@@ -106,7 +106,7 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None, *, st
     """Raise trec_eval's error for lines with too few (or too many) fields,
     naming their line numbers in the file (``data``'s first line is number
     ``start``); return when there are none."""
-    from ..io import malformed_lines
+    from .._text_tables import malformed_lines
 
     refuse_malformed(path, *malformed_lines(data, least, most, start=start), least, most)
 
@@ -147,7 +147,7 @@ def read_run_bytes(data: bytes, path: str, first_line: int = 1, *, as_is: bool =
 
 def starts_with_bom(path: str) -> bool:
     """Whether the (possibly gzipped) file ``path`` starts with a UTF-8 byte-order mark."""
-    from ..io import open_binary
+    from .._text_tables import open_binary
     try:
         with open_binary(path) as f:
             return f.read(3) == b"\xef\xbb\xbf"

@@ -339,7 +339,7 @@ def _joined(parts: list, n_measures: int, rel_len: int | None):
 def _malformed_in_blocks(run_path: str, size: int) -> None:
     """Raise trec_eval's malformed-lines error for the run file read in blocks,
     naming the file's line numbers; return when it has none."""
-    from ..io import line_blocks, malformed_lines, open_binary
+    from .._text_tables import line_blocks, malformed_lines, open_binary
     count, shown, line = 0, [], 1
     with open_binary(run_path) as f:
         for block in line_blocks(f, size):
