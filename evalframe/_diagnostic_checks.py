@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow_numpy import arrow_of
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
 from ._id_codes import CheckedQrels, CheckedRun, Codes
 from ._id_order import DistinctIds, int64_ids, natural_order_rule, natural_permutation
@@ -58,8 +59,8 @@ def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.nd
             hit = np.flatnonzero(np.isin(fp, qrels.doc_fingerprint))
             if len(hit):
                 golden = pa.chunked_array([qrels.doc.combine_chunks()]).combine_chunks()
-                docs = run.doc.take(pa.array(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
-                    else run.doc.take(pa.array(src[hit]))
+                docs = run.doc.take(arrow_of(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
+                    else run.doc.take(arrow_of(src[hit]))
                 judged[s] = int(pc.sum(pc.is_in(docs.cast(golden.type), value_set=golden)).as_py() or 0)
         out.append(Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, 0 if judged[s] else int(rows[s]),
                               HAS_JUDGED if judged[s] else
@@ -190,7 +191,6 @@ def _bytewise_first(names) -> tuple[str, ...]:
 
 
 def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq) -> list[Diagnostic]:
-    import pandas as pd
     unknown = np.flatnonzero(rq < 0)
     if not len(unknown):
         return []
@@ -199,12 +199,13 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     s, q = np.divmod(pairs, nu)
     dropped = np.unique(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
-    rule = natural_permutation(run_queries.dictionary.take(pa.array(dropped)))  # Arrow: no Python strings
+    rule = natural_permutation(run_queries.dictionary.take(arrow_of(dropped)))  # Arrow: no Python strings
     if rule is not None:
         perm, numeric = rule
         natural[dropped[perm]] = np.arange(len(dropped))
         names = DistinctIds(run_queries.dictionary)
     else:  # the general rule, on Python objects (integers beyond int64)
+        import pandas as pd
         names = run_queries.names
         sorted_ids, numeric = natural_order_rule(names[dropped])
         natural[dropped] = pd.Index(sorted_ids).get_indexer(names[dropped])

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._arrow_numpy import arrow_of, numpy_of
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -90,10 +92,10 @@ def arrow_id_status(s: pd.Series) -> str | None:
         suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
         if len(suspect):
             few = ch.take(suspect)
-            stripped = pc.utf8_length(pc.utf8_trim_whitespace(few)).to_numpy()
+            stripped = numpy_of(pc.utf8_length(pc.utf8_trim_whitespace(few)))
             if not stripped.all():
                 return None
-            if (stripped != pc.utf8_length(few).to_numpy()).any():
+            if (stripped != numpy_of(pc.utf8_length(few))).any():
                 status = "blank-edged"
     return status
 
@@ -215,16 +217,16 @@ def parse_decimal_ids(arr) -> np.ndarray:
     if not len(arr):
         return out
     try:  # every id a number (ids written from integers): read, then kept when written back alike
-        value = pc.cast(arr, pa.int64()).to_numpy(zero_copy_only=False)
+        value = numpy_of(pc.cast(arr, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         ok = pc.match_substring_regex(arr, r"^(0|[1-9][0-9]{0,17})$").fill_null(False)
-        ok = np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
+        ok = np.asarray(numpy_of(ok), dtype=bool)
         if ok.any():
-            out[ok] = pc.cast(arr.filter(pa.array(ok)), pa.int64()).to_numpy()
+            out[ok] = numpy_of(pc.cast(arr.filter(arrow_of(ok)), pa.int64()))
         return out
     ok = (value >= 0) & (value < INT_ID_LIMIT)
     digits = np.maximum(np.searchsorted(_POW10, np.where(ok, value, 0).astype(np.uint64), side="right"), 1)
-    ok &= pc.binary_length(arr).to_numpy(zero_copy_only=False) == digits  # no sign, blank or leading zero
+    ok &= numpy_of(pc.binary_length(arr)) == digits  # no sign, blank or leading zero
     out[ok] = value[ok]
     return out
 

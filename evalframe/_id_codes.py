@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._arrow_numpy import arrow_of, numpy_of
+from ._id_bytes import (BLOCK_ROWS, arrow_backing, arrow_id_status, fingerprints, int_fingerprints, integer_ids,
+                        pair_keys, parse_decimal_ids)
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
     from ._conflicts import ResolvedConflicts
-
-from ._id_bytes import (BLOCK_ROWS, arrow_backing, fingerprints, int_fingerprints, integer_ids, pair_keys,
-                        parse_decimal_ids)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,16 +82,16 @@ def encode_ids(s: "pd.Series | pa.ChunkedArray") -> Codes:
     if len(col) > BLOCK_ROWS and not col.null_count:
         ree = pc.run_end_encode(col)
         if len(ree.values) <= RUNS_SHARE * len(col):
-            runs = np.diff(ree.run_ends.to_numpy(), prepend=0)
+            runs = np.diff(numpy_of(ree.run_ends), prepend=0)
             fp = _distinct_fingerprints(ree.values)
             if fp is not None:  # each id a single run: the runs are the dictionary
                 out = Codes(np.repeat(np.arange(len(runs), dtype=np.int32), runs), ree.values)
                 out.__dict__["fingerprint"] = fp  # cached: the ranking step probes them
                 return out
             enc = pc.dictionary_encode(ree.values)
-            return Codes(np.repeat(enc.indices.to_numpy().astype(np.int32, copy=False), runs), enc.dictionary)
+            return Codes(np.repeat(numpy_of(enc.indices).astype(np.int32, copy=False), runs), enc.dictionary)
     enc = pc.dictionary_encode(col)
-    return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
+    return Codes(numpy_of(enc.indices).astype(np.int32, copy=False), enc.dictionary)
 
 
 def _distinct_fingerprints(values) -> np.ndarray | None:
@@ -162,7 +163,7 @@ class CheckedRun:
         if self.doc_int is None:
             return self.doc_ids
         import pyarrow as pa
-        return pa.chunked_array([pa.array(self.doc_int).cast(pa.large_string())])
+        return pa.chunked_array([arrow_of(self.doc_int).cast(pa.large_string())])
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:
@@ -184,6 +185,15 @@ class CheckedRun:
             if done in self.__dict__:
                 out.__dict__[done] = self.__dict__[done]
         return out
+
+    def repeated_docs(self) -> np.ndarray:
+        """Rows whose (system, question, doc) repeats another row's, all copies marked
+        (:func:`duplicate_docs`; integer doc ids compared as they are)."""
+        if self.doc_int is not None:
+            import pyarrow as pa
+            return duplicate_docs(self.group_keys(), pa.chunked_array([arrow_of(self.doc_int)]),
+                                  self.doc_int_fingerprint)
+        return duplicate_docs(self.group_keys(), self.doc, self.doc_fingerprint)
 
     def group_keys(self) -> np.ndarray:
         """One int64 per row: (system, question) as a single code."""
@@ -248,6 +258,15 @@ class CheckedQrels:
         """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
         return fingerprints(self.doc)
 
+    def pair_keys(self) -> np.ndarray:
+        """One :func:`~evalframe._id_bytes.pair_keys` key per row, of its (question, doc):
+        equal pairs, equal keys (distinct pairs share one about never)."""
+        key = np.empty(len(self.query.codes), dtype=np.uint64)
+        for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
+            key[lo:lo + BLOCK_ROWS] = pair_keys(self.query.codes[lo:lo + BLOCK_ROWS],
+                                                self.doc_fingerprint[lo:lo + BLOCK_ROWS])
+        return key
+
     @cached_property
     def doc_int(self) -> np.ndarray:
         """Each doc id as the int64 it writes (``"12"``), or a distinct negative number
@@ -282,6 +301,69 @@ def encode_qrels(frame: "pd.DataFrame | pa.Table") -> CheckedQrels:
     return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
 
 
+def any_repeated(key: np.ndarray) -> bool:
+    """Whether some key appears twice (a sort)."""
+    srt = np.sort(key)
+    return bool((srt[1:] == srt[:-1]).any())
+
+
+#: Relevance labels must lie strictly between -LABEL_LIMIT and LABEL_LIMIT (the
+#: ranking step marks unjudged documents with -2^62).
+LABEL_LIMIT = 2 ** 62
+
+
+def labels_in_range(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels as int64 (0 where out of range) and the mask of those out of range
+    (``|label| >= LABEL_LIMIT``), read exactly (no trip through float64)."""
+    if v.dtype.kind == "u":
+        huge = v >= np.uint64(LABEL_LIMIT)
+    else:
+        v = v.astype(np.int64)
+        huge = (v >= LABEL_LIMIT) | (v <= -LABEL_LIMIT)
+    return np.where(huge, 0, v).astype(np.int64), huge
+
+
+def checked_text_run(table: "pa.Table") -> CheckedRun | None:
+    """:func:`~evalframe.schema.check_run`'s answer, without pandas, for a run read from a
+    TREC text file (an Arrow table ``query_id, doc_id, score``: ids split on blanks, float64
+    scores) that it would keep as it is: ids neither missing, blank nor blank-edged
+    (:func:`~evalframe._id_bytes.arrow_id_status`), finite scores, no document listed twice
+    for a question (:meth:`CheckedRun.repeated_docs`).  None when ``check_run`` has more to
+    do (a problem to report, repeats to resolve): the caller then calls it."""
+    import pyarrow as pa
+    if (table.column_names != ["query_id", "doc_id", "score"] or not len(table)
+            or not pa.types.is_float64(table.schema.field("score").type) or not _clean_ids(table)
+            or not np.isfinite(column_numbers(table, "score")).all()):
+        return None
+    coded = encode_run(table)
+    return None if coded.repeated_docs().any() else coded
+
+
+def checked_text_qrels(table: "pa.Table") -> CheckedQrels | None:
+    """:func:`~evalframe.schema.check_qrels`'s answer, without pandas, for a golden set read
+    from a TREC text file (an Arrow table ``query_id, [iteration,] doc_id, relevance``, int64
+    labels) that it would keep as it is: one iteration value (several: maybe diversity
+    qrels), clean ids, labels in range (:func:`labels_in_range`), no (question, doc) pair
+    given twice (:meth:`CheckedQrels.pair_keys`).  None when ``check_qrels`` has more to do."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if "iteration" in table.column_names:
+        it = table["iteration"]
+        if len(it) and not pc.all(pc.equal(it, it[0])).as_py():
+            return None
+        table = table.drop_columns("iteration")
+    if (table.column_names != ["query_id", "doc_id", "relevance"] or not len(table)
+            or not pa.types.is_int64(table.schema.field("relevance").type) or not _clean_ids(table)
+            or labels_in_range(column_numbers(table, "relevance", np.int64))[1].any()):
+        return None
+    coded = encode_qrels(table)
+    return None if any_repeated(coded.pair_keys()) else coded
+
+
+def _clean_ids(table: "pa.Table") -> bool:
+    return all(arrow_id_status(table[c]) == "clean" for c in ("query_id", "doc_id"))
+
+
 def is_arrow(data) -> bool:
     """Whether a checked table is an Arrow table (not a DataFrame)."""
     return hasattr(data, "column_names")
@@ -295,9 +377,7 @@ def has_column(data: "pd.DataFrame | pa.Table", name: str) -> bool:
 def column_numbers(data: "pd.DataFrame | pa.Table", name: str, dtype=np.float64) -> np.ndarray:
     """The column ``name`` of a DataFrame or an Arrow table as a numpy array of ``dtype``."""
     if is_arrow(data):
-        col = data[name]
-        return (col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)).to_numpy(
-            zero_copy_only=False).astype(dtype, copy=False)
+        return numpy_of(data[name]).astype(dtype, copy=False)
     return data[name].to_numpy(dtype=dtype)
 
 
@@ -388,7 +468,7 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     cand = maybe[shared[pos] == key[maybe]]
     import pandas as pd
     import pyarrow as pa
-    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
+    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(arrow_of(cand))
                           .to_numpy(zero_copy_only=False)})
     dup[cand] = pairs.duplicated(keep=False).to_numpy()
     return dup

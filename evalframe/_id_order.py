@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow_numpy import arrow_of, numpy_of
 from .canonical import pandas_strings_are_large
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ def natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
     it is numeric, or None when the general rule of :func:`_natural_order` is needed."""
     try:
         if not int64_ids(arr):
-            return pc.sort_indices(arr).to_numpy(), False  # byte-wise = code point order
-        return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable"), True
+            return numpy_of(pc.sort_indices(arr)), False  # byte-wise = code point order
+        return np.argsort(numpy_of(pc.cast(arr, pa.int64())), kind="stable"), True
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
 
@@ -64,7 +65,7 @@ class DistinctIds:
         idx = np.asarray(idx)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        return DistinctIds(self.arrow.take(pa.array(idx.astype(np.int64, copy=False))))
+        return DistinctIds(self.arrow.take(arrow_of(idx.astype(np.int64, copy=False))))
 
     def __iter__(self):
         return iter(self.arrow.to_pylist())

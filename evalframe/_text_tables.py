@@ -340,3 +340,41 @@ def trec_text_table(data: bytes, kind: Literal["qrels", "run"], path: str, *, fi
     raise EvalframeInputError(what, [InputProblem(
         f"{path}: first line has {ntok} fields: {first[:200]!r}",
         "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
+
+
+#: Name endings (after ``.gz``) of files read as another format than TREC text.
+OTHER_FORMATS = (".parquet", ".pq", ".jsonl", ".ndjson", ".json", ".csv")
+
+
+def plain_trec_text(source, kind: Literal["qrels", "run"], *, encoding: str = "utf-8", drop: Sequence[str] = (),
+                    text_type=None) -> "pa.Table | None":
+    """The table of a TREC text file without a header line (:func:`trec_text_table`), read
+    from a local path or an in-memory binary file (``io.BytesIO``) as
+    :func:`evalframe.io.read_raw` reads it, without pandas; None when the file is not one
+    (another format by its name or its bytes, a header line, a path that could be a URL, a
+    file that cannot be read) or a problem is found: :func:`~evalframe.io.read_raw` then
+    reads it, or says what is wrong, as always."""
+    if hasattr(source, "getvalue"):
+        data, name = source.getvalue(), str(getattr(source, "name", "") or "")
+    else:
+        name = os.fsdecode(os.fspath(source))
+        if ":" in name:
+            return None
+        try:
+            with open(name, "rb") as f:
+                data = f.read()
+        except OSError:
+            return None
+    name = name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(OTHER_FORMATS):
+        return None
+    try:
+        data = decompress(data, kind, name)
+        first = first_data_line(data, kind)
+        if data[:4] == b"PAR1" or is_header(first, kind):
+            return None
+        return trec_text_table(data, kind, name, first=first, encoding=encoding, drop=drop, text_type=text_type)
+    except EvalframeInputError:
+        return None

@@ -66,6 +66,7 @@ import pyarrow.compute as pc
 from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
 from ._diagnostic_records import warn_diagnostics
+from ._arrow_numpy import arrow_of, numpy_of
 from ._id_bytes import (BLOCK_ROWS, KeyIndex, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints,
                         pair_keys, raw_chunks)
 from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
@@ -160,7 +161,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
     groups = {"query_id": queries[g_q].arrow}
     if system_names is not None:
-        groups = {"system": system_names.take(pa.array(g_sys)), **groups}
+        groups = {"system": system_names.take(arrow_of(g_sys)), **groups}
     if warn:
         warn_diagnostics(records, rel)
     return Judged(pa.table(groups), g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
@@ -221,17 +222,17 @@ def _check_rank_column(run: CheckedRun, ties) -> None:
 def _golden_set(qrels: CheckedQrels) -> tuple[DistinctIds, np.ndarray, np.ndarray, np.ndarray]:
     """The golden set's questions in natural order, and its rows sorted by
     (question, label descending): (queries, question index, label, row order)."""
-    import pandas as pd
     dictionary = qrels.query.dictionary
     natural = natural_permutation(dictionary)
     if natural is None:  # the general rule, on Python objects (integers beyond int64)
+        import pandas as pd
         names, numeric = natural_order_rule(qrels.query.names)
         perm = pd.Index(qrels.query.names).get_indexer(names)
     else:
         perm, numeric = natural
     position = np.empty(len(perm), dtype=np.int64)
     position[perm] = np.arange(len(perm))
-    queries = DistinctIds(dictionary.take(pa.array(perm)), numeric)
+    queries = DistinctIds(dictionary.take(arrow_of(perm)), numeric)
     qq = position[qrels.query.codes]
     ql = qrels.numbers("relevance", np.int64)
     order = _question_label_order(qq, ql)
@@ -261,12 +262,12 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
     """The run's systems (first appearance order; ``every``: these, the whole run's), their
     names as Arrow strings (None: a run without systems), each row's system code and each
     row's question index in ``queries`` (-1: not in the golden set)."""
-    import pandas as pd
     if every is not None and list(every) != [None]:
         systems = np.array(every, dtype=object)
         names = pa.array([str(x) for x in every], pa.large_string())
         sys_codes = np.zeros(len(run), dtype=np.int32)
         if run.system is not None:
+            import pandas as pd
             where = pd.Index(systems).get_indexer(run.system.names)
             if (where < 0).any():
                 raise ValueError(f"systems {list(run.system.names[where < 0][:3])} are not in the systems given")
@@ -295,7 +296,7 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
     def by_arrow() -> np.ndarray:
-        return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+        return numpy_of(pc.index_in(values.cast(value_set.type), value_set=value_set), null=-1).astype(np.int32)
 
     if len(values) < (1 << 14) or len(value_set) < (1 << 10):
         return by_arrow()
@@ -304,8 +305,8 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
         return by_arrow()
     where = golden.positions(fingerprints(pa.chunked_array([values])))
     hit = np.flatnonzero(where >= 0)
-    same = pc.equal(values.take(pa.array(hit)).cast(value_set.type), value_set.take(pa.array(where[hit])))
-    where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+    same = pc.equal(values.take(arrow_of(hit)).cast(value_set.type), value_set.take(arrow_of(where[hit])))
+    where[hit[~np.asarray(numpy_of(same), dtype=bool)]] = -1
     return where.astype(np.int32)
 
 
@@ -336,7 +337,6 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
     check (:func:`~evalframe.schema.pair_keys`); every match is confirmed on the
     strings, so labels are exact.  A run of integer doc ids is matched on integers
     (the golden set's ids read as the integers they write), never written as strings."""
-    import pandas as pd
     ints = run.doc_int is not None
     golden_fp = qrels.doc_int_fingerprint if ints else qrels.doc_fingerprint
     qkeys = np.empty(len(qq), dtype=np.uint64)
@@ -364,11 +364,12 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         if ints:
             same = run.doc_int[src] == qrels.doc_int[where]
         else:
-            same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
-            same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+            same = pc.equal(run.doc.take(arrow_of(src)), qrels.doc.take(arrow_of(where)))
+            same = np.asarray(numpy_of(same), dtype=bool)
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
         return at[same], where[same]
     # two golden-set keys collide (about never): an exact probe on the strings
+    import pandas as pd
     rows = np.arange(len(run)) if kept is None else kept
     golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order), qrels.doc.to_numpy().astype(object)])
     where = golden.get_indexer(pd.MultiIndex.from_arrays(
@@ -406,7 +407,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
         if isinstance(docs, np.ndarray):  # integer ids, in the order of their strings ("10" < "9")
             keys = decimal_order_keys(docs[source])
             return [k if ties == "doc_id_asc" else ~k for k in keys[::-1]]  # least significant first
-        names = docs.take(pa.array(source))
+        names = docs.take(arrow_of(source))
         keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
         if keys is None:  # longer ids: the bytes after the prefix all share (URLs' host and path)
             keys = byte_order_keys(names, max_bytes=TIE_KEY_BYTES, skip=common_prefix_length(names))
@@ -414,7 +415,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
             words = [w if ties == "doc_id_asc" else ~w for w in keys[:-1]]  # (~: descending)
             return words[0] if len(words) == 1 else words[::-1]  # least significant first
         pos = np.empty(len(rows), dtype=np.int64)
-        pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
+        pos[numpy_of(pc.sort_indices(names))] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
 
     return sort_plan(grp, primary, tiebreak)
