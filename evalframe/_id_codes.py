@@ -108,8 +108,33 @@ def _distinct_fingerprints(values) -> np.ndarray | None:
     return None if (srt[1:] == srt[:-1]).any() else fp
 
 
+class CheckedTable:
+    """What a checked run and a checked golden set share: their table ``data`` (a DataFrame,
+    or an Arrow table read without pandas) and its columns read without making a DataFrame."""
+
+    data: "pd.DataFrame | pa.Table"
+
+    @cached_property
+    def frame(self) -> "pd.DataFrame":
+        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once); a
+        run's ``doc_id`` column holds int64 ids when it gave integers (``integer_ids``;
+        :func:`clean_run` writes them as strings)."""
+        return as_frame(self.data)
+
+    def has(self, name: str) -> bool:
+        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
+        return has_column(self.data, name)
+
+    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
+        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
+        return column_numbers(self.data, name, dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 @dataclass(frozen=True, eq=False)
-class CheckedRun:
+class CheckedRun(CheckedTable):
     """A cleaned run (:func:`clean_run`'s table) with its ids factorised once.
 
     Attributes
@@ -133,24 +158,6 @@ class CheckedRun:
     query: Codes
     doc_ids: "pa.ChunkedArray | np.ndarray"
     repeats: "pd.DataFrame | None" = None
-
-    @cached_property
-    def frame(self) -> "pd.DataFrame":
-        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once); its
-        ``doc_id`` column holds int64 ids when the run gave integers (``integer_ids``;
-        :func:`clean_run` writes them as strings)."""
-        return as_frame(self.data)
-
-    def has(self, name: str) -> bool:
-        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
-        return has_column(self.data, name)
-
-    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
-        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
-        return column_numbers(self.data, name, dtype)
-
-    def __len__(self) -> int:
-        return len(self.data)
 
     @property
     def doc_int(self) -> np.ndarray | None:
@@ -204,7 +211,7 @@ class CheckedRun:
 
 
 @dataclass(frozen=True, eq=False)
-class CheckedQrels:
+class CheckedQrels(CheckedTable):
     """A cleaned golden set (:func:`clean_qrels`'s table) with its ids factorised once.
 
     Attributes
@@ -232,21 +239,6 @@ class CheckedQrels:
     #: conflicting labels resolved while checking (``conflicts=``), or None
     conflicts: "ResolvedConflicts | None" = None
 
-    @cached_property
-    def frame(self) -> "pd.DataFrame":
-        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once)."""
-        return as_frame(self.data)
-
-    def has(self, name: str) -> bool:
-        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
-        return has_column(self.data, name)
-
-    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
-        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
-        return column_numbers(self.data, name, dtype)
-
-    def __len__(self) -> int:
-        return len(self.data)
 
     @property
     def table(self) -> "pd.DataFrame":
