@@ -358,6 +358,7 @@ def pair_keys(codes: np.ndarray, fingerprint: np.ndarray) -> np.ndarray:
 #: :data:`HASH_KEYS_LOADED` when pandas is loaded already, the keys are sorted and searched:
 #: no pandas import (0.2 s) for a small input.
 HASH_KEYS = 1 << 18
+#: Keys (or keys plus probes) from which :class:`KeyIndex` hashes when pandas is loaded already.
 HASH_KEYS_LOADED = 1 << 10
 
 

@@ -147,7 +147,7 @@ class Judged:
     @cached_property
     def groups(self) -> "pd.DataFrame":
         """One row per scored (system, question): ``[system,] query_id`` (pandas' ``str``
-        columns; made from :attr:`group_ids` on first use)."""
+        columns; made from ``group_ids`` on first use)."""
         if not hasattr(self.group_ids, "column_names"):
             return self.group_ids
         import pandas as pd
@@ -158,7 +158,7 @@ class Judged:
 
     @cached_property
     def diagnostics(self) -> "pd.DataFrame":
-        """``system, check, count, action, examples``: :attr:`diagnostic_rows`, or the table
+        """``system, check, count, action, examples``: ``diagnostic_rows``, or the table
         of ``records`` (:func:`~evalframe._diagnostic_records.diagnostics_table`)."""
         if self.diagnostic_rows is not None:
             return self.diagnostic_rows
