@@ -369,11 +369,12 @@ def _hashed(n: int) -> bool:
 
 class KeyIndex:
     """uint64 keys (well mixed: fingerprints, pair keys) indexed for look-ups of their
-    positions; ``distinct``: no key repeats (look-ups are for distinct keys only)."""
+    positions; ``distinct``: no key repeats (look-ups are for distinct keys only).
+    ``probes``: about how many keys will be looked up (the choice of hash or sort counts them)."""
 
-    def __init__(self, keys: np.ndarray):
+    def __init__(self, keys: np.ndarray, probes: int = 0):
         self.keys, self.hash, self.order, self.sorted = keys, None, None, None
-        if _hashed(len(keys)):
+        if _hashed(len(keys) + probes):
             self._hash()
             self.distinct = bool(self.hash.is_unique)
         else:

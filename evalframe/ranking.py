@@ -300,7 +300,7 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
 
     if len(values) < (1 << 14) or len(value_set) < (1 << 10):
         return by_arrow()
-    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])))
+    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])), probes=len(values))
     if not golden.distinct:  # two distinct ids share a fingerprint (about never)
         return by_arrow()
     where = golden.positions(fingerprints(pa.chunked_array([values])))
@@ -343,7 +343,7 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
     qkeys[qrels_order] = pair_keys(qq, golden_fp[qrels_order])
     n = len(rq)
     fp = run.doc_int_fingerprint if ints else run.doc_fingerprint
-    index = KeyIndex(qkeys)
+    index = KeyIndex(qkeys)  # hashed, or sorted and searched, by the keys and the probes (below)
     if index.distinct:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
         # their (question, doc) keys are made and probed; only the rows it lets through
