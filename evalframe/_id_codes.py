@@ -324,8 +324,13 @@ def checked_text_run(table: "pa.Table") -> CheckedRun | None:
     do (a problem to report, repeats to resolve): the caller then calls it."""
     import pyarrow as pa
     if (table.column_names != ["query_id", "doc_id", "score"] or not len(table)
-            or not pa.types.is_float64(table.schema.field("score").type) or not _clean_ids(table)
-            or not np.isfinite(column_numbers(table, "score")).all()):
+            or not pa.types.is_float64(table.schema.field("score").type) or not _clean_ids(table)):
+        return None
+    score = table["score"]
+    if score.num_chunks > 1:  # one buffer (as a DataFrame's column): read without a copy from now on
+        score = pa.chunked_array([score.combine_chunks()])
+        table = table.set_column(2, "score", score)
+    if not np.isfinite(numpy_of(score)).all():
         return None
     coded = encode_run(table)
     return None if coded.repeated_docs().any() else coded
