@@ -399,7 +399,6 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     tied rows are read (``kept``: the run rows ranked, None for all; ``docs``:
     Arrow strings, or int64 ids ordered as their decimal strings).  Also the
     sorted groups and the mask of tied rows (:func:`sort_plan`)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:

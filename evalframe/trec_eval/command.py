@@ -34,7 +34,6 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
             s.column = column(s.measure)
     rel_len = req.relstring_len if opts["q"] else None
 
-    import pyarrow as pa
     import pyarrow.compute as pc
     budget = opts["budget"]
     if budget is None and run_path != "-":

@@ -9,7 +9,7 @@ import gc
 import os
 from pathlib import Path
 import numpy as np
-from .._arrow_numpy import arrow_of, numpy_of, repeated_text
+from .._arrow_numpy import arrow_of, repeated_text
 from .._id_codes import is_arrow
 from .files import ENCODING, read_golden_file, read_run_bytes, refuse_malformed
 from .output import relstrings
