@@ -80,7 +80,10 @@ def _checked_run(source, where: str):
     table = plain_trec_text(source, "run", drop=("rank",), encoding=ENCODING)
     if table is not None:  # the Arrow table as it is, when it needs no more (no pandas)
         tag = _one_tag(table["system"]) if "system" in table.column_names else ""
-        checked = None if tag is None else checked_text_run(table.drop_columns("system") if tag else table)
+        if tag:
+            table = table.drop_columns("system")  # (its buffers freed before the check)
+        checked = None if tag is None else checked_text_run(table)
+        del table
         if checked is not None:
             return checked, tag
     from ..io import read_raw
