@@ -22,7 +22,10 @@ bytecode is written once to a scratch ``PYTHONPYCACHEPREFIX`` before timing;
 ``--bytecode as-is`` keeps the caller's environment.
 
     python benchmarks/bench_startup.py [--repeat 5] [--loop 100] [--baseline TREE] [--trec-eval PATH]
-                                       [--bytecode warm|as-is]
+                                       [--bytecode warm|as-is] [--flags "-q -c -m all_trec"]
+
+``--flags`` are trec_eval's flags for every tool (default none): ``-q -c -m all_trec`` times
+the per-question output, the ``-c`` placeholder rankings and every measure.
 
 ``--baseline TREE`` times a second evalframe source tree in the same rounds
 (before/after ratios that a load spike does not bias).
@@ -45,11 +48,11 @@ HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow", "numpy")
 COMMAND = "import sys\nfrom evalframe.cli import main\nsys.exit(main(sys.argv[1:]))"
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, float]:
+def timed(argv: list[str], env: dict, cwd: Path | None = None) -> tuple[float, float]:
     """Wall and CPU seconds (the child's user + system) of one command, output discarded."""
     before = os.times()
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True, cwd=cwd)
     wall = time.perf_counter() - t0
     after = os.times()
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -67,18 +70,20 @@ def tree_env(tree: Path) -> dict:
     return env
 
 
-def loaded_modules(tree: Path, qrels: Path, run: Path) -> dict:
+def loaded_modules(tree: Path, qrels: Path, run: Path, flags: list[str]) -> dict:
     probe = (f"import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
-             f"with contextlib.redirect_stdout(io.StringIO()):\n    main(['trec-eval', {str(qrels)!r}, {str(run)!r}])\n"
+             f"with contextlib.redirect_stdout(io.StringIO()):\n"
+             f"    main(['trec-eval', *{flags!r}, {str(qrels)!r}, {str(run)!r}])\n"
              f"print(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))")
-    out = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", probe], env=tree_env(tree), capture_output=True, text=True, check=True,
+                         cwd=tree)
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def slowest_imports(tree: Path, qrels: Path, run: Path, top: int = 8) -> list[tuple[int, str]]:
+def slowest_imports(tree: Path, qrels: Path, run: Path, flags: list[str], top: int = 8) -> list[tuple[int, str]]:
     """The top-level imports that took longest (cumulative microseconds), from ``-X importtime``."""
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", COMMAND, "trec-eval", str(qrels), str(run)],
-                          env=tree_env(tree), capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", COMMAND, "trec-eval", *flags, str(qrels), str(run)],
+                          env=tree_env(tree), capture_output=True, text=True, check=True, cwd=tree)
     rows = []
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
@@ -96,7 +101,9 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, help="another evalframe source tree, timed in the same rounds")
     ap.add_argument("--trec-eval", default=shutil.which("trec_eval"))
     ap.add_argument("--bytecode", choices=["warm", "as-is"], default="warm")
+    ap.add_argument("--flags", default="", help="trec_eval's flags for every tool, e.g. '-q -c -m all_trec'")
     args = ap.parse_args()
+    flags = args.flags.split()
 
     global PYCACHE
     tmp = Path(tempfile.mkdtemp(prefix="evalframe_startup_"))
@@ -105,21 +112,23 @@ def main() -> None:
     qrels.write_text("q1 0 d1 1\n")
     run.write_text("q1 Q0 d1 1 1.0 r\n")
     trees = {"evalframe": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
-    tools = {name: ([sys.executable, "-c", COMMAND, "trec-eval", str(qrels), str(run)], tree_env(tree))
+    # each tree's command runs in the tree: ``python -c`` puts the working directory first on
+    # sys.path, so run from another tree it would import that tree's evalframe
+    tools = {name: ([sys.executable, "-c", COMMAND, "trec-eval", *flags, str(qrels), str(run)], tree_env(tree), tree)
              for name, tree in trees.items()}
     if args.trec_eval:
-        tools["trec_eval"] = ([args.trec_eval, str(qrels), str(run)], dict(os.environ))
+        tools["trec_eval"] = ([args.trec_eval, *flags, str(qrels), str(run)], dict(os.environ), None)
 
-    for name, (argv, env) in tools.items():  # bytecode written (--bytecode warm), files cached
-        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
-    print(f"bytecode: {args.bytecode}")
+    for name, (argv, env, cwd) in tools.items():  # bytecode written (--bytecode warm), files cached
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True, cwd=cwd)
+    print(f"bytecode: {args.bytecode}; flags: {' '.join(flags) or '(none)'}")
     for name, tree in trees.items():
-        print(f"{name} ({tree}): loaded after trec-eval: {loaded_modules(tree, qrels, run)}")
+        print(f"{name} ({tree}): loaded after trec-eval: {loaded_modules(tree, qrels, run, flags)}")
         print("  slowest top-level imports (ms): "
-              + ", ".join(f"{n} {us / 1000:.0f}" for us, n in slowest_imports(tree, qrels, run)))
+              + ", ".join(f"{n} {us / 1000:.0f}" for us, n in slowest_imports(tree, qrels, run, flags)))
 
-    shell = {name: (["sh", "-c", f'for i in $(seq {args.loop}); do "$@" >/dev/null; done', "loop", *argv], env)
-             for name, (argv, env) in tools.items()}
+    shell = {name: (["sh", "-c", f'for i in $(seq {args.loop}); do "$@" >/dev/null; done', "loop", *argv], env, cwd)
+             for name, (argv, env, cwd) in tools.items()}
     start: dict[str, list] = {n: [] for n in tools}
     loop: dict[str, list] = {n: [] for n in tools}
     for _ in range(args.repeat):  # interleaved: a load spike hits every tool alike

@@ -13,12 +13,14 @@ records merged by :func:`merge_conflicts`).  The check that finds repeated pairs
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from ._validation import Options, check
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: Examples shown: rows of an input problem, pairs of conflicting labels.
@@ -40,6 +42,7 @@ def is_human(judge) -> np.ndarray:
     """Per row: the label is a person's: its judge is missing (a golden set without
     provenance is people's), ``"human"``, or starts with ``"human:"`` (``"human:alice"``).
     Any other judge is a model's (``ef.judge`` names its rows ``judge_name``)."""
+    import pandas as pd
     j = pd.Series(judge).reset_index(drop=True)
     text = j.astype("string").str.strip().str.lower()
     return (j.isna() | (text == "human") | text.str.startswith("human:").fillna(False)).to_numpy(dtype=bool)
@@ -116,6 +119,7 @@ def resolve_conflicts(qrels: pd.DataFrame, how: str) -> tuple[pd.DataFrame, Reso
     pair (every row is a vote, identical rows included), a tie going to the higher
     label.  Rows keep the position of their pair's first row.
     """
+    import pandas as pd
     keys = ["query_id", "doc_id"]
     first = qrels.drop_duplicates(keys)
     n_labels = qrels.drop_duplicates(keys + ["relevance"]).groupby(keys, sort=False).size()

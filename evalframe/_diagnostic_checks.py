@@ -12,18 +12,20 @@ and :func:`id_set` for engines that see the golden set in parts);
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow_numpy import arrow_of
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
 from ._id_codes import CheckedQrels, CheckedRun, Codes
 from ._id_order import DistinctIds, int64_ids, natural_order_rule, natural_permutation
 from ._judged import Judged, Missing, Ties
-from .schema import ids_to_str
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: Two systems are said to share no judged document only when each retrieves at least
@@ -57,8 +59,8 @@ def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.nd
             hit = np.flatnonzero(np.isin(fp, qrels.doc_fingerprint))
             if len(hit):
                 golden = pa.chunked_array([qrels.doc.combine_chunks()]).combine_chunks()
-                docs = run.doc.take(pa.array(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
-                    else run.doc.take(pa.array(src[hit]))
+                docs = run.doc.take(arrow_of(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
+                    else run.doc.take(arrow_of(src[hit]))
                 judged[s] = int(pc.sum(pc.is_in(docs.cast(golden.type), value_set=golden)).as_py() or 0)
         out.append(Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, 0 if judged[s] else int(rows[s]),
                               HAS_JUDGED if judged[s] else
@@ -83,6 +85,7 @@ def clear_judged_elsewhere(records: list[Diagnostic], find_judged: Callable[[lis
 def id_set(ids) -> "pa.Array":
     """Distinct ids (a pandas Index or Series of strings) as the Arrow value set
     :func:`systems_judged` probes: built once by a caller that probes many partitions."""
+    import pandas as pd
     import pyarrow as pa
     return pa.array(pd.unique(np.asarray(ids, dtype=object)), pa.large_string())
 
@@ -94,6 +97,8 @@ def systems_judged(part: pd.DataFrame, flagged: list, questions, docs) -> set:
     hash (no Python string per row or per id)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from .schema import ids_to_str
     part = part.reset_index() if "query_id" not in part.columns else part
     has_system = "system" in part.columns
     if has_system:
@@ -194,12 +199,13 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     s, q = np.divmod(pairs, nu)
     dropped = np.unique(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
-    rule = natural_permutation(run_queries.dictionary.take(pa.array(dropped)))  # Arrow: no Python strings
+    rule = natural_permutation(run_queries.dictionary.take(arrow_of(dropped)))  # Arrow: no Python strings
     if rule is not None:
         perm, numeric = rule
         natural[dropped[perm]] = np.arange(len(dropped))
         names = DistinctIds(run_queries.dictionary)
     else:  # the general rule, on Python objects (integers beyond int64)
+        import pandas as pd
         names = run_queries.names
         sorted_ids, numeric = natural_order_rule(names[dropped])
         natural[dropped] = pd.Index(sorted_ids).get_indexer(names[dropped])
@@ -271,6 +277,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic
     examples: questions in natural order), and a
     :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
     """
+    import pandas as pd
     n = np.bincount(J.grp, minlength=J.n_groups)
     short = np.flatnonzero((n > 0) & (n < k))
     if not len(short):

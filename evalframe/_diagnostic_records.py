@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ._conflicts import ResolvedConflicts
 from ._id_order import natural_order
 from .errors import warn as _warn_user
 from .errors import (ChunkingsDifferWarning, IdSchemeWarning, NoRelevantWarning, QuestionsDroppedWarning,
                      QuestionsScoredZeroWarning, ShallowRankingWarning)
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: Columns of the diagnostics table.
@@ -114,6 +116,7 @@ class Diagnostic:
 
 def diagnostics_table(records: Iterable[Diagnostic]) -> pd.DataFrame:
     """The diagnostics table ``system, check, count, action, examples`` of some records."""
+    import pandas as pd
     return pd.DataFrame([r.row() for r in records if r.action != HAS_JUDGED], columns=DIAGNOSTIC_COLUMNS)
 
 

@@ -5,7 +5,9 @@ first-appearance order: :class:`Codes`); document ids are never hashed into one 
 table: duplicates are found from 64-bit fingerprints of their bytes, every candidate
 confirmed on the strings (:func:`duplicate_docs`), and the ranking step probes them into
 the golden set's (small) dictionary.  :class:`CheckedRun` and :class:`CheckedQrels` are a
-checked table with its ids factorised (:func:`encode_run`, :func:`encode_qrels`).
+checked table with its ids factorised (:func:`encode_run`, :func:`encode_qrels`); the table
+is a pandas DataFrame, or an Arrow table (a TREC text file read without pandas, as
+``evalframe trec-eval`` reads it) whose DataFrame is made on first use (:attr:`CheckedRun.frame`).
 """
 from __future__ import annotations
 
@@ -14,15 +16,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+from ._arrow_numpy import arrow_of, numpy_of
+from ._id_bytes import (BLOCK_ROWS, arrow_backing, arrow_id_status, fingerprints, int_fingerprints, integer_ids,
+                        pair_keys, parse_decimal_ids)
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
     from ._conflicts import ResolvedConflicts
-
-from ._id_bytes import (BLOCK_ROWS, arrow_backing, fingerprints, int_fingerprints, integer_ids, pair_keys,
-                        parse_decimal_ids)
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,8 +50,8 @@ class Codes:
         return len(self.dictionary)
 
 
-def id_strings(s: pd.Series):
-    """A clean id column as a pyarrow chunked string array."""
+def id_strings(s: "pd.Series | pa.ChunkedArray"):
+    """A clean id column (pandas, or Arrow strings) as a pyarrow chunked string array."""
     arr = arrow_backing(s)
     if arr is not None:
         return arr
@@ -64,7 +67,7 @@ def id_strings(s: pd.Series):
 RUNS_SHARE = 0.5
 
 
-def encode_ids(s: pd.Series) -> Codes:
+def encode_ids(s: "pd.Series | pa.ChunkedArray") -> Codes:
     """Int32 codes in first-appearance order and the distinct ids.  A column whose
     equal ids come in runs (a run grouped by question) is encoded one run at a time
     (its run-end encoding, about 5x cheaper than hashing every row), with the same
@@ -79,16 +82,16 @@ def encode_ids(s: pd.Series) -> Codes:
     if len(col) > BLOCK_ROWS and not col.null_count:
         ree = pc.run_end_encode(col)
         if len(ree.values) <= RUNS_SHARE * len(col):
-            runs = np.diff(ree.run_ends.to_numpy(), prepend=0)
+            runs = np.diff(numpy_of(ree.run_ends), prepend=0)
             fp = _distinct_fingerprints(ree.values)
             if fp is not None:  # each id a single run: the runs are the dictionary
                 out = Codes(np.repeat(np.arange(len(runs), dtype=np.int32), runs), ree.values)
                 out.__dict__["fingerprint"] = fp  # cached: the ranking step probes them
                 return out
             enc = pc.dictionary_encode(ree.values)
-            return Codes(np.repeat(enc.indices.to_numpy().astype(np.int32, copy=False), runs), enc.dictionary)
+            return Codes(np.repeat(numpy_of(enc.indices).astype(np.int32, copy=False), runs), enc.dictionary)
     enc = pc.dictionary_encode(col)
-    return Codes(enc.indices.to_numpy().astype(np.int32, copy=False), enc.dictionary)
+    return Codes(numpy_of(enc.indices).astype(np.int32, copy=False), enc.dictionary)
 
 
 def _distinct_fingerprints(values) -> np.ndarray | None:
@@ -105,15 +108,39 @@ def _distinct_fingerprints(values) -> np.ndarray | None:
     return None if (srt[1:] == srt[:-1]).any() else fp
 
 
+class CheckedTable:
+    """What a checked run and a checked golden set share: their table ``data`` (a DataFrame,
+    or an Arrow table read without pandas) and its columns read without making a DataFrame."""
+
+    data: "pd.DataFrame | pa.Table"
+
+    @cached_property
+    def frame(self) -> "pd.DataFrame":
+        """The cleaned table as a DataFrame (:attr:`data` itself, or made from it once); a
+        run's ``doc_id`` column holds int64 ids when it gave integers (``integer_ids``;
+        :func:`clean_run` writes them as strings)."""
+        return as_frame(self.data)
+
+    def has(self, name: str) -> bool:
+        """Whether the table has the column ``name`` (without making :attr:`frame`)."""
+        return has_column(self.data, name)
+
+    def numbers(self, name: str, dtype=np.float64) -> np.ndarray:
+        """The column ``name`` as a numpy array of ``dtype`` (without making :attr:`frame`)."""
+        return column_numbers(self.data, name, dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 @dataclass(frozen=True, eq=False)
-class CheckedRun:
+class CheckedRun(CheckedTable):
     """A cleaned run (:func:`clean_run`'s table) with its ids factorised once.
 
     Attributes
     ----------
-    frame : DataFrame
-        The cleaned table; its ``doc_id`` column holds int64 ids when the run gave
-        integers (``integer_ids``; :func:`clean_run` writes them as strings).
+    data : DataFrame or pyarrow Table
+        The cleaned table, as checked: :attr:`frame` is it as a DataFrame.
     system : Codes or None
         Present when the table has a ``system`` column.
     query : Codes
@@ -126,11 +153,11 @@ class CheckedRun:
         its question), in ``frame``'s columns; None when none was.
     """
 
-    frame: pd.DataFrame
+    data: "pd.DataFrame | pa.Table"
     system: Codes | None
     query: Codes
     doc_ids: "pa.ChunkedArray | np.ndarray"
-    repeats: pd.DataFrame | None = None
+    repeats: "pd.DataFrame | None" = None
 
     @property
     def doc_int(self) -> np.ndarray | None:
@@ -143,7 +170,7 @@ class CheckedRun:
         if self.doc_int is None:
             return self.doc_ids
         import pyarrow as pa
-        return pa.chunked_array([pa.array(self.doc_int).cast(pa.large_string())])
+        return pa.chunked_array([arrow_of(self.doc_int).cast(pa.large_string())])
 
     @cached_property
     def doc_fingerprint(self) -> np.ndarray:
@@ -159,11 +186,21 @@ class CheckedRun:
         """The same run without its ``system`` column (one system), codes and
         fingerprints kept."""
         repeats = None if self.repeats is None else self.repeats.drop(columns="system", errors="ignore")
-        out = CheckedRun(self.frame.drop(columns="system"), None, self.query, self.doc_ids, repeats)
+        data = self.data.drop_columns("system") if is_arrow(self.data) else self.data.drop(columns="system")
+        out = CheckedRun(data, None, self.query, self.doc_ids, repeats)
         for done in ("doc", "doc_fingerprint", "doc_int_fingerprint"):  # computed already: not twice
             if done in self.__dict__:
                 out.__dict__[done] = self.__dict__[done]
         return out
+
+    def repeated_docs(self) -> np.ndarray:
+        """Rows whose (system, question, doc) repeats another row's, all copies marked
+        (:func:`duplicate_docs`; integer doc ids compared as they are)."""
+        if self.doc_int is not None:
+            import pyarrow as pa
+            return duplicate_docs(self.group_keys(), pa.chunked_array([arrow_of(self.doc_int)]),
+                                  self.doc_int_fingerprint)
+        return duplicate_docs(self.group_keys(), self.doc, self.doc_fingerprint)
 
     def group_keys(self) -> np.ndarray:
         """One int64 per row: (system, question) as a single code."""
@@ -174,12 +211,13 @@ class CheckedRun:
 
 
 @dataclass(frozen=True, eq=False)
-class CheckedQrels:
+class CheckedQrels(CheckedTable):
     """A cleaned golden set (:func:`clean_qrels`'s table) with its ids factorised once.
 
     Attributes
     ----------
-    frame : DataFrame
+    data : DataFrame or pyarrow Table
+        The cleaned table, as checked: :attr:`frame` is it as a DataFrame.
     query : Codes
     doc : pyarrow ChunkedArray
         The ``doc_id`` column as Arrow strings.
@@ -194,15 +232,16 @@ class CheckedQrels:
         (:func:`evalframe.read_golden_set`).
     """
 
-    frame: pd.DataFrame
+    data: "pd.DataFrame | pa.Table"
     query: Codes
     doc: "pa.ChunkedArray"
-    subtopics: pd.DataFrame | None = None
+    subtopics: "pd.DataFrame | None" = None
     #: conflicting labels resolved while checking (``conflicts=``), or None
     conflicts: "ResolvedConflicts | None" = None
 
+
     @property
-    def table(self) -> pd.DataFrame:
+    def table(self) -> "pd.DataFrame":
         """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""
         return self.frame if self.subtopics is None else self.subtopics
 
@@ -210,6 +249,15 @@ class CheckedQrels:
     def doc_fingerprint(self) -> np.ndarray:
         """A 64-bit fingerprint of each doc id's bytes (equal ids, equal fingerprints)."""
         return fingerprints(self.doc)
+
+    def pair_keys(self) -> np.ndarray:
+        """One :func:`~evalframe._id_bytes.pair_keys` key per row, of its (question, doc):
+        equal pairs, equal keys (distinct pairs share one about never)."""
+        key = np.empty(len(self.query.codes), dtype=np.uint64)
+        for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
+            key[lo:lo + BLOCK_ROWS] = pair_keys(self.query.codes[lo:lo + BLOCK_ROWS],
+                                                self.doc_fingerprint[lo:lo + BLOCK_ROWS])
+        return key
 
     @cached_property
     def doc_int(self) -> np.ndarray:
@@ -224,21 +272,119 @@ class CheckedQrels:
         return int_fingerprints(self.doc_int)
 
 
-def encode_run(frame: pd.DataFrame) -> CheckedRun:
-    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks)."""
+def encode_run(frame: "pd.DataFrame | pa.Table") -> CheckedRun:
+    """Factorise the ids of a run already cleaned by :func:`clean_run` (no checks; a
+    DataFrame, or an Arrow table with string ids)."""
     ints = integer_ids(frame["doc_id"])
-    return CheckedRun(frame, encode_ids(frame["system"]) if "system" in frame else None,
+    return CheckedRun(frame, encode_ids(frame["system"]) if has_column(frame, "system") else None,
                       encode_ids(frame["query_id"]), id_strings(frame["doc_id"]) if ints is None else ints)
 
 
-def encode_qrels(frame: pd.DataFrame) -> CheckedQrels:
-    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks);
-    a ``subtopic`` column is kept aside (``CheckedQrels.subtopics``)."""
+def encode_qrels(frame: "pd.DataFrame | pa.Table") -> CheckedQrels:
+    """Factorise the ids of a golden set already cleaned by :func:`clean_qrels` (no checks;
+    a DataFrame, or an Arrow table without subtopics); a ``subtopic`` column is kept aside
+    (``CheckedQrels.subtopics``)."""
+    if is_arrow(frame):
+        return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
     if "subtopic" in frame:
         subtopics = frame
         frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
         return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]), subtopics)
     return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
+
+
+def any_repeated(key: np.ndarray) -> bool:
+    """Whether some key appears twice (a sort)."""
+    srt = np.sort(key)
+    return bool((srt[1:] == srt[:-1]).any())
+
+
+#: Relevance labels must lie strictly between -LABEL_LIMIT and LABEL_LIMIT (the
+#: ranking step marks unjudged documents with -2^62).
+LABEL_LIMIT = 2 ** 62
+
+
+def labels_in_range(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer labels as int64 (0 where out of range) and the mask of those out of range
+    (``|label| >= LABEL_LIMIT``), read exactly (no trip through float64)."""
+    if v.dtype.kind == "u":
+        huge = v >= np.uint64(LABEL_LIMIT)
+    else:
+        v = v.astype(np.int64)
+        huge = (v >= LABEL_LIMIT) | (v <= -LABEL_LIMIT)
+    return np.where(huge, 0, v).astype(np.int64), huge
+
+
+def checked_text_run(table: "pa.Table") -> CheckedRun | None:
+    """:func:`~evalframe.schema.check_run`'s answer, without pandas, for a run read from a
+    TREC text file (an Arrow table ``query_id, doc_id, score``: ids split on blanks, float64
+    scores) that it would keep as it is: ids neither missing, blank nor blank-edged
+    (:func:`~evalframe._id_bytes.arrow_id_status`), finite scores, no document listed twice
+    for a question (:meth:`CheckedRun.repeated_docs`).  None when ``check_run`` has more to
+    do (a problem to report, repeats to resolve): the caller then calls it."""
+    import pyarrow as pa
+    if (table.column_names != ["query_id", "doc_id", "score"] or not len(table)
+            or not pa.types.is_float64(table.schema.field("score").type) or not _clean_ids(table)):
+        return None
+    score = table["score"]
+    if score.num_chunks > 1:  # one buffer (as a DataFrame's column): read without a copy from now on
+        score = pa.chunked_array([score.combine_chunks()])
+        table = table.set_column(2, "score", score)
+    if not np.isfinite(numpy_of(score)).all():
+        return None
+    coded = encode_run(table)
+    return None if coded.repeated_docs().any() else coded
+
+
+def checked_text_qrels(table: "pa.Table") -> CheckedQrels | None:
+    """:func:`~evalframe.schema.check_qrels`'s answer, without pandas, for a golden set read
+    from a TREC text file (an Arrow table ``query_id, [iteration,] doc_id, relevance``, int64
+    labels) that it would keep as it is: one iteration value (several: maybe diversity
+    qrels), clean ids, labels in range (:func:`labels_in_range`), no (question, doc) pair
+    given twice (:meth:`CheckedQrels.pair_keys`).  None when ``check_qrels`` has more to do."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    if "iteration" in table.column_names:
+        it = table["iteration"]
+        if len(it) and not pc.all(pc.equal(it, it[0])).as_py():
+            return None
+        table = table.drop_columns("iteration")
+    if (table.column_names != ["query_id", "doc_id", "relevance"] or not len(table)
+            or not pa.types.is_int64(table.schema.field("relevance").type) or not _clean_ids(table)
+            or labels_in_range(column_numbers(table, "relevance", np.int64))[1].any()):
+        return None
+    coded = encode_qrels(table)
+    return None if any_repeated(coded.pair_keys()) else coded
+
+
+def _clean_ids(table: "pa.Table") -> bool:
+    return all(arrow_id_status(table[c]) == "clean" for c in ("query_id", "doc_id"))
+
+
+def is_arrow(data) -> bool:
+    """Whether a checked table is an Arrow table (not a DataFrame)."""
+    return hasattr(data, "column_names")
+
+
+def has_column(data: "pd.DataFrame | pa.Table", name: str) -> bool:
+    """Whether the DataFrame or Arrow table ``data`` has the column ``name``."""
+    return name in (data.column_names if is_arrow(data) else data.columns)
+
+
+def column_numbers(data: "pd.DataFrame | pa.Table", name: str, dtype=np.float64) -> np.ndarray:
+    """The column ``name`` of a DataFrame or an Arrow table as a numpy array of ``dtype``."""
+    if is_arrow(data):
+        return numpy_of(data[name]).astype(dtype, copy=False)
+    return data[name].to_numpy(dtype=dtype)
+
+
+def as_frame(data: "pd.DataFrame | pa.Table") -> "pd.DataFrame":
+    """A checked table as a DataFrame: ``data`` itself, or the Arrow table converted as
+    the readers convert a text file (Arrow-backed strings, numpy numbers)."""
+    if not is_arrow(data):
+        return data
+    from .canonical import arrow_table_frame
+    return arrow_table_frame(data)
 
 
 def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
@@ -317,8 +463,9 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
     pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
     cand = maybe[shared[pos] == key[maybe]]
+    import pandas as pd
     import pyarrow as pa
-    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(pa.array(cand))
+    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(arrow_of(cand))
                           .to_numpy(zero_copy_only=False)})
     dup[cand] = pairs.duplicated(keep=False).to_numpy()
     return dup

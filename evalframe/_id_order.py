@@ -8,12 +8,19 @@ array, and :func:`str_column` makes pandas' ``str`` column of Arrow strings.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ._arrow_numpy import arrow_of, numpy_of
+from .canonical import pandas_strings_are_large
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
@@ -22,8 +29,8 @@ def natural_permutation(arr: pa.Array) -> tuple[np.ndarray, bool] | None:
     it is numeric, or None when the general rule of :func:`_natural_order` is needed."""
     try:
         if not int64_ids(arr):
-            return pc.sort_indices(arr).to_numpy(), False  # byte-wise = code point order
-        return np.argsort(pc.cast(arr, pa.int64()).to_numpy(), kind="stable"), True
+            return numpy_of(pc.sort_indices(arr)), False  # byte-wise = code point order
+        return np.argsort(numpy_of(pc.cast(arr, pa.int64())), kind="stable"), True
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         return None
 
@@ -58,7 +65,7 @@ class DistinctIds:
         idx = np.asarray(idx)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        return DistinctIds(self.arrow.take(pa.array(idx.astype(np.int64, copy=False))))
+        return DistinctIds(self.arrow.take(arrow_of(idx.astype(np.int64, copy=False))))
 
     def __iter__(self):
         return iter(self.arrow.to_pylist())
@@ -68,12 +75,10 @@ class DistinctIds:
         return str_column(self.arrow)
 
 
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
 def str_column(a) -> pd.Series:
     """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
-    if _PANDAS_3:
+    import pandas as pd
+    if pandas_strings_are_large():
         return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
     return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
 
@@ -85,6 +90,7 @@ def _natural_order(ids: np.ndarray) -> np.ndarray:
 
 def natural_order_rule(ids: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`_natural_order` and whether it sorted numerically (every id an integer)."""
+    import pandas as pd
     uniq = pd.unique(pd.Series(ids, dtype=object))
     try:
         natural = natural_permutation(pa.array(uniq, type=pa.large_string()))

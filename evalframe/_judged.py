@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from ._diagnostic_records import Diagnostic
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 
 #: Label given to a retrieved document that the golden set does not judge.
@@ -86,8 +89,9 @@ class Judged:
 
     Attributes
     ----------
-    groups : DataFrame
-        One row per scored (system, question): ``[system,] query_id``.
+    group_ids : DataFrame or pyarrow Table
+        One row per scored (system, question): ``[system,] query_id``; :attr:`groups`
+        is it as a DataFrame.
     group_query : int array (G,)
         Index of each group's question in the golden-set question list.
     grp, rank, label : arrays (N,)
@@ -99,8 +103,8 @@ class Judged:
         (``qrels_query`` indexes the question list); used for ideal rankings and
         for counts of relevant and judged non-relevant documents.
     n_queries : int
-    diagnostics : DataFrame
-        ``system, check, count, action, examples``.
+    diagnostic_rows : DataFrame or None
+        :attr:`diagnostics` when given; None: made from ``records`` on first use.
     source_row : int array (N,) or None
         Position of each row in the run given to :func:`judge` (only with
         ``keep_rows=True``).
@@ -123,7 +127,7 @@ class Judged:
         measures read.
     """
 
-    groups: pd.DataFrame
+    group_ids: "pd.DataFrame | pa.Table"
     group_query: np.ndarray
     grp: np.ndarray
     rank: np.ndarray
@@ -131,7 +135,7 @@ class Judged:
     qrels_query: np.ndarray
     qrels_label: np.ndarray
     n_queries: int
-    diagnostics: pd.DataFrame = field(repr=False)
+    diagnostic_rows: "pd.DataFrame | None" = field(default=None, repr=False)
     source_row: np.ndarray | None = field(default=None, repr=False)
     cache: dict = field(default_factory=dict, repr=False, compare=False)
     records: tuple[Diagnostic, ...] = field(default=(), repr=False)
@@ -139,6 +143,27 @@ class Judged:
     tokens: np.ndarray | None = field(default=None, repr=False)
     integer_questions: bool | None = field(default=None, repr=False)
     spans: object | None = field(default=None, repr=False)
+
+    @cached_property
+    def groups(self) -> "pd.DataFrame":
+        """One row per scored (system, question): ``[system,] query_id`` (pandas' ``str``
+        columns; made from ``group_ids`` on first use)."""
+        if not hasattr(self.group_ids, "column_names"):
+            return self.group_ids
+        import pandas as pd
+
+        from ._id_order import str_column
+        return pd.DataFrame({name: str_column(self.group_ids[name].combine_chunks())
+                             for name in self.group_ids.column_names})
+
+    @cached_property
+    def diagnostics(self) -> "pd.DataFrame":
+        """``system, check, count, action, examples``: ``diagnostic_rows``, or the table
+        of ``records`` (:func:`~evalframe._diagnostic_records.diagnostics_table`)."""
+        if self.diagnostic_rows is not None:
+            return self.diagnostic_rows
+        from ._diagnostic_records import diagnostics_table
+        return diagnostics_table(self.records)
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""
@@ -175,8 +200,8 @@ class Judged:
         grp = self.grp[keep]
         starts = group_starts(grp, self.n_groups)
         rank = (np.arange(len(grp)) - starts[grp] + 1).astype(np.int64)
-        return Judged(self.groups, self.group_query, grp, rank, self.label[keep],
-                      self.qrels_query, self.qrels_label, self.n_queries, self.diagnostics,
+        return Judged(self.group_ids, self.group_query, grp, rank, self.label[keep],
+                      self.qrels_query, self.qrels_label, self.n_queries, self.diagnostic_rows,
                       None if self.source_row is None else self.source_row[keep],
                       records=self.records,
                       subtopics=None if self.subtopics is None else self.subtopics.keep_rows(keep),

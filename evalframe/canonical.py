@@ -28,14 +28,18 @@ Everything here runs before the checks of :mod:`evalframe.schema` and changes on
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 
 from collections.abc import Mapping
 
 import numpy as np
-import pandas as pd
 
 from .errors import InputProblem
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Accepted column names, canonical name first.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -54,6 +58,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "judge": ("judge", "annotator", "labeled_by", "labelled_by", "source", "assessor"),
     "confidence": ("confidence", "judge_confidence", "label_confidence"),
 }
+
+#: Accepted names of a span's or chunk's first character offset (inclusive).
+START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
+               "start_index", "start_idx", "start_char_idx")
+#: Accepted names of the offset one past its last character (exclusive).
+END_NAMES = ("end", "end_char", "char_end", "end_offset", "offset_end", "span_end", "stop", "end_index",
+             "end_idx", "end_char_idx")
 
 #: The column of a golden set holding the question text (kept by :func:`evalframe.read_qrels`).
 TEXT_COLUMN = "text"
@@ -159,6 +170,7 @@ def question_texts(qrels: pd.DataFrame) -> pd.DataFrame | None:
 
 # ---------------------------------------------------------------- list runs
 def _is_list_column(s: pd.Series) -> bool:
+    import pandas as pd
     if isinstance(s.dtype, pd.ArrowDtype):
         import pyarrow as pa
         t = s.dtype.pyarrow_dtype
@@ -182,6 +194,7 @@ def _not_lists(s: pd.Series) -> np.ndarray | None:
 
 
 def _list_array(s: pd.Series):
+    import pandas as pd
     import pyarrow as pa
     arr = pa.array(s) if isinstance(s.dtype, pd.ArrowDtype) else pa.array(s.to_numpy(dtype=object),
                                                                           from_pandas=True)
@@ -200,6 +213,7 @@ _LIST_TEXT = r"^\s*(\[.*\]|\(.*\))\s*$"
 def _lists_as_text(s: pd.Series) -> str | None:
     """An example value when every value of a text column is a list written as text (with
     a comma or a quote: a lone id like ``[A]`` is an id), else None."""
+    import pandas as pd
     if not (pd.api.types.is_string_dtype(s.dtype) or s.dtype == object) or not len(s):
         return None
     i = s.first_valid_index()
@@ -214,6 +228,7 @@ def _lists_as_text(s: pd.Series) -> str | None:
 def _drop_repeated_rows(df: pd.DataFrame) -> pd.DataFrame:
     """A list run without its whole repeated rows (every column equal, lists compared as
     their joined text, computed by Arrow), the first kept."""
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
     key = {}
@@ -229,6 +244,7 @@ def _drop_repeated_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 def _explode(df: pd.DataFrame, problems: list[InputProblem], duplicates: str = "error") -> pd.DataFrame:
     """One row per (question, listed document) of a run whose document column holds lists."""
+    import pandas as pd
     docs = alias_candidates(df, "doc_id")
     if len(docs) == 1 and (example := _lists_as_text(df[docs[0]])) is not None:
         problems.append(InputProblem(
@@ -322,6 +338,7 @@ def _from_arrow_array(arr) -> pd.Series:
 
 # ---------------------------------------------------------------- rank-only runs
 def _rank_only(df: pd.DataFrame, problems: list[InputProblem], ascending: bool = False) -> pd.DataFrame:
+    import pandas as pd
     ranks = alias_candidates(df, "rank")
     if len(ranks) != 1:
         return df
@@ -342,14 +359,19 @@ def _rank_only(df: pd.DataFrame, problems: list[InputProblem], ascending: bool =
 
 
 # ---------------------------------------------------------------- other frames
-_PANDAS_STR = int(pd.__version__.split(".")[0]) >= 3
+def pandas_strings_are_large() -> bool:
+    """Whether pandas' ``str`` columns hold Arrow large strings (pandas >= 3); imports pandas."""
+    import pandas as pd
+    return int(pd.__version__.split(".")[0]) >= 3
 
 
 def _types_mapper(t):
     """Arrow strings as pandas' Arrow-backed strings, lists as Arrow lists; others: numpy."""
     import pyarrow as pa
+
+    import pandas as pd
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return pd.StringDtype("pyarrow", na_value=np.nan) if _PANDAS_STR else pd.ArrowDtype(t)
+        return pd.StringDtype("pyarrow", na_value=np.nan) if pandas_strings_are_large() else pd.ArrowDtype(t)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         return pd.ArrowDtype(t)
     return None
@@ -376,6 +398,7 @@ def arrow_frame(obj) -> pd.DataFrame | None:
     """A pyarrow Table / RecordBatch / RecordBatchReader, a polars DataFrame or any object
     exposing ``__arrow_c_stream__`` (DuckDB results) as a pandas DataFrame (Arrow-backed
     strings and lists); None for anything else (a pandas DataFrame included)."""
+    import pandas as pd
     if isinstance(obj, pd.DataFrame):
         return None
     module = type(obj).__module__.split(".")[0]
@@ -397,4 +420,10 @@ def arrow_frame(obj) -> pd.DataFrame | None:
     schema = pa.schema([f.with_type(_plain_type(f.type)) for f in table.schema])
     if not schema.equals(table.schema):
         table = table.cast(schema)
+    return arrow_table_frame(table)
+
+
+def arrow_table_frame(table) -> pd.DataFrame:
+    """A pyarrow Table as a pandas DataFrame: strings as pandas' Arrow-backed ``str``
+    columns (their own buffers), lists as Arrow lists, numbers as numpy."""
     return table.to_pandas(types_mapper=_types_mapper)

@@ -32,7 +32,6 @@ Several systems: a table with a ``system`` column, a list of runs, or a dict
 """
 from __future__ import annotations
 
-import gzip
 import io as _io
 import os
 import re
@@ -45,20 +44,18 @@ import pandas as pd
 
 from ._validation import Options, check, error
 from .errors import EvalframeInputError, InputProblem
-from .canonical import apply_columns, arrow_frame, check_columns
-from .spans import END_NAMES, START_NAMES, check_chunks, check_spans, is_span_table
+from .canonical import apply_columns, arrow_frame, arrow_table_frame, check_columns, pandas_strings_are_large
+from .spans import check_chunks, check_spans, is_span_table
 from ._conflicts import Conflicts, check_conflicts
 from ._id_codes import CheckedQrels, CheckedRun, encode_run
-from .schema import ALIASES, check_qrels, check_run, clean_run
+from .schema import check_qrels, check_run, clean_run
+from ._text_tables import decompress, first_data_line, is_header, not_utf8, trec_text_table
 
 Source = Union[str, os.PathLike, pd.DataFrame, Mapping, "_io.IOBase"]
 
 #: A ``pyarrow.fs.FileSystem`` or an ``fsspec`` filesystem (neither is imported here).
 FileSystem = Any
 
-_QRELS_COLS = ["query_id", "iteration", "doc_id", "relevance"]
-_RUN_COLS = ["query_id", "q0", "doc_id", "rank", "score", "system"]
-_KNOWN = {a for names in ALIASES.values() for a in names} | set(START_NAMES) | set(END_NAMES)
 
 
 #: ``scheme://`` (a scheme of two or more letters, so not a Windows drive), or
@@ -87,24 +84,6 @@ def local_path(source: str | os.PathLike, what: str, *, write: bool = False) -> 
             "to read from a remote store, pass filesystem= (a pyarrow.fs or fsspec filesystem) with the "
             "path inside it, or an opened binary file object")])
     return Path(text)
-
-
-def _decompress(data: bytes, what: str, path: str) -> bytes:
-    """The file's bytes, gunzipped when they start with gzip's magic bytes; a damaged
-    or doubly compressed file is an input error naming it."""
-    if data[:2] != b"\x1f\x8b":
-        return data
-    import zlib
-    try:
-        out = gzip.decompress(data)
-    except (EOFError, OSError, zlib.error) as e:
-        raise EvalframeInputError(what, [InputProblem(
-            f"{path}: not a readable gzip file ({e})",
-            "the file is damaged or was cut short: check it with 'gzip -t', or copy it again")]) from None
-    if out[:2] == b"\x1f\x8b":
-        raise EvalframeInputError(what, [InputProblem(
-            f"{path}: the file is gzip-compressed twice", "decompress it once ('gunzip' it, then read the .gz left)")])
-    return out
 
 
 def _os_problem(path: Path, what: str, e: OSError) -> EvalframeInputError:
@@ -150,14 +129,14 @@ def system_name(path: str | os.PathLike) -> str:
 def _read_bytes(path: Path, what: str, filesystem: FileSystem | None = None) -> bytes:
     if filesystem is not None:
         with _open_remote(filesystem, str(path)) as fh:
-            return _decompress(fh.read(), what, str(path))
+            return decompress(fh.read(), what, str(path))
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"no such file: {str(path)!r}") from None
     except OSError as e:
         raise _os_problem(path, what, e) from None
-    return _decompress(data, what, str(path))
+    return decompress(data, what, str(path))
 
 
 def _open_remote(filesystem: FileSystem, path: str):
@@ -169,271 +148,11 @@ def _open_remote(filesystem: FileSystem, path: str):
     raise error("read", "filesystem", "a pyarrow.fs.FileSystem or an fsspec filesystem", filesystem)
 
 
-def _ascii_compatible(encoding: str) -> bool:
-    import codecs
-    return codecs.lookup(encoding).name in ("iso8859-1", "utf-8", "ascii", "cp1252", "iso8859-15")
-
-
-def _not_utf8(data: bytes, what: str, path: str) -> EvalframeInputError:
-    try:
-        data.decode("utf-8")
-        start = 0
-    except UnicodeDecodeError as exc:
-        start = exc.start
-    line = data.count(b"\n", 0, start) + 1
-    return EvalframeInputError(what, [InputProblem(
-        f"{path} is not UTF-8 text (byte {data[start:start + 1]!r} on line {line})",
-        "pass encoding= with the file's encoding; encoding='latin-1' reads any bytes and keeps "
-        "every id exactly (trec_eval compares ids as bytes)")])
-
-
 def _strip_ext(path: Path) -> str:
     name = path.name.lower()
     if name.endswith(".gz"):
         name = name[:-3]
     return name
-
-
-_NUMERIC = {"score": "float64", "rank": "float64", "relevance": "int64"}
-
-
-def malformed_lines(original: bytes, least: int, most: int | None, *, start: int = 1) -> tuple[int, list[str]]:
-    """Count and show the data lines of a file with fewer than ``least`` or more
-    than ``most`` fields, numbered as in the file (error path only); ``start`` is
-    the number of ``original``'s first line when it is a block of a larger file."""
-    if original[:2] == b"\x1f\x8b":
-        original = gzip.decompress(original)
-    bad, shown = 0, []
-    for number, line in enumerate(original.split(b"\n"), start=start):
-        fields = line.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) < least or (most is not None and len(fields) > most):
-            bad += 1
-            if len(shown) < _MAX:
-                shown.append(f"line {number}: {line.decode(errors='replace').strip()!r} ({len(fields)} fields)")
-    return bad, shown
-
-
-def open_binary(path: str | os.PathLike):
-    """``path`` opened for reading bytes, decompressed when it is gzip (by its first
-    two bytes, as a whole file read is)."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def line_blocks(f, size: int):
-    """The bytes of the binary file ``f``, about ``size`` at a time, each block cut
-    after a newline (the last may have none): no line is split between blocks."""
-    rest = b""
-    while True:
-        data = f.read(size)
-        if not data:
-            if rest:
-                yield rest
-            return
-        block = rest + data
-        cut = block.rfind(b"\n") + 1
-        if cut == 0:
-            rest = block
-            continue
-        rest = block[cut:]
-        yield block[:cut]
-
-
-def _parse_whitespace(data: bytes, names: list[str], what: str, path: str, *,
-                      normalise: bool = False, indented_comments: bool = False,
-                      encoding: str = "utf-8", keep: Sequence[str] | None = None) -> pd.DataFrame:
-    """Parse a whitespace-separated file with a fixed number of columns (pyarrow);
-    the columns ``keep`` (default all) are returned, in that order.
-
-    Files separated by single tabs or single spaces are parsed as they are; any
-    other mix of blanks (C's ``isspace``: space, tab, ``\\v``, ``\\f``, ``\\r``) is
-    first normalised to single spaces.  ``indented_comments``: a line whose first
-    non-blank character is ``#`` is a comment (trec_eval's rule for runs; in
-    qrels only a ``#`` in the first column starts a comment).
-
-    Text columns are parsed as the type pandas stores them in (large strings
-    under pandas 3: no cast when converted); a column not kept is not parsed at
-    all (its fields are checked non-empty on the bytes), except a text column of
-    a file that is not ASCII or not split on single blanks (it is parsed, so that
-    its text is validated, but not converted)."""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    original = data
-    n = len(names)
-    has_cr = b"\r" in data
-    if has_cr:
-        data = data.replace(b"\r\n", b"\n")
-    if b"#" in data:
-        if indented_comments:
-            data = re.sub(rb"(?m)^[ \t\v\f\r]*#[^\n]*\n?", b"", data)
-        elif data.startswith(b"#") or b"\n#" in data:
-            data = re.sub(rb"(?m)^#[^\n]*\n?", b"", data)
-    if (has_cr and b"\r" in data) or b"\v" in data or b"\f" in data:  # (no \r in the file: none now)
-        normalise = True
-    ascii_only = data.isascii()
-    if encoding != "utf-8" and _ascii_compatible(encoding) and ascii_only:
-        encoding = "utf-8"  # the same text, without transcoding
-    # Fast path: a file with tabs and no spaces, or spaces and no tabs, is parsed split
-    # on that byte; it is right when every line then holds n fields, none empty (a
-    # doubled, leading or trailing blank leaves an empty field or one too many), which
-    # is checked after parsing: otherwise the file is normalised (below) and parsed
-    # again.  (Membership tests stop at the first hit; counting blanks read the whole
-    # file three times.)
-    simple = True
-    has_tab = b"\t" in data
-    if not normalise and has_tab and b" " not in data:
-        delimiter = "\t"
-    elif not normalise and not has_tab:
-        delimiter = " "
-    else:
-        simple, delimiter = False, " "
-        data = re.sub(rb"[ \t\v\f\r]+", b" ", data)
-        data = re.sub(rb"(?m)^ | $", b"", data)
-        if b"\n\n" in data or data.startswith(b"\n"):
-            data = re.sub(rb"\n\n+", b"\n", data).lstrip(b"\n")
-    if not data or data.isspace():  # (isspace stops at the first other byte; strip copied the file)
-        raise EvalframeInputError(what, [InputProblem(f"{path} holds no data lines", "check the file")])
-    n_bad = 0
-
-    def on_invalid(row):
-        nonlocal n_bad
-        n_bad += 1
-        return "skip"
-
-    keep = list(names) if keep is None else list(keep)
-    text_type = pa.large_string() if _PANDAS_STR else pa.string()  # pandas 3's str dtype holds large strings
-    # split on single blanks, an empty field is a doubled, leading or trailing blank: one
-    # pass over the bytes finds any (the file is then normalised, below), so that a text
-    # column not kept need not be parsed to be checked (ASCII text: none to validate)
-    empty = simple and _has_empty_field(data, delimiter)
-    parsed = [c for c in names if c in keep or (c not in _NUMERIC and not (ascii_only and simple))]
-
-    def parse(typed: bool):
-        types = {c: (pa.from_numpy_dtype(np.dtype(_NUMERIC[c])) if typed and c in _NUMERIC else text_type)
-                 for c in parsed}
-        return pacsv.read_csv(
-            pa.BufferReader(data),  # the bytes themselves (a BytesIO is read through Python, copied)
-            read_options=pacsv.ReadOptions(column_names=names, block_size=PARSE_BLOCK_BYTES, encoding=encoding),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                             invalid_row_handler=on_invalid),
-            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                 include_columns=parsed),
-            memory_pool=parse_pool(),
-        )
-
-    if empty:  # blanks are doubled somewhere: normalise and parse (below)
-        return _parse_whitespace(original, names, what, path, normalise=True,
-                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
-    try:
-        table = parse(typed=True)
-    except pa.ArrowInvalid:
-        # A value that is not a number: read everything as text so that the
-        # schema step can report every bad row at once.
-        n_bad = 0
-        try:
-            table = parse(typed=False)
-        except pa.ArrowInvalid as exc:
-            if "UTF8" in str(exc) or "UTF-8" in str(exc):
-                raise _not_utf8(original, what, path) from None
-            raise
-    if n_bad and simple:  # a line with too many or too few fields split on single blanks
-        return _parse_whitespace(original, names, what, path, normalise=True,
-                                 indented_comments=indented_comments, encoding=encoding, keep=keep)
-    if n_bad:
-        count, shown = malformed_lines(original, n, n)
-        raise EvalframeInputError(what, [InputProblem(
-            f"{path}: {max(count, n_bad)} malformed lines (expected {n} fields: {' '.join(names)})",
-            "fix or remove those lines", "\n".join(shown))])
-    return table.select(keep).to_pandas(types_mapper=_string_mapper)
-
-
-#: Bytes per block of Arrow's CSV parser (its unit of work per thread): 16 MiB blocks
-#: spread a run file of a few hundred MB over the cores (measured on the 262 MB run
-#: of benchmarks/bench_trec_eval.py's 7000x1000: CPU 0.85 s with 64 MiB blocks,
-#: 0.72 s with 16 MiB, and a lower wall time).
-PARSE_BLOCK_BYTES = 1 << 24
-
-#: Bytes per block of :func:`_has_empty_field`'s pass (its temporaries stay in cache).
-_SCAN_BYTES = 1 << 20
-
-
-def _has_empty_field(data: bytes, delimiter: str) -> bool:
-    """Whether splitting ``data``'s lines on single ``delimiter`` bytes leaves an empty
-    field: a doubled delimiter, or one at the start or end of a line (numpy, block by
-    block, into buffers allocated once: a two-byte ``in`` search costs about as much as
-    the parse).  Two adjacent separators (delimiter or newline) are looked for first;
-    only a block where some are (a blank line, two newlines, is not an empty field) is
-    looked at again for a pair holding a delimiter."""
-    d = ord(delimiter)
-    a = np.frombuffer(data, dtype=np.uint8)
-    if not len(a):
-        return False
-    if a[0] == d or a[-1] == d:
-        return True
-    size = min(_SCAN_BYTES, len(a) - 1) + 1
-    blank, edge, pair = np.empty(size, bool), np.empty(size, bool), np.empty(size, bool)
-    for lo in range(0, len(a) - 1, _SCAN_BYTES):
-        block = a[lo: lo + _SCAN_BYTES + 1]  # one byte of overlap: pairs across blocks
-        m = len(block)
-        b, e, p = blank[:m], edge[:m], pair[:m - 1]
-        np.equal(block, d, out=b)
-        np.equal(block, 10, out=e)
-        e |= b  # a separator: the delimiter or a newline
-        np.logical_and(e[1:], e[:-1], out=p)
-        if p.any() and ((b[1:] & e[:-1]).any() or (b[:-1] & e[1:]).any()):
-            return True
-    return False
-
-
-def parse_pool():
-    """The Arrow memory pool text files are parsed into: jemalloc when this
-    pyarrow has it.  Arrow's default, mimalloc, takes about 6x longer on its
-    first large allocations in a process (a cold ``read_csv`` of a 2M-line
-    run: 3.7 s against 0.75 s with jemalloc, 0.6 s once mimalloc is warm), and
-    a command reads its files once, cold."""
-    import pyarrow as pa
-    try:
-        return pa.jemalloc_memory_pool()
-    except NotImplementedError:  # pragma: no cover - a pyarrow built without jemalloc
-        return pa.default_memory_pool()
-
-
-def _string_mapper(t):
-    import pyarrow as pa
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return pd.StringDtype("pyarrow", na_value=np.nan) if _PANDAS_STR else pd.ArrowDtype(t)
-    return None
-
-
-_PANDAS_STR = int(pd.__version__.split(".")[0]) >= 3
-
-
-_MAX = 5
-
-
-def _is_number(token: bytes) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
-
-
-def could_be_data(fields: list[bytes], kind: Literal["qrels", "run"]) -> bool:
-    """Whether a line split on blanks can be a TREC data line: a run's score
-    (fifth of six or more fields, or third of three) or a qrels label (fourth of
-    four, or third of three) is a number.  Only a line that cannot be data may
-    be a header."""
-    n = len(fields)
-    if n == 3:
-        return _is_number(fields[2])
-    if kind == "run":
-        return n >= 6 and _is_number(fields[4])
-    return n == 4 and _is_number(fields[3])
 
 
 def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: FileSystem | None = None,
@@ -453,7 +172,7 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
     if data is None:
         data = _read_bytes(path, what, filesystem)
     else:
-        data = _decompress(data, what, str(path))
+        data = decompress(data, what, str(path))
     if data[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
         return pd.read_parquet(_io.BytesIO(data)), False
     try:
@@ -463,13 +182,9 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
             import json
             return _from_mapping(json.loads(data.decode(encoding)), kind), False
     except UnicodeDecodeError:
-        raise _not_utf8(data, what, str(path)) from None
-    run = kind == "run"
-    first = next((ln for ln in data[:1 << 16].splitlines()
-                  if ln.strip() and not (ln.lstrip() if run else ln).startswith(b"#")), b"")
-    tokens = [t.decode(errors="replace").strip().strip('"').lower() for t in re.split(rb"[,\t ]+", first.strip())]
-    has_header = any(t in _KNOWN for t in tokens) and not could_be_data(first.split(), kind)
-    if has_header or name.endswith(".csv"):
+        raise not_utf8(data, what, str(path)) from None
+    first = first_data_line(data, kind)
+    if is_header(first, kind) or name.endswith(".csv"):
         sep = "," if (name.endswith(".csv") or (b"," in first and b"\t" not in first)) else ("\t" if b"\t" in first else r"\s+")
         # Every column as text: ids keep their exact spelling ("0012") whatever the
         # header's case; the schema step converts scores, labels and ranks.
@@ -477,29 +192,17 @@ def _read_table_file(path: Path, kind: Literal["qrels", "run"], *, filesystem: F
             return pd.read_csv(_io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
                                comment=None, skip_blank_lines=True, encoding=encoding), False
         except UnicodeDecodeError:
-            raise _not_utf8(data, what, str(path)) from None
-    ntok = len(first.split())  # a TREC text file, split on blanks: its ids hold none (True: trimmed)
-    opts = {"indented_comments": run, "encoding": encoding}
-    if kind == "qrels":
-        if ntok == 4:
-            df = _parse_whitespace(data, _QRELS_COLS, what, str(path), **opts)
-            if is_diversity_qrels(df):  # TREC diversity qrels: the second column is the subtopic
-                return df.rename(columns={"iteration": "subtopic"})[["query_id", "subtopic", "doc_id",
-                                                                      "relevance"]], True
-            return df[["query_id", "doc_id", "relevance"]], True
-        if ntok == 3:
-            return _parse_whitespace(data, ["query_id", "doc_id", "relevance"], what, str(path), **opts), True
-        raise EvalframeInputError(what, [InputProblem(
-            f"{path}: first line has {ntok} fields: {first[:200]!r}",
-            "TREC qrels lines are 'query_id iteration doc_id relevance' (4 fields)")])
-    if ntok == 6:
-        keep = [c for c in ("query_id", "doc_id", "rank", "score", "system") if c not in drop]
-        return _parse_whitespace(data, _RUN_COLS, what, str(path), keep=keep, **opts), True
-    if ntok == 3:
-        return _parse_whitespace(data, ["query_id", "doc_id", "score"], what, str(path), **opts), True
-    raise EvalframeInputError(what, [InputProblem(
-        f"{path}: first line has {ntok} fields: {first[:200]!r}",
-        "TREC run lines are 'query_id Q0 doc_id rank score tag' (6 fields)")])
+            raise not_utf8(data, what, str(path)) from None
+    # a TREC text file, split on blanks: its ids hold none (True: trimmed)
+    import pyarrow as pa
+    text_type = pa.large_string() if pandas_strings_are_large() else pa.string()  # as pandas stores them: no cast
+    df = arrow_table_frame(trec_text_table(data, kind, str(path), first=first, encoding=encoding, drop=drop,
+                                           text_type=text_type))
+    if "iteration" not in df:
+        return df, True
+    if is_diversity_qrels(df):  # TREC diversity qrels: the second column is the subtopic
+        return df.rename(columns={"iteration": "subtopic"})[["query_id", "subtopic", "doc_id", "relevance"]], True
+    return df[["query_id", "doc_id", "relevance"]], True
 
 
 def _read_jsonl(text: str, what: str, path: str) -> pd.DataFrame:

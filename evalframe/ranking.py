@@ -57,23 +57,26 @@ in parts (chunk by chunk, or on a cluster).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
-from ._diagnostic_records import diagnostics_table, warn_diagnostics
-from ._id_bytes import (BLOCK_ROWS, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints, pair_keys,
-                        raw_chunks)
+from ._diagnostic_records import warn_diagnostics
+from ._arrow_numpy import arrow_of, numpy_of
+from ._id_bytes import (BLOCK_ROWS, KeyIndex, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints,
+                        pair_keys, raw_chunks)
 from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
-from ._id_order import DistinctIds, natural_order_rule, natural_permutation, str_column
+from ._id_order import DistinctIds, natural_order_rule, natural_permutation
 from ._judged import NOT_JUDGED, Judged, Missing, Subtopics, Ties
 from ._sort_kernel import RowOrder, sort_plan
 from .errors import EvalframeInputError, InputProblem
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *, rel: int = 1,
@@ -108,9 +111,8 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     """
     run = run if isinstance(run, CheckedRun) else encode_run(run)
     qrels = qrels if isinstance(qrels, CheckedQrels) else encode_qrels(qrels)
-    frame = run.frame
     check_conventions(rel=rel, ties=ties, missing=missing, depth=depth, caller="judge")
-    _check_rank_column(frame, ties)
+    _check_rank_column(run, ties)
     queries, qq, ql, qrels_order = _golden_set(qrels)
     systems, system_names, sys_codes, rq = _run_ids(run, queries, systems)
     unknown = rq < 0
@@ -121,9 +123,9 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     judged_at, judged_where = _judged_rows(run, kept, rq[keep], qrels, qq, qrels_order)
     grp = gid[rq[keep] if run.system is None else sys_codes[keep].astype(np.int64) * len(queries) + rq[keep]]
     if ties == "rank":
-        primary = frame["rank"].to_numpy(dtype=np.float64)[keep]
+        primary = run.numbers("rank")[keep]
     else:
-        primary = frame["score"].to_numpy(dtype=np.float64)[keep]
+        primary = run.numbers("score")[keep]
         primary = np.negative(primary, out=primary if kept is not None else None)  # a copy taken already: in place
     plan, sorted_grp, tied_rows = _ordering(grp, primary, run.doc if run.doc_int is None else run.doc_int, kept, ties)
     del primary
@@ -131,15 +133,15 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
     tied_groups = grp[tied_rows] if ties != "rank" and tied_rows is not None else grp[:0]
     del tied_rows
     grp = sorted_grp
-    relevance = qrels.frame["relevance"].to_numpy(dtype=np.int64)
+    relevance = qrels.numbers("relevance", np.int64)
     label = plan.scatter(judged_at, relevance[judged_where], NOT_JUDGED)
     row_sys = sys_codes if kept is None else sys_codes[kept]
     judged_docs = (systems, row_sys[judged_at], qrels.doc_fingerprint[judged_where], rq[keep][judged_at])
     id_records = unjudged_systems(systems, row_sys, judged_docs[1], run, kept, qrels)
     del judged_at, judged_where, row_sys
     want_rows = keep_rows or qrels.subtopics is not None
-    order = plan.array() if "tokens" in frame or want_rows else None  # None: no row moves (or not needed)
-    tokens = _take(frame["tokens"].to_numpy(dtype=np.float64)[keep], order) if "tokens" in frame else None
+    order = plan.array() if run.has("tokens") or want_rows else None  # None: no row moves (or not needed)
+    tokens = _take(run.numbers("tokens")[keep], order) if run.has("tokens") else None
     tokens = tokens.copy() if tokens is not None and order is None else tokens  # never a view of the frame
     rank = _ranks(grp)
     source_row = None
@@ -157,14 +159,14 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
 
     records = check_records(run.query, systems, sys_codes, rq, queries, answered, g_sys, g_q,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
-    groups = pd.DataFrame({"query_id": queries[g_q].series()})
+    groups = {"query_id": queries[g_q].arrow}
     if system_names is not None:
-        groups.insert(0, "system", str_column(system_names.take(pa.array(g_sys))))
+        groups = {"system": system_names.take(arrow_of(g_sys)), **groups}
     if warn:
         warn_diagnostics(records, rel)
-    return Judged(groups, g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
+    return Judged(pa.table(groups), g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
                   label.astype(np.int64, copy=False), qq.astype(np.int64, copy=False), ql, len(queries),
-                  diagnostics_table(records), source_row,
+                  None, source_row,
                   records=tuple(records), subtopics=subtopics, tokens=tokens,
                   integer_questions=queries.numeric, cache={JUDGED_DOCS: judged_docs})
 
@@ -178,6 +180,7 @@ def _subtopics(golden: pd.DataFrame, queries: np.ndarray, row_query: np.ndarray,
                label: np.ndarray) -> Subtopics:
     """Join the ranked rows (their question, run row and largest label) with a diversity
     golden set's rows (``query_id, subtopic, doc_id, relevance``)."""
+    import pandas as pd
     import pyarrow as pa
     names = queries.arrow.to_pylist() if isinstance(queries, DistinctIds) else queries
     q = pd.Index(names).get_indexer(golden["query_id"].to_numpy(dtype=object))
@@ -209,8 +212,8 @@ def check_conventions(*, rel, ties, missing, depth, caller: str) -> None:
     check(caller, "depth", depth, Interval(int, 1, None), None)
 
 
-def _check_rank_column(run: pd.DataFrame, ties) -> None:
-    if ties == "rank" and ("rank" not in run or not bool(np.isfinite(run["rank"].to_numpy(dtype=float, na_value=np.nan)).all())):
+def _check_rank_column(run: CheckedRun, ties) -> None:
+    if ties == "rank" and (not run.has("rank") or not bool(np.isfinite(run.numbers("rank")).all())):
         raise EvalframeInputError("run", [InputProblem(
             "ties='rank' needs a numeric 'rank' column, and the run has none (or it has missing values)",
             "add a rank column, or use ties='doc_id_desc' (trec_eval's order)")])
@@ -222,15 +225,16 @@ def _golden_set(qrels: CheckedQrels) -> tuple[DistinctIds, np.ndarray, np.ndarra
     dictionary = qrels.query.dictionary
     natural = natural_permutation(dictionary)
     if natural is None:  # the general rule, on Python objects (integers beyond int64)
+        import pandas as pd
         names, numeric = natural_order_rule(qrels.query.names)
         perm = pd.Index(qrels.query.names).get_indexer(names)
     else:
         perm, numeric = natural
     position = np.empty(len(perm), dtype=np.int64)
     position[perm] = np.arange(len(perm))
-    queries = DistinctIds(dictionary.take(pa.array(perm)), numeric)
+    queries = DistinctIds(dictionary.take(arrow_of(perm)), numeric)
     qq = position[qrels.query.codes]
-    ql = qrels.frame["relevance"].to_numpy(dtype=np.int64)
+    ql = qrels.numbers("relevance", np.int64)
     order = _question_label_order(qq, ql)
     return queries, qq[order], ql[order], order
 
@@ -261,8 +265,9 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
     if every is not None and list(every) != [None]:
         systems = np.array(every, dtype=object)
         names = pa.array([str(x) for x in every], pa.large_string())
-        sys_codes = np.zeros(len(run.frame), dtype=np.int32)
+        sys_codes = np.zeros(len(run), dtype=np.int32)
         if run.system is not None:
+            import pandas as pd
             where = pd.Index(systems).get_indexer(run.system.names)
             if (where < 0).any():
                 raise ValueError(f"systems {list(run.system.names[where < 0][:3])} are not in the systems given")
@@ -270,7 +275,7 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
     elif run.system is not None:
         systems, names, sys_codes = run.system.names, run.system.dictionary, run.system.codes
     else:
-        systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run.frame), dtype=np.int32)
+        systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run), dtype=np.int32)
     to_golden = _position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
     if every is None and (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
@@ -291,17 +296,17 @@ def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
     def by_arrow() -> np.ndarray:
-        return pc.index_in(values.cast(value_set.type), value_set=value_set).fill_null(-1).to_numpy().astype(np.int32)
+        return numpy_of(pc.index_in(values.cast(value_set.type), value_set=value_set), null=-1).astype(np.int32)
 
     if len(values) < (1 << 14) or len(value_set) < (1 << 10):
         return by_arrow()
-    golden = pd.Index(fingerprints(pa.chunked_array([value_set])))
-    if not golden.is_unique:  # two distinct ids share a fingerprint (about never)
+    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])), probes=len(values))
+    if not golden.distinct:  # two distinct ids share a fingerprint (about never)
         return by_arrow()
-    where = golden.get_indexer(fingerprints(pa.chunked_array([values])))
+    where = golden.positions(fingerprints(pa.chunked_array([values])))
     hit = np.flatnonzero(where >= 0)
-    same = pc.equal(values.take(pa.array(hit)).cast(value_set.type), value_set.take(pa.array(where[hit])))
-    where[hit[~np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)]] = -1
+    same = pc.equal(values.take(arrow_of(hit)).cast(value_set.type), value_set.take(arrow_of(where[hit])))
+    where[hit[~np.asarray(numpy_of(same), dtype=bool)]] = -1
     return where.astype(np.int32)
 
 
@@ -336,10 +341,10 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
     golden_fp = qrels.doc_int_fingerprint if ints else qrels.doc_fingerprint
     qkeys = np.empty(len(qq), dtype=np.uint64)
     qkeys[qrels_order] = pair_keys(qq, golden_fp[qrels_order])
-    index = pd.Index(qkeys)
     n = len(rq)
     fp = run.doc_int_fingerprint if ints else run.doc_fingerprint
-    if index.is_unique:
+    index = KeyIndex(qkeys)  # hashed, or sorted and searched, by the keys and the probes (below)
+    if index.distinct:
         # a bitmap of the golden set's documents (16 MB) skips most unjudged rows before
         # their (question, doc) keys are made and probed; only the rows it lets through
         # (positions ``at`` among the ranked rows, ``src`` in the run) are worked on.
@@ -353,18 +358,19 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         at = np.concatenate(blocks) if blocks else np.zeros(0, np.int64)
         del blocks
         src = at if kept is None else kept[at]
-        where = index.get_indexer(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
+        where = index.positions(pair_keys(rq[at], fp[src]))  # golden-set row, -1: not judged
         hit = where >= 0
         at, src, where = at[hit], src[hit], where[hit]
         if ints:
             same = run.doc_int[src] == qrels.doc_int[where]
         else:
-            same = pc.equal(run.doc.take(pa.array(src)), qrels.doc.take(pa.array(where)))
-            same = np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+            same = pc.equal(run.doc.take(arrow_of(src)), qrels.doc.take(arrow_of(where)))
+            same = np.asarray(numpy_of(same), dtype=bool)
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
         return at[same], where[same]
     # two golden-set keys collide (about never): an exact probe on the strings
-    rows = np.arange(len(run.frame)) if kept is None else kept
+    import pandas as pd
+    rows = np.arange(len(run)) if kept is None else kept
     golden = pd.MultiIndex.from_arrays([_unsorted(qq, qrels_order), qrels.doc.to_numpy().astype(object)])
     where = golden.get_indexer(pd.MultiIndex.from_arrays(
         [rq.astype(np.uint64), run.doc.take(pa.array(rows)).to_numpy().astype(object)]))
@@ -393,7 +399,6 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     tied rows are read (``kept``: the run rows ranked, None for all; ``docs``:
     Arrow strings, or int64 ids ordered as their decimal strings).  Also the
     sorted groups and the mask of tied rows (:func:`sort_plan`)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
@@ -401,7 +406,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
         if isinstance(docs, np.ndarray):  # integer ids, in the order of their strings ("10" < "9")
             keys = decimal_order_keys(docs[source])
             return [k if ties == "doc_id_asc" else ~k for k in keys[::-1]]  # least significant first
-        names = docs.take(pa.array(source))
+        names = docs.take(arrow_of(source))
         keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
         if keys is None:  # longer ids: the bytes after the prefix all share (URLs' host and path)
             keys = byte_order_keys(names, max_bytes=TIE_KEY_BYTES, skip=common_prefix_length(names))
@@ -409,7 +414,7 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
             words = [w if ties == "doc_id_asc" else ~w for w in keys[:-1]]  # (~: descending)
             return words[0] if len(words) == 1 else words[::-1]  # least significant first
         pos = np.empty(len(rows), dtype=np.int64)
-        pos[pc.sort_indices(names).to_numpy()] = np.arange(len(rows))  # byte-wise order
+        pos[numpy_of(pc.sort_indices(names))] = np.arange(len(rows))  # byte-wise order
         return pos if ties == "doc_id_asc" else -pos
 
     return sort_plan(grp, primary, tiebreak)

@@ -39,9 +39,9 @@ import pandas as pd
 from ._validation import Boolean, Options, check
 from ._conflicts import (MAX_EXAMPLES, PROVENANCE, Conflicts, ResolvedConflicts, check_conflicts, is_human,
                          provenance_rows, resolve_conflicts, resolved_labels)
-from ._id_bytes import BLOCK_ROWS, arrow_id_status, clean_arrow_ids, integer_ids, pair_keys
-from ._id_codes import (RUNS_SHARE, CheckedQrels, CheckedRun, duplicate_docs, encode_ids, encode_qrels, encode_run,
-                        id_strings)
+from ._id_bytes import BLOCK_ROWS, arrow_id_status, clean_arrow_ids, integer_ids
+from ._id_codes import (LABEL_LIMIT, RUNS_SHARE, CheckedQrels, CheckedRun, any_repeated, encode_ids, encode_qrels,
+                        encode_run, id_strings, labels_in_range)
 from .errors import EvalframeInputError, InputProblem
 from .canonical import ALIASES, TEXT_COLUMN, alias_candidates, check_columns, qrels_table, run_table
 
@@ -143,23 +143,12 @@ def _int_strings(v: np.ndarray):
     return pa.array(v).cast(pa.large_string())
 
 
-#: Relevance labels must lie strictly between -LABEL_LIMIT and LABEL_LIMIT (the
-#: ranking step marks unjudged documents with -2^62).
-LABEL_LIMIT = 2 ** 62
-
-
 def _integer_labels(rel: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
     """(int64 labels, out-of-range mask) of an integer column without missing
     values, read exactly (no trip through float64); None for other columns."""
     if not pd.api.types.is_integer_dtype(rel.dtype) or bool(rel.isna().any()):
         return None
-    v = rel.to_numpy()
-    if v.dtype.kind == "u":
-        huge = v >= np.uint64(LABEL_LIMIT)
-    else:
-        v = v.astype(np.int64)
-        huge = (v >= LABEL_LIMIT) | (v <= -LABEL_LIMIT)
-    return np.where(huge, 0, v).astype(np.int64), huge
+    return labels_in_range(rel.to_numpy())
 
 
 def _duplicated(df: pd.DataFrame, keys: list[str]) -> np.ndarray:
@@ -328,7 +317,7 @@ def check_qrels(qrels: pd.DataFrame, *, columns: Mapping[str, str] | None = None
     table = qrels_table(qrels, columns=check_columns(columns, caller="check_qrels"))
     checked = _check_qrels(table, conflicts, resolve, part, trim=not trimmed)
     if TEXT_COLUMN in table.columns:
-        checked = replace(checked, frame=_with_text(checked.frame, table))
+        checked = replace(checked, data=_with_text(checked.frame, table))
     return checked
 
 
@@ -404,13 +393,9 @@ def _check_qrels(qrels: pd.DataFrame, conflicts: Conflicts, resolve: bool = True
     if "subtopic" in df:
         return _check_subtopics(out, ids_to_str(df["subtopic"], trim=trim).reset_index(drop=True))
     coded = encode_qrels(out)
-    key = np.empty(len(out), dtype=np.uint64)
-    for lo in range(0, len(key), BLOCK_ROWS):  # block by block: the temporaries stay in cache
-        key[lo:lo + BLOCK_ROWS] = pair_keys(coded.query.codes[lo:lo + BLOCK_ROWS], coded.doc_fingerprint[lo:lo + BLOCK_ROWS])
-    srt = np.sort(key)
-    if not (srt[1:] == srt[:-1]).any():  # equal keys: maybe a repeated pair (checked exactly below)
+    key = coded.pair_keys()
+    if not any_repeated(key):  # equal keys: maybe a repeated pair (checked exactly below)
         return coded
-    del srt
     pairs = _pairs(coded, key)
     if pairs is not None:  # one group per (query_id, doc_id): resolved on codes
         label, conflicted = resolved_labels(*pairs, values, "max" if conflicts == "error" else conflicts)
@@ -702,12 +687,7 @@ def check_run(run: pd.DataFrame, *, system: str | None = None,
         dup = _duplicated(out, keys)
     else:
         coded = encode_run(out)
-        if coded.doc_int is not None:  # integers: compared as they are
-            import pyarrow as pa
-            dup = duplicate_docs(coded.group_keys(), pa.chunked_array([pa.array(coded.doc_int)]),
-                                  coded.doc_int_fingerprint)
-        else:
-            dup = duplicate_docs(coded.group_keys(), coded.doc, coded.doc_fingerprint)
+        dup = coded.repeated_docs()
     if dup.any() and duplicates == "error":
         n = int(out.loc[dup, keys].drop_duplicates().shape[0])
         srt = out.sort_values(keys)

@@ -38,16 +38,10 @@ import pandas as pd
 
 from ._validation import Interval, Satisfies, check, error, type_of
 from .errors import EvalframeInputError, InputProblem
-from .canonical import ALIASES, apply_columns, split_question_text
+from .canonical import ALIASES, END_NAMES, START_NAMES, apply_columns, split_question_text
 from ._id_bytes import fingerprints
 from .schema import clean_qrels, ids_to_str
 
-#: Accepted names of a span's or chunk's first character offset (inclusive).
-START_NAMES = ("start", "start_char", "char_start", "start_offset", "offset_start", "span_start", "begin",
-               "start_index", "start_idx", "start_char_idx")
-#: Accepted names of the offset one past its last character (exclusive).
-END_NAMES = ("end", "end_char", "char_end", "end_offset", "offset_end", "span_end", "stop", "end_index",
-             "end_idx", "end_char_idx")
 #: Accepted names of a chunk table's chunk id.
 CHUNK_NAMES = ("chunk_id", "chunk", "passage_id", "passage", "node_id", "segment_id", "split_id")
 #: Accepted names of the parent document of a span or chunk.

@@ -381,14 +381,14 @@ def test_many_votes_resolved_as_a_loop_would(how, ids):
 def test_conflicts_confirmed_on_the_ids_whatever_the_pair_keys(monkeypatch, how, keys):
     # pairs are grouped by 64-bit keys and confirmed on the ids: colliding keys
     # (every row one key, or keys blind to the question) fall back to comparing the strings
-    import evalframe.schema as schema
+    import evalframe._id_codes as id_codes  # where the golden set's pair keys are made (CheckedQrels.pair_keys)
     votes = _votes(seed=5)
     if how == "error":
         votes = votes.drop_duplicates(["query_id", "doc_id"]).iloc[np.r_[0:60, 0:60]]  # identical repeats
         oracle = votes.iloc[:60].reset_index(drop=True)
     else:
         oracle, _ = _resolved_by_loop(votes, how)
-    monkeypatch.setattr(schema, "pair_keys", (lambda codes, fp: np.zeros(len(codes), dtype=np.uint64))
+    monkeypatch.setattr(id_codes, "pair_keys", (lambda codes, fp: np.zeros(len(codes), dtype=np.uint64))
                         if keys == "one key" else (lambda codes, fp: fp.copy()))
     pd.testing.assert_frame_equal(ef.read_qrels(votes, conflicts=how).reset_index(drop=True), oracle,
                                   check_dtype=False)

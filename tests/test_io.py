@@ -559,9 +559,10 @@ def test_read_table_drops_trec_run_columns_unparsed(tmp_path):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_empty_field_scan_matches_splitting_on_the_delimiter(monkeypatch, seed):
-    """_has_empty_field finds a doubled, leading or trailing delimiter as splitting each
+    """has_empty_field finds a doubled, leading or trailing delimiter as splitting each
     line on it does, across its block boundaries (tiny blocks here)."""
-    monkeypatch.setattr(evalframe_io, "_SCAN_BYTES", 7)
+    from evalframe import _text_tables
+    monkeypatch.setattr(_text_tables, "_SCAN_BYTES", 7)
     rng = np.random.default_rng(seed)
     for _ in range(200):
         n = int(rng.integers(1, 40))
@@ -569,7 +570,7 @@ def test_empty_field_scan_matches_splitting_on_the_delimiter(monkeypatch, seed):
         for delim in (" ", "\t"):
             lines = [ln for ln in data.split(b"\n") if ln]  # empty lines are skipped by the parser
             want = any(b"" in ln.split(delim.encode()) for ln in lines)
-            assert evalframe_io._has_empty_field(data, delim) == want, (data, delim)
+            assert _text_tables.has_empty_field(data, delim) == want, (data, delim)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint64, np.int8])

@@ -48,6 +48,34 @@ def test_trec_eval_command_loads_no_heavy_module(tmp_path):
     assert not any(loaded.values()), loaded
 
 
+#: what ``evalframe trec-eval`` never loads (issue 31: its start-up <= 0.2 s on a small file)
+NOT_FOR_TREC_EVAL = ("pandas", "scipy", "matplotlib")
+
+
+@pytest.mark.parametrize("flags", [[], ["-q"], ["-c"], ["-q", "-c", "-m", "all_trec"], ["-q", "-J", "-M", "1"]])
+def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
+    """A golden set of three questions (q3 without a relevant document) and a run that
+    answers q1 (two documents tied on their score) and q4 (not in the golden set): the
+    command's output is trec_eval's, and neither pandas nor scipy nor matplotlib was
+    imported (pyarrow's own conversions would load pandas)."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d9 0\n")
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d3 2 2.0 r\nq4 Q0 d1 1 1.0 r\n")
+    code = ("import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    status = main(['trec-eval', *{flags!r}, {str(qrels)!r}, {str(run)!r}])\n"
+            f"print(json.dumps([status, out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    status, out, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0 and loaded == []
+    lines = {tuple(f.strip() for f in line.split("\t")[:2]): line.split("\t")[2] for line in out.splitlines()}
+    assert lines["num_q", "all"] == ("3" if "-c" in flags else "1")  # -c: every golden-set question
+    if "-m" not in flags and "-J" not in flags:  # q1: d3 ranks before d1 (a tie: docno descending), AP 1/2
+        assert lines["map", "all"] == ("0.1667" if "-c" in flags else "0.5000")  # -c: q2, q3 score 0
+    if "-q" in flags:
+        assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
+
+
 def test_public_names_resolve_as_before():
     import evalframe
     from evalframe import errors, io  # noqa: F401

@@ -8,10 +8,29 @@ picks one.  The user guide's "How the engines work" draws the flow.
 """
 from __future__ import annotations
 
+import importlib
+
 __all__ = ["Conventions", "DEFAULT", "Choice", "choose", "evaluate_partition", "Plan", "PartResult", "GoldenIndex",
            "question_buckets", "evaluate_part", "merge", "finish"]
 
-from .choice import Choice, choose
-from .conventions import DEFAULT, Conventions
-from .memory import evaluate_partition
-from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, merge, question_buckets
+#: public name -> the module that defines it, imported when the name is first used (PEP 562):
+#: importing one engine module (``engine.budget``, as ``evalframe trec-eval`` does) loads no other
+LAZY_NAMES: dict[str, str] = {
+    **dict.fromkeys(("Choice", "choose"), "choice"),
+    **dict.fromkeys(("DEFAULT", "Conventions"), "conventions"),
+    "evaluate_partition": "memory",
+    **dict.fromkeys(("GoldenIndex", "PartResult", "Plan", "evaluate_part", "finish", "merge", "question_buckets"),
+                    "partition"),
+}
+
+
+def __getattr__(name: str):
+    if name not in LAZY_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{LAZY_NAMES[name]}", __name__), name)
+    globals()[name] = value  # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

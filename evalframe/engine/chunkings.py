@@ -14,7 +14,7 @@ import pandas as pd
 from ..errors import EvalframeInputError, InputProblem
 from ..io import read_checked_qrels, read_checked_run, read_chunks, read_table
 from ..measures import FAMILIES, Measure
-from .._diagnostic_records import CHUNKING_OF, Check, Diagnostic, diagnostics_table
+from .._diagnostic_records import CHUNKING_OF, Check, Diagnostic
 from .._judged import Judged, Missing, Ties
 from ..ranking import judge
 from .._id_bytes import fingerprints
@@ -250,7 +250,7 @@ def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems:
             table = chunkings.rows_for(k, spans["doc_id"] if spans is not None else [], part.doc)
         where = chunk_offsets(table, part.doc, fingerprint=part.doc_fingerprint)
         if "tokens" in table and "tokens" not in part.frame:
-            part = replace(part, frame=part.frame.assign(tokens=table["tokens"].to_numpy()[where]))
+            part = replace(part, data=part.frame.assign(tokens=table["tokens"].to_numpy()[where]))
         elif "tokens" in table:  # the run's own counts; most disagreeing: the table of another chunking
             differ = part.frame["tokens"].to_numpy(dtype=np.float64) != table["tokens"].to_numpy()[where]
             if len(differ) and differ.mean() > 0.5:
@@ -278,8 +278,7 @@ def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems:
         if len(groups) > 1:  # each chunking's labels have their own questions without a relevant chunk
             J = replace(J, records=tuple(replace(r, action=f"{r.action} {CHUNKING_OF}{', '.join(map(str, names))}")
                                          if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
-                                         for r in J.records))
-            J = replace(J, diagnostics=diagnostics_table(J.records))
+                                         for r in J.records), diagnostic_rows=None)
         out.append(replace(J, spans=_span_rows(J, table, where, spans, codes), source_row=None))
     return out
 

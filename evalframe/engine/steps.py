@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..measures import Measure, compute
 from .._diagnostic_checks import shallow_rankings
-from .._diagnostic_records import Check, LEFT_OUT, conflicts_record, diagnostics_table
+from .._diagnostic_records import Check, LEFT_OUT, conflicts_record
 from .._id_order import str_column
 from .._judged import Judged
 from .._conflicts import ResolvedConflicts
@@ -41,7 +41,7 @@ def with_records(J: Judged, records) -> Judged:
         return J
     checks = list(Check)
     records = tuple(sorted(records, key=lambda r: checks.index(r.check)))
-    return replace(J, records=records, diagnostics=diagnostics_table(records))
+    return replace(J, records=records, diagnostic_rows=None)
 
 
 def per_question_table(J: Judged, ms: list[Measure], keep: np.ndarray | None = None) -> pd.DataFrame:
@@ -60,7 +60,7 @@ def no_relevant_records(J: Judged, conv: Conventions) -> Judged:
         return J
     records = tuple(replace(r, action=LEFT_OUT) if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
                     for r in J.records)
-    return replace(J, records=records, diagnostics=diagnostics_table(records))
+    return replace(J, records=records, diagnostic_rows=None)
 
 
 def kept_groups(J: Judged, conv: Conventions) -> np.ndarray | None:

@@ -110,7 +110,7 @@ def question_blocks(path: str, size: int) -> Iterator[tuple[bytes, int]]:
     >>> [(b.count(b"\\n"), line) for b, line in question_blocks(path, 6)]
     [(2, 1), (1, 3), (2, 4)]
     """
-    from ..io import open_binary
+    from .._text_tables import open_binary
     carry, floor, line = b"", 0, 1
     with open_binary(path) as f:
         while data := f.read(size):
@@ -189,7 +189,7 @@ def bucket_files(path: str, size: int, directory: str, n: int | None = None, *,
     >>> sorted(pathlib.Path(p).read_bytes() for p in b.paths), b.last_line
     ([b'', b'q1 a\\nq1 c\\n', b'q2 b\\n'], b'q1 c')
     """
-    from ..io import line_blocks, open_binary
+    from .._text_tables import line_blocks, open_binary
     n = bucket_count(path, size) if n is None else n
     write = write_buckets if write is None else write
     paths = [os.path.join(directory, f"bucket-{b:04d}.txt") for b in range(n)]

@@ -20,13 +20,17 @@ cutoff (:func:`evalframe.spans.union_lengths`): no loop per question or per row.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
 from .._judged import Judged
-from ..spans import SpanRows, union_lengths
 from .base import UNIT, Family, Measure, ParamSpec
 from .intermediates import BUDGET, budget_cutoff, safe_div
+
+if TYPE_CHECKING:
+    from ..spans import SpanRows  # (evalframe.spans loads pandas: imported when a span measure runs)
 
 _PARAMS = {"rel": ParamSpec("int", None, "evidence is the spans labelled >= rel", none_ok=True), "tokens": BUDGET}
 
@@ -79,6 +83,7 @@ class _Sorted:
         self.n = J.n_groups
 
     def covered(self, mask: np.ndarray) -> np.ndarray:
+        from ..spans import union_lengths
         idx = np.flatnonzero(mask)
         return union_lengths(self.owner[idx], self.segment[idx], self.start[idx], self.end[idx], self.n)
 

@@ -7,6 +7,7 @@ import os
 import sys
 from contextlib import contextmanager
 import numpy as np
+from .._arrow_numpy import arrow_of, numpy_of
 from .arguments import HELP, IllegalMeasure, Request, USAGE, UsageError, parse_args, plan_request
 from .catalogue import Derived, NICKNAMES
 from .files import ENCODING, read_inputs, starts_with_bom
@@ -33,7 +34,6 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
             s.column = column(s.measure)
     rel_len = req.relstring_len if opts["q"] else None
 
-    import pyarrow as pa
     import pyarrow.compute as pc
     budget = opts["budget"]
     if budget is None and run_path != "-":
@@ -49,17 +49,15 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
         if opts["c"]:
             if run.repeats is not None:  # before the placeholders make the run a plain table
                 refuse_repeats_evaluated(run, qrels, opts["depth"])
-            run, placeholders = with_placeholders(run.frame, qrels.frame)
+            run, placeholders = with_placeholders(run, qrels)
         ids, values, rel_str = score_run(opts, measures, rel_len, run, qrels)
-    order = pc.sort_indices(ids).to_numpy()  # trec_eval: strcmp order of question ids (byte-wise)
-    ids = ids.take(pa.array(order))
-    qids = ids.to_numpy(zero_copy_only=False)
+    order = numpy_of(pc.sort_indices(ids))  # trec_eval: strcmp order of question ids (byte-wise)
+    ids = ids.take(arrow_of(order))
     values = values[order]
-    n_q = len(qids)
+    n_q = len(ids)
     unanswered = None
     if len(placeholders):
-        import pandas as pd
-        unanswered = pd.Series(qids).isin(placeholders).to_numpy()
+        unanswered = numpy_of(pc.is_in(ids, value_set=placeholders.cast(ids.type)))
 
     def slot_values(s) -> np.ndarray:
         if isinstance(s.measure, Derived):
@@ -95,7 +93,7 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
         else:
             if opts["c"] and s.name == "num_rel":
                 # trec_eval -c (m_num_rel.c): every golden-set label > 0, whatever -l
-                v = float((qrels.frame["relevance"].to_numpy() > 0).sum())
+                v = float((qrels.numbers("relevance", np.int64) > 0).sum())
             else:  # trec_eval's order of summation: the questions'
                 agg = Mean() if isinstance(s.measure, Derived) else measures[s.column].aggregator
                 v = agg.finalize(agg.partial(table[id(s)]))
@@ -197,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyarrow as pa
 
-    from ..io import parse_pool
+    from .._text_tables import parse_pool
     pool = pa.default_memory_pool()
     try:
         with warnings.catch_warnings(), _command_allocator():

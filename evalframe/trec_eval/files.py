@@ -27,7 +27,16 @@ def read_inputs(qrels_path: str, run_path: str):
 
 
 def read_golden_file(qrels_path: str):
-    """The golden set checked, its ids factorised once for judge (a CheckedQrels)."""
+    """The golden set checked, its ids factorised once for judge (a CheckedQrels): an
+    Arrow table from the file to the output when the file needs nothing more than
+    :func:`~evalframe._id_codes.checked_text_qrels` does (no pandas), else read and
+    checked by :func:`evalframe.io.read_checked_qrels` (which finds what is wrong)."""
+    from .._id_codes import checked_text_qrels
+    from .._text_tables import plain_trec_text
+    table = plain_trec_text(qrels_path, "qrels", encoding=ENCODING)
+    checked = None if table is None else checked_text_qrels(table)
+    if checked is not None:
+        return checked
     from ..errors import EvalframeInputError
     from ..io import read_checked_qrels
     from ..schema import check_qrels
@@ -65,17 +74,37 @@ def _checked_run(source, where: str):
     all carry one tag is checked without the tag column (it would only be
     factorised to be dropped)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    from .._id_codes import checked_text_run
+    from .._text_tables import plain_trec_text
+    table = plain_trec_text(source, "run", drop=("rank",), encoding=ENCODING)
+    if table is not None:  # the Arrow table as it is, when it needs no more (no pandas)
+        tag = _one_tag(table["system"]) if "system" in table.column_names else ""
+        if tag:
+            table = table.drop_columns("system")  # (its buffers freed before the check)
+        checked = None if tag is None else checked_text_run(table)
+        del table
+        if checked is not None:
+            return checked, tag
     from ..io import read_raw
     from ..schema import check_run
     raw, trimmed = read_raw(source, "run", drop=("rank",), encoding=ENCODING)
     if "system" in raw and trimmed and len(raw):
-        tags = pa.array(raw["system"])  # the column's own buffers
-        last = tags[len(tags) - 1].as_py()
-        if last.strip() and pc.all(pc.equal(tags, pa.scalar(last, tags.type))).as_py():
+        last = _one_tag(pa.array(raw["system"]))  # the column's own buffers
+        if last:
             return check_run(raw.drop(columns="system"), duplicates="max", trimmed=True), last
     return _one_run(check_run(raw, duplicates="max", trimmed=trimmed), where)
+
+
+def _one_tag(tags) -> str | None:
+    """The tag every line of a run carries (Arrow strings), None when they differ or it is blank."""
+    import pyarrow.compute as pc
+    if not len(tags):
+        return None
+    last = tags[len(tags) - 1]
+    if last.as_py().strip() and pc.all(pc.equal(tags, last)).as_py():
+        return last.as_py()
+    return None
 
 
 def _one_run(run, where: str):
@@ -106,7 +135,7 @@ def _raise_malformed(data: bytes, path: str, least: int, most: int | None, *, st
     """Raise trec_eval's error for lines with too few (or too many) fields,
     naming their line numbers in the file (``data``'s first line is number
     ``start``); return when there are none."""
-    from ..io import malformed_lines
+    from .._text_tables import malformed_lines
 
     refuse_malformed(path, *malformed_lines(data, least, most, start=start), least, most)
 
@@ -147,7 +176,7 @@ def read_run_bytes(data: bytes, path: str, first_line: int = 1, *, as_is: bool =
 
 def starts_with_bom(path: str) -> bool:
     """Whether the (possibly gzipped) file ``path`` starts with a UTF-8 byte-order mark."""
-    from ..io import open_binary
+    from .._text_tables import open_binary
     try:
         with open_binary(path) as f:
             return f.read(3) == b"\xef\xbb\xbf"

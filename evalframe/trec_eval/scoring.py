@@ -9,6 +9,8 @@ import gc
 import os
 from pathlib import Path
 import numpy as np
+from .._arrow_numpy import arrow_of, repeated_text
+from .._id_codes import is_arrow
 from .files import ENCODING, read_golden_file, read_run_bytes, refuse_malformed
 from .output import relstrings
 
@@ -19,32 +21,39 @@ PLACEHOLDER_DOC = "ceci_nest_pas_un_docno"
 
 def with_placeholders(run, qrels):
     """trec_eval -c: each golden-set question the run does not answer gets a
-    one-document ranking (an unjudged document, score 1); returns the run and
-    the ids of those questions."""
-    import pandas as pd
-
-    missing = _unanswered(qrels, pd.unique(run["query_id"].to_numpy(dtype=object)))
+    one-document ranking (an unjudged document, score 1); returns the run (the
+    CheckedRun ``run`` itself when it answers them all, else its table with those
+    rows) and the ids of those questions (Arrow strings)."""
+    missing = _unanswered(qrels.query.dictionary, run.query.dictionary)
     if len(missing) == 0:
         return run, missing
-    return pd.concat([run, _placeholder_rows(missing, run)], ignore_index=True), missing
-
-
-def _unanswered(qrels, answered) -> np.ndarray:
-    """The golden set's question ids not among ``answered``, in golden-set order."""
+    extra = _placeholder_rows(missing)
+    if is_arrow(run.data):
+        import pyarrow as pa
+        return pa.concat_tables([run.data, extra.cast(run.data.schema)]), missing
     import pandas as pd
-    golden = pd.unique(qrels["query_id"].to_numpy(dtype=object))
-    return golden[~pd.Series(golden).isin(answered).to_numpy()]
 
-
-def _placeholder_rows(missing, like):
-    """trec_eval -c's one-document ranking for each question of ``missing``, with
-    the columns and id dtypes of the run table ``like``."""
-    import pandas as pd
-    extra = {"query_id": missing, "doc_id": [PLACEHOLDER_DOC] * len(missing), "score": 1.0}
-    if "rank" in like:
+    from ..canonical import arrow_table_frame
+    frame = run.frame
+    extra = arrow_table_frame(extra).astype({c: frame[c].dtype for c in ("query_id", "doc_id")})
+    if "rank" in frame:
         extra["rank"] = 1
-    extra = pd.DataFrame(extra).astype({c: like[c].dtype for c in ("query_id", "doc_id")})
-    return extra[like.columns]
+    return pd.concat([frame, extra[frame.columns]], ignore_index=True), missing
+
+
+def _unanswered(golden, answered):
+    """The distinct golden-set question ids (Arrow strings, in golden-set order) not among
+    the Arrow strings ``answered``."""
+    import pyarrow.compute as pc
+    return golden.filter(pc.invert(pc.is_in(golden, value_set=answered.cast(golden.type))))
+
+
+def _placeholder_rows(missing):
+    """trec_eval -c's one-document ranking for each question of ``missing``: an Arrow
+    table ``query_id, doc_id, score``."""
+    import pyarrow as pa
+    return pa.table({"query_id": missing, "doc_id": repeated_text(PLACEHOLDER_DOC, len(missing), missing.type),
+                     "score": arrow_of(np.ones(len(missing)))})
 
 
 def cleared_on_placeholder(name: str) -> bool:
@@ -68,7 +77,7 @@ def score_run(opts, measures: list, rel_len: int | None, run, qrels, *, block: b
     J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
-    return _arrow_ids(J.groups["query_id"]), values, (relstrings(V, rel_len) if rel_len is not None else None)
+    return _arrow_ids(J.group_ids["query_id"]), values, (relstrings(V, rel_len) if rel_len is not None else None)
 
 
 def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
@@ -107,7 +116,8 @@ def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
 def _arrow_ids(query_id):
     """Question ids as one Arrow string array."""
     import pyarrow as pa
-    ids = pa.array(query_id, pa.string())
+    ids = query_id.cast(pa.string()) if isinstance(query_id, (pa.Array, pa.ChunkedArray)) \
+        else pa.array(query_id, pa.string())
     return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
 
 
@@ -167,7 +177,7 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
     golden = GoldenIndex(qrels.frame)
-    size = _block_bytes(budget, len(qrels.frame), threads) if larger_than(run_path, budget) else \
+    size = _block_bytes(budget, len(qrels), threads) if larger_than(run_path, budget) else \
         _threads_block_bytes(run_path, threads)
     scored = _Blocks(opts, measures, rel_len, qrels, golden, threads)
     if not scored.grouped_pass(question_blocks(run_path, size), run_path):  # a question met again
@@ -176,11 +186,11 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     parts, seen, runid = scored.finish()
     placeholders = ()
     if opts["c"]:
-        answered = pa.concat_arrays(seen).to_numpy(zero_copy_only=False) if seen else np.array([], dtype=object)
-        placeholders = _unanswered(qrels.frame, answered)
+        golden_ids = qrels.query.dictionary
+        answered = pa.concat_arrays([a.cast(golden_ids.type) for a in seen]) if seen else golden_ids[:0]
+        placeholders = _unanswered(golden_ids, answered)
         if len(placeholders):
-            like = qrels.frame[["query_id", "doc_id"]].assign(score=1.0)  # the run's columns: ids and score
-            parts.append(score_run(opts, measures, rel_len, _placeholder_rows(placeholders, like), qrels, block=True))
+            parts.append(score_run(opts, measures, rel_len, _placeholder_rows(placeholders), qrels, block=True))
     return qrels, _joined(parts, len(measures), rel_len), placeholders, runid
 
 
@@ -217,7 +227,7 @@ class _Blocks:
         except Exception as exc:  # noqa: BLE001 - raised in the file's order, by keep()
             return exc, "", None, None, None
         asked = _question_ids(run)
-        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = self.golden.lookup(asked)  # Arrow strings: no Python string per id
         held = held[held >= 0]
         if not len(held):  # only run-only questions: nothing to score
             return None, tag, asked, run, None
@@ -231,7 +241,7 @@ class _Blocks:
         """Score a block of whole questions; False (and nothing kept) when a
         ``grouped`` block holds a question an earlier block held."""
         asked = _question_ids(run)
-        held = self.golden.lookup(asked.to_numpy(zero_copy_only=False))
+        held = self.golden.lookup(asked)  # Arrow strings: no Python string per id
         held = held[held >= 0]
         if grouped and self.met.met_again(asked):
             return False
@@ -322,8 +332,8 @@ def _block_run(block: bytes, run_path: str, first_line: int | None):
 
 
 def _question_ids(run):
-    import pyarrow.compute as pc
-    return pc.unique(_arrow_ids(run.frame["query_id"]))
+    """The run's distinct question ids (first appearance order), as Arrow strings."""
+    return _arrow_ids(run.query.dictionary)
 
 
 def _joined(parts: list, n_measures: int, rel_len: int | None):
@@ -339,7 +349,7 @@ def _joined(parts: list, n_measures: int, rel_len: int | None):
 def _malformed_in_blocks(run_path: str, size: int) -> None:
     """Raise trec_eval's malformed-lines error for the run file read in blocks,
     naming the file's line numbers; return when it has none."""
-    from ..io import line_blocks, malformed_lines, open_binary
+    from .._text_tables import line_blocks, malformed_lines, open_binary
     count, shown, line = 0, [], 1
     with open_binary(run_path) as f:
         for block in line_blocks(f, size):

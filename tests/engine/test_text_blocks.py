@@ -103,7 +103,7 @@ def test_blocks_hold_whole_questions(seed, tmp_path):
 def _loop_blocks(data: bytes, size: int) -> list[tuple[bytes, int]]:
     """The blocks cut by a loop over lines: read ``size`` bytes, to the end of a line; cut
     after the last data line whose question is not the last data line's."""
-    from evalframe.io import line_blocks
+    from evalframe._text_tables import line_blocks
     import io
     out, carry, line = [], b"", 1
     for block in line_blocks(io.BytesIO(data), size):
