@@ -32,7 +32,7 @@ separate processes.
     python benchmarks/bench_core.py --cases 7000x1000 --xl --threads 2 4   # evaluate(threads=N) beside one thread
 
 ``evalframe`` is evaluate() on one thread (the ratios per core); ``evalframe threads=N``
-(``--threads``, default 2) cuts runs of at least 200,000 rows per thread into parts of
+(``--threads``, default 2) cuts runs of at least 1,000,000 rows per thread into parts of
 whole questions evaluated side by side (:mod:`evalframe.engine.parts`).  pytrec_eval runs on
 one thread; ranx's numba kernels may use several.
 """

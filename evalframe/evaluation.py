@@ -115,7 +115,7 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
         error is a terminal (not in notebooks); True or False to choose.
     threads : int, optional
         Threads to evaluate on (default: the environment variable ``EVALFRAME_THREADS``,
-        else every core this process may use).  A table of at least 200,000 rows per
+        else every core this process may use).  A table of at least 1,000,000 rows per
         thread is cut into parts of whole questions, one per thread
         (:mod:`evalframe.engine.parts`), and a streamed run's partitions are evaluated
         that many at a time, sharing the memory budget.  The numbers, their order, the
