@@ -118,8 +118,5 @@ def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> l
     """``[fn(x) for x in items]``, on ``threads`` threads (the results in the items' order;
     the first item's error, in that order, is the one raised)."""
     items = list(items)
-    if threads <= 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(min(threads, len(items)), thread_name_prefix="evalframe") as pool:
-        return list(pool.map(fn, items))
+    with InOrder(min(threads, len(items))) as queue:
+        return [r for x in items for r in queue.submit(fn, x)] + queue.drain()

@@ -37,6 +37,17 @@ class Part:
     build: "Callable[[], pd.DataFrame] | None" = None
 
 
+def clean_ids(part: pd.DataFrame) -> pd.DataFrame:
+    """A part's rows (a fresh index), its question and system ids cleaned as
+    :func:`~evalframe.schema.ids_to_str` cleans them: what a :class:`Part` holds on every engine
+    (string ids stay Arrow-backed: no Python string per row)."""
+    part = part.reset_index(drop=True)
+    part["query_id"] = ids_to_str(part["query_id"])
+    if "system" in part:
+        part["system"] = ids_to_str(part["system"])
+    return part
+
+
 class Assembler:
     """Evaluates partitions (:func:`~evalframe.engine.partition.evaluate_part`), holds their
     values compactly and their summaries, and puts them together."""

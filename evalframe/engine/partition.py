@@ -70,6 +70,33 @@ def question_buckets(query_id: "pd.Series | pa.Array | pa.ChunkedArray", n_bucke
     return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
 
 
+def run_starts(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
+    """The first row of each stretch of equal ids (one vectorised comparison of each row with
+    the row before; a missing id starts a stretch): one per question when the rows of each
+    question are together.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> run_starts(pd.Series(["a", "a", "b", "a"])).tolist()
+    [0, 2, 3]
+    """
+    import pyarrow.compute as pc
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(ids, pd.Series) and ids.dtype.kind in "iub":
+        v = ids.to_numpy()
+        change = v[1:] != v[:-1]
+    else:
+        try:
+            arr = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(ids, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: every row its own stretch
+            return np.arange(n, dtype=np.int64)
+        change = pc.fill_null(pc.not_equal(arr[1:], arr[:-1]), True).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+
+
 def held_golden_set(qrels, columns=None, conflicts: Conflicts = "error") -> "tuple[pd.DataFrame, ResolvedConflicts | None]":
     """A golden set held whole by a driver (a DataFrame, a path, Arrow, a checked golden
     set...): checked, its conflicting labels resolved once (:func:`evalframe.read_golden_set`),

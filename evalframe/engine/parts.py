@@ -27,17 +27,16 @@ from typing import Mapping
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from ..errors import EvalframeInputError
 from ..measures import Measure
 from .._diagnostic_records import diagnostics_table
 from .._threads import map_in_order
 from ..schema import ids_to_str
-from .assembly import Assembler, Part
+from .assembly import Assembler, Part, clean_ids
 from .conventions import Conventions, run_column_map
 from .foreign import doc_summary
-from .partition import GoldenIndex, Plan, finish, held_golden_set, question_buckets, question_fingerprints
+from .partition import GoldenIndex, Plan, finish, held_golden_set, question_buckets, question_fingerprints, run_starts
 
 #: rows each thread must get for the run to be cut: below it the parts' fixed costs and the
 #: cut outweigh the second core (measured, 2 cores, quiet: 10,000 x 100 = 1M rows was 0.88x
@@ -111,40 +110,11 @@ def evaluate_on_threads(run, qrels, ms: list[Measure], conv: Conventions, *, thr
     return asm.table(), diagnostics_table(records)
 
 
-def _cleaned(part: pd.DataFrame) -> pd.DataFrame:
-    """A part's rows, its question and system ids cleaned as
-    :func:`~evalframe.schema.ids_to_str` cleans them (what every part of every engine holds)."""
-    part = part.reset_index(drop=True)
-    part["query_id"] = ids_to_str(part["query_id"])
-    if "system" in part:
-        part["system"] = ids_to_str(part["system"])
-    return part
-
-
-def _run_starts(ids: pd.Series) -> np.ndarray:
-    """The first row of each run of equal values of ``ids`` (one vectorised comparison of
-    each row with the row before)."""
-    n = len(ids)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if ids.dtype.kind in "iub":
-        v = ids.to_numpy()
-        change = v[1:] != v[:-1]
-    else:
-        import pyarrow.compute as pc
-        try:
-            arr = pa.array(ids, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: every row its own run
-            return np.arange(n, dtype=np.int64)
-        change = pc.fill_null(pc.not_equal(arr[1:], arr[:-1]), True).to_numpy(zero_copy_only=False)
-    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
-
-
 def _systems(frame: pd.DataFrame) -> list:
     """Every system of the run in order of first appearance (``[None]``: no system column)."""
     if "system" not in frame:
         return [None]
-    starts = _run_starts(frame["system"])
+    starts = run_starts(frame["system"])
     return list(dict.fromkeys(ids_to_str(frame["system"].iloc[starts].reset_index(drop=True)).tolist()))
 
 
@@ -152,7 +122,7 @@ def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> No
     """Hand ``asm`` the run's ``k`` parts of whole questions, each with its golden-set rows."""
     n = len(frame)
     q = frame["query_id"]
-    starts = _run_starts(q)
+    starts = run_starts(q)
     if 2 * len(starts) > n:  # stretches of about one row (a shuffled run): every row hashed, a slice per thread
         slices = np.linspace(0, n, k + 1).astype(np.int64)
         row_bucket = np.concatenate(map_in_order(
@@ -168,7 +138,7 @@ def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> No
                 lo, hi = int(starts[a]), int(starts[b]) if b < len(starts) else n
                 g = golden.lookup(heads.iloc[a:b])
                 asm.add(Part(frame.iloc[:0], golden.hand_out(g[g >= 0]),
-                             build=lambda lo=lo, hi=hi: _cleaned(frame.iloc[lo:hi])))
+                             build=lambda lo=lo, hi=hi: clean_ids(frame.iloc[lo:hi])))
             asm.finish(golden.unseen())
             return
         row_bucket = np.repeat((fp % np.uint64(k)).astype(np.int8), np.diff(np.append(starts, n)))
@@ -176,5 +146,5 @@ def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> No
     golden_bucket = question_buckets(pd.Series(np.asarray(golden.ids, dtype=object)), k)
     for j in range(k):
         asm.add(Part(frame.iloc[:0], golden.hand_out(np.flatnonzero(golden_bucket == j)),
-                     build=lambda j=j: _cleaned(frame.take(np.flatnonzero(row_bucket == j)))))
+                     build=lambda j=j: clean_ids(frame.take(np.flatnonzero(row_bucket == j)))))
     asm.finish(None)

@@ -21,8 +21,8 @@ from .chunkings import Chunkings, carried_chunkings
 from .foreign import doc_summary
 from . import budget as sizing
 from .choice import is_dataset_source, open_run_dataset
-from .assembly import Assembler, Part
-from .partition import GoldenIndex, Plan, finish, question_buckets, question_fingerprints
+from .assembly import Assembler, Part, clean_ids
+from .partition import GoldenIndex, Plan, finish, question_buckets, question_fingerprints, run_starts
 from .scratch import close_all, scratch_directory
 from .text_blocks import TextRun, is_text_run
 from ..io import read_golden_set
@@ -174,11 +174,7 @@ def _run_sources(run) -> "list[tuple[pads.Dataset | TextRun, str | None]]":
 def _to_frame(table: pa.Table) -> pd.DataFrame:
     """A batch as a frame, its ids cleaned as :func:`~evalframe.schema.ids_to_str` cleans them;
     string ids stay Arrow-backed (no Python string per row)."""
-    df = table.to_pandas()
-    df["query_id"] = ids_to_str(df["query_id"])
-    if "system" in df:
-        df["system"] = ids_to_str(df["system"])
-    return df
+    return clean_ids(table.to_pandas())
 
 
 def _id_array(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> pa.ChunkedArray:
@@ -237,12 +233,8 @@ def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: Assembler, batch_
 
 
 def _close_batch(df: pd.DataFrame, golden: GoldenIndex, asm: Assembler, done: np.ndarray) -> np.ndarray:
-    import pyarrow.compute as pc
     ids = _id_array(df["query_id"])
-    # the first row of each run of equal ids (compared as strings): one per question
-    # when the batch is grouped
-    heads = np.concatenate(([0], np.flatnonzero(pc.not_equal(ids[1:], ids[:-1]).to_numpy(
-        zero_copy_only=False)) + 1)) if len(ids) else np.zeros(0, np.int64)
+    heads = run_starts(ids)  # compared as strings: one per question when the batch is grouped
     head_ids = ids.take(pa.array(heads))
     fp = question_fingerprints(head_ids)
     # a batch whose question ids change more often than it has questions is not grouped

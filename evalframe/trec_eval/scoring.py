@@ -226,6 +226,11 @@ class _Blocks:
             run, tag = _block_run(block, run_path, first_line)
         except Exception as exc:  # noqa: BLE001 - raised in the file's order, by keep()
             return exc, "", None, None, None
+        return self.outcome(run, tag)
+
+    def outcome(self, run, tag: str):
+        """What :meth:`keep` takes of a block read: (None, its tag, its questions, the run when
+        it holds no golden-set question, its scores or the error scoring it raised)."""
         asked = _question_ids(run)
         held = self.golden.lookup(asked)  # Arrow strings: no Python string per id
         held = held[held >= 0]
@@ -237,17 +242,9 @@ class _Blocks:
         except Exception as exc:  # noqa: BLE001 - raised after the block's questions are checked
             return None, tag, asked, None, exc
 
-    def add(self, run, *, grouped: bool = True) -> bool:
-        """Score a block of whole questions; False (and nothing kept) when a
-        ``grouped`` block holds a question an earlier block held."""
-        asked = _question_ids(run)
-        held = self.golden.lookup(asked)  # Arrow strings: no Python string per id
-        held = held[held >= 0]
-        if grouped and self.met.met_again(asked):
-            return False
-        result = score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held), block=True) \
-            if len(held) else None
-        return self.keep(None, "", asked, run if result is None else None, result, grouped=False)
+    def add(self, run) -> None:
+        """Score a bucket of whole questions (the partition pass: no question is met again)."""
+        self.keep(*self.outcome(run, ""), grouped=False)
 
     def keep(self, failed, tag: str, asked, unshared, result, *, grouped: bool = True) -> bool:
         """A block's outcome, in the file's order: its error raised; False when it holds a
@@ -311,7 +308,7 @@ def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
             except EvalframeInputError:
                 _malformed_in_blocks(run_path, size)
                 raise
-            scored.add(run, grouped=False)
+            scored.add(run)
             del run
         fields = buckets.last_line.split()
         scored.runid = fields[5].decode(ENCODING) if len(fields) > 5 else ""
