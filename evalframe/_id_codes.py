@@ -463,9 +463,16 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])
     pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
     cand = maybe[shared[pos] == key[maybe]]
-    import pandas as pd
     import pyarrow as pa
-    pairs = pd.DataFrame({"g": group[cand], "d": pa.chunked_array(docs).take(arrow_of(cand))
-                          .to_numpy(zero_copy_only=False)})
-    dup[cand] = pairs.duplicated(keep=False).to_numpy()
+    # the candidates' strings as dictionary codes (a null its own code), then (group, code)
+    # pairs sorted: a pair equal to its neighbour repeats
+    taken = pa.chunked_array(docs).take(arrow_of(cand)).combine_chunks()
+    codes = numpy_of(taken.dictionary_encode(null_encoding="encode").indices)
+    g = group[cand]
+    order = np.lexsort((codes, g))
+    same = (g[order][1:] == g[order][:-1]) & (codes[order][1:] == codes[order][:-1])
+    repeat = np.zeros(len(order), dtype=bool)
+    repeat[1:] = same
+    repeat[:-1] |= same
+    dup[cand[order]] = repeat
     return dup

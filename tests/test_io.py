@@ -503,6 +503,25 @@ def test_duplicate_documents_are_the_rows_pandas_finds(monkeypatch, seed, slot_b
     assert len(ef.read_run(unique)) == len(unique)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_duplicate_docs_confirmed_on_the_strings_as_a_loop_finds_them(seed):
+    # every fingerprint equal: every row is a candidate, and the exact step alone decides;
+    # a null doc id repeats another null of its group, as pandas' duplicated() counted it
+    import pyarrow as pa
+    from evalframe._id_codes import duplicate_docs
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    group = rng.integers(0, 1 + n // 8, n).astype(np.int64)
+    docs = [None if rng.random() < 0.05 else str(rng.integers(0, 30)) for _ in range(n)]
+    cut = int(rng.integers(0, n + 1))
+    arr = pa.array(docs, pa.string())
+    got = duplicate_docs(group, pa.chunked_array([arr.slice(0, cut), arr.slice(cut)]), np.zeros(n, np.uint64))
+    seen = {}
+    for g, d in zip(group.tolist(), docs):
+        seen[g, d] = seen.get((g, d), 0) + 1
+    assert got.tolist() == [seen[g, d] > 1 for g, d in zip(group.tolist(), docs)]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_any_blank_layout_parses_as_split_on_blanks(tmp_path, seed):
     """Random mixes of separators (single or doubled spaces and tabs, leading and

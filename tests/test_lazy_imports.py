@@ -76,6 +76,25 @@ def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
         assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
 
 
+def test_trec_eval_command_loads_no_pandas_when_fingerprints_collide(tmp_path):
+    """The run's duplicate check given one fingerprint for every document id: it
+    confirms its candidates on the strings (its exact step), and still without pandas."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d3 1\n")
+    run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d3 3 0.5 r\n")
+    code = ("import io, json, sys, contextlib\nimport numpy as np\nfrom evalframe.cli import main\n"
+            "import evalframe._id_codes as c\n"
+            "real = c.duplicate_docs\ncalls = []\n"
+            "c.duplicate_docs = lambda g, d, f: calls.append(1) or real(g, d, np.zeros_like(f))\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    status = main(['trec-eval', '-m', 'map', {str(qrels)!r}, {str(run)!r}])\n"
+            f"print(json.dumps([status, len(calls), out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    status, calls, out, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0 and calls >= 1 and loaded == []
+    assert "map                   \tall\t0.8333" in out  # d1 at 1, d3 at 3: (1 + 2/3) / 2
+
+
 def test_public_names_resolve_as_before():
     import evalframe
     from evalframe import errors, io  # noqa: F401
