@@ -26,7 +26,7 @@ from .._id_order import str_column
 from ..rollup import UNIT, Rollup
 from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
 from .._id_bytes import fingerprints
-from .._id_codes import CheckedQrels
+from .._id_codes import CheckedQrels, RowsByCode
 from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
 from .conventions import Conventions
@@ -133,8 +133,7 @@ class GoldenIndex:
         codes, ids = pd.factorize(ids_to_str(frame["query_id"]), sort=False)
         self.frame = frame
         self.ids = pd.Index(np.asarray(ids, dtype=object))
-        self.order = np.argsort(codes, kind="stable")  # rows grouped by question, in order within
-        self.starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(ids)))))
+        self.by_question = RowsByCode(codes, len(ids))
         self.seen = np.zeros(len(ids), dtype=bool)
         self._arrow_ids: pa.Array | None = None  # ``ids`` as Arrow strings, made on the first lookup
 
@@ -158,10 +157,7 @@ class GoldenIndex:
 
     def positions(self, questions) -> np.ndarray:
         """The rows (positions in ``frame``, ascending) of the questions ``questions``."""
-        questions = np.asarray(questions, dtype=np.int64)
-        lo, n = self.starts[questions], self.starts[questions + 1] - self.starts[questions]
-        at = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
-        return np.sort(self.order[at])
+        return self.by_question.positions(questions)
 
     def rows(self, questions) -> pd.DataFrame:
         """The golden-set rows of the questions ``questions`` (positions in ``ids``), in

@@ -173,15 +173,13 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     questions and the run tag."""
     import pyarrow as pa
 
-    from ..engine.partition import GoldenIndex
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
-    golden = GoldenIndex(qrels.frame)
     size = _block_bytes(budget, len(qrels), threads) if larger_than(run_path, budget) else \
         _threads_block_bytes(run_path, threads)
-    scored = _Blocks(opts, measures, rel_len, qrels, golden, threads)
+    scored = _Blocks(opts, measures, rel_len, qrels, threads)
     if not scored.grouped_pass(question_blocks(run_path, size), run_path):  # a question met again
-        scored = _Blocks(opts, measures, rel_len, qrels, golden)
+        scored = _Blocks(opts, measures, rel_len, qrels)
         _score_buckets(scored, run_path, size)
     parts, seen, runid = scored.finish()
     placeholders = ()
@@ -197,10 +195,10 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
 class _Blocks:
     """The questions scored so far, block by block (:func:`score_in_blocks`)."""
 
-    def __init__(self, opts, measures: list, rel_len: int | None, qrels, golden, threads: int = 1):
+    def __init__(self, opts, measures: list, rel_len: int | None, qrels, threads: int = 1):
         from ..engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
-        self.qrels, self.golden = qrels, golden
+        self.qrels = qrels
         self.parts, self.seen, self.runid = [], [], ""
         self.met = SeenQuestions()
         self.unshared = None  # a block sharing no question with the golden set, while all have
@@ -232,13 +230,12 @@ class _Blocks:
         """What :meth:`keep` takes of a block read: (None, its tag, its questions, the run when
         it holds no golden-set question, its scores or the error scoring it raised)."""
         asked = _question_ids(run)
-        held = self.golden.lookup(asked)  # Arrow strings: no Python string per id
+        held = self.qrels.lookup(asked)  # Arrow strings: no Python string per id
         held = held[held >= 0]
         if not len(held):  # only run-only questions: nothing to score
             return None, tag, asked, run, None
         try:
-            return None, tag, asked, None, score_run(*self.args, run, _golden_rows(self.qrels, self.golden, held),
-                                                      block=True)
+            return None, tag, asked, None, score_run(*self.args, run, _golden_rows(self.qrels, held), block=True)
         except Exception as exc:  # noqa: BLE001 - raised after the block's questions are checked
             return None, tag, asked, None, exc
 
@@ -278,15 +275,13 @@ class _Blocks:
         return self.parts, self.seen, self.runid
 
 
-def _golden_rows(qrels, golden, held):
-    """The golden set's rows of the questions ``held`` (positions in ``golden``, the
-    :class:`~evalframe.engine.partition.GoldenIndex` of ``qrels``), checked: a question's
-    values depend on its own rows only, and judging a block against the whole golden set
-    sorted and hashed all of it again for every block."""
-    from .._id_codes import encode_qrels
-    if len(held) == len(golden):
+def _golden_rows(qrels, held):
+    """The golden set's rows of the questions ``held`` (positions among its questions),
+    checked: a question's values depend on its own rows only, and judging a block against
+    the whole golden set sorted and hashed all of it again for every block."""
+    if len(held) == len(qrels.query):
         return qrels
-    return encode_qrels(golden.rows(held).reset_index(drop=True))
+    return qrels.questions_rows(held)
 
 
 def _score_buckets(scored: _Blocks, run_path: str, size: int) -> None:
