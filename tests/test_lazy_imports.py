@@ -76,6 +76,26 @@ def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
         assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
 
 
+@pytest.mark.parametrize("flags", [["--threads", "2"], ["--memory-budget", "1KiB"]], ids=["threads", "budget"])
+def test_trec_eval_in_blocks_loads_no_pandas(tmp_path, flags):
+    """A run file read in blocks (cut for the threads, or larger than the memory budget):
+    each block is judged against the golden set's own codes, without pandas."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q{i} 0 d{j} {j % 2}\n" for i in range(30) for j in range(5)))
+    run.write_text("".join(f"q{i} Q0 d{j} {j} {9 - j}.5 r\n" for i in range(40) for j in range(1, 9)))
+    code = ("import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
+            "import evalframe.trec_eval.scoring as s\n"
+            "s.THREADED_BLOCK_LINES = 10\nblocks = []\nreal = s._block_run\n"
+            "s._block_run = lambda *a: blocks.append(1) or real(*a)\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    status = main(['trec-eval', *{flags!r}, '-q', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}])\n"
+            f"print(json.dumps([status, len(blocks), out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    status, blocks, out, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert status == 0 and blocks >= 2 and loaded == []
+    assert "num_q                 \tall\t30" in out and "map                   \tq29\t" in out
+
+
 def test_trec_eval_command_loads_no_pandas_when_fingerprints_collide(tmp_path):
     """The run's duplicate check given one fingerprint for every document id: it
     confirms its candidates on the strings (its exact step), and still without pandas."""

@@ -19,8 +19,8 @@ LAZY_NAMES: dict[str, str] = {
     **dict.fromkeys(("Choice", "choose"), "choice"),
     **dict.fromkeys(("DEFAULT", "Conventions"), "conventions"),
     "evaluate_partition": "memory",
-    **dict.fromkeys(("GoldenIndex", "PartResult", "Plan", "evaluate_part", "finish", "merge", "question_buckets"),
-                    "partition"),
+    **dict.fromkeys(("GoldenIndex", "PartResult", "Plan", "evaluate_part", "finish", "merge"), "partition"),
+    "question_buckets": "cutting",
 }
 
 

@@ -16,8 +16,8 @@ from .conventions import DEFAULT, Conventions
 from .chunkings import Chunkings
 from .foreign import doc_summary
 from .choice import is_dask_frame
-from .partition import (GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets,
-                               question_fingerprints)
+from .cutting import question_buckets, question_fingerprints
+from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set
 from ..errors import EvalframeInputError, InputProblem
 from ..measures import Aggregation, Mean, Measure
 from ..measures.custom import shipped

@@ -1,13 +1,9 @@
-"""What every engine that cuts an input into partitions of whole questions shares: one
-hash of question ids to buckets, one index of a golden set held whole that hands each
+"""What every engine that cuts an input into partitions of whole questions shares (the
+cutting itself, stretches and buckets of question ids, is :mod:`~evalframe.engine.cutting`): one index of a golden set held whole that hands each
 partition its questions' rows, one :class:`Plan` (what every part is evaluated with), one
 step that evaluates a partition (:func:`evaluate_part`, a :class:`PartResult`), one that
 merges the partitions' diagnostics (:func:`merge`) and the driver's last steps (:func:`finish`).
 
-A question id is hashed as a string (``evalframe.schema.ids_to_str``), so question
-``1`` of one table and ``"1"`` of another fall in the same bucket, on every engine and
-in every process (the fingerprint is a fixed function of the id's bytes, not Python's
-salted ``hash``).
 """
 from __future__ import annotations
 
@@ -25,7 +21,6 @@ from .._diagnostic_records import Check, Diagnostic, conflicts_record, merge_dia
 from .._id_order import str_column
 from ..rollup import UNIT, Rollup
 from .._conflicts import Conflicts, ResolvedConflicts, merge_conflicts
-from .._id_bytes import fingerprints
 from .._id_codes import CheckedQrels, RowsByCode
 from ..schema import check_qrels_part, ids_to_str
 from ..io import read_checked_qrels, read_checked_run, read_golden_set
@@ -35,66 +30,6 @@ from .chunkings import (Chunkings, chunkings_record, judge_chunked, merge_chunki
 from .foreign import every_system_unjudged, refuse_foreign_run
 from .memory import prepare
 from .steps import kept_groups, no_relevant_records, long_table, with_shallow_rankings
-
-
-def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
-    """The 64-bit fingerprint of each question id, compared as a string.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> a = question_fingerprints(pd.Series([1, 2]))
-    >>> b = question_fingerprints(pd.Series(["1", "2"]))
-    >>> bool((a == b).all()), a.dtype.name
-    (True, 'uint64')
-    """
-    if isinstance(query_id, pd.Series):
-        query_id = pa.array(ids_to_str(query_id), type=pa.large_string())  # Arrow strings stay Arrow
-    if not isinstance(query_id, pa.ChunkedArray):
-        query_id = pa.chunked_array([query_id])
-    if query_id.type != pa.large_string():
-        query_id = query_id.cast(pa.large_string())
-    return fingerprints(query_id)
-
-
-def question_buckets(query_id: "pd.Series | pa.Array | pa.ChunkedArray", n_buckets: int) -> np.ndarray:
-    """The bucket (0 .. n_buckets - 1) of each question id: its fingerprint modulo n.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> b = question_buckets(pd.Series(["q1", "q2", "q1"]), 4)
-    >>> b.dtype.name, bool(b[0] == b[2]), bool(((0 <= b) & (b < 4)).all())
-    ('int64', True, True)
-    """
-    return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
-
-
-def run_starts(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
-    """The first row of each stretch of equal ids (one vectorised comparison of each row with
-    the row before; a missing id starts a stretch): one per question when the rows of each
-    question are together.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> run_starts(pd.Series(["a", "a", "b", "a"])).tolist()
-    [0, 2, 3]
-    """
-    import pyarrow.compute as pc
-    n = len(ids)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if isinstance(ids, pd.Series) and ids.dtype.kind in "iub":
-        v = ids.to_numpy()
-        change = v[1:] != v[:-1]
-    else:
-        try:
-            arr = ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(ids, from_pandas=True)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: every row its own stretch
-            return np.arange(n, dtype=np.int64)
-        change = pc.fill_null(pc.not_equal(arr[1:], arr[:-1]), True).to_numpy(zero_copy_only=False)
-    return np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
 
 
 def held_golden_set(qrels, columns=None, conflicts: Conflicts = "error") -> "tuple[pd.DataFrame, ResolvedConflicts | None]":

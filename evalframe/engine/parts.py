@@ -36,7 +36,8 @@ from ..schema import ids_to_str
 from .assembly import Assembler, Part, clean_ids
 from .conventions import Conventions, run_column_map
 from .foreign import doc_summary
-from .partition import GoldenIndex, Plan, finish, held_golden_set, question_buckets, question_fingerprints, run_starts
+from .cutting import question_buckets, question_fingerprints, run_starts
+from .partition import GoldenIndex, Plan, finish, held_golden_set
 
 #: rows each thread must get for the run to be cut: below it the parts' fixed costs and the
 #: cut outweigh the second core (measured, 2 cores, quiet: 10,000 x 100 = 1M rows was 0.88x

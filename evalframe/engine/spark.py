@@ -1,6 +1,6 @@
 """The Spark engine: :func:`evalframe.evaluate` on a ``pyspark.sql.DataFrame`` run.
 
-Each row is given the bucket of its question (:func:`~evalframe.engine.partition.question_buckets`,
+Each row is given the bucket of its question (:func:`~evalframe.engine.cutting.question_buckets`,
 the hash every engine uses), ``groupBy(bucket).applyInArrow`` evaluates each bucket of whole
 questions with :func:`~evalframe.engine.partition.evaluate_part` (the golden set broadcast
 once), and the buckets' summaries, gathered on the driver, are merged
@@ -22,7 +22,8 @@ from ..schema import ids_to_str
 from .conventions import DEFAULT, Conventions
 from .chunkings import Chunkings
 from .foreign import doc_summary
-from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set, question_buckets
+from .cutting import question_buckets
+from .partition import GoldenIndex, PartResult, Plan, evaluate_part, finish, held_golden_set
 
 #: Columns of a run the engine reads (the others are left out of the shuffle).
 SPARK_RUN_COLUMNS = ("system", "query_id", "doc_id", "score", "rank", "tokens")

@@ -22,7 +22,8 @@ from .foreign import doc_summary
 from . import budget as sizing
 from .choice import is_dataset_source, open_run_dataset
 from .assembly import Assembler, Part, clean_ids
-from .partition import GoldenIndex, Plan, finish, question_buckets, question_fingerprints, run_starts
+from .cutting import question_buckets, question_fingerprints, run_starts
+from .partition import GoldenIndex, Plan, finish
 from .scratch import close_all, scratch_directory
 from .text_blocks import TextRun, is_text_run
 from ..io import read_golden_set

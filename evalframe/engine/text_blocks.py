@@ -13,8 +13,9 @@ from typing import Callable, Iterator, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from .._arrow_numpy import arrow_of, numpy_of
 from . import budget as sizing
-from .partition import question_buckets, question_fingerprints
+from .cutting import question_buckets, question_fingerprints
 from .scratch import close_all
 
 #: the bytes C's isspace() (and Python's ``bytes.split()``) is true for: the field separators
@@ -86,8 +87,8 @@ def _last_question_start(block: bytes, floor: int = 0, end: int | None = None) -
         rows = np.flatnonzero(q.data)
         last = lo + (int(q.ends[rows[-1] - 1]) if rows[-1] else 0) if len(rows) else -1  # its line's start
         if len(rows):
-            ids = q.ids.take(pa.array(rows))
-            other = rows[~pc.equal(ids, ids[len(ids) - 1]).to_numpy(zero_copy_only=False)]
+            ids = q.ids.take(arrow_of(rows))
+            other = rows[~numpy_of(pc.equal(ids, ids[len(ids) - 1]))]
             if len(other):
                 return lo + int(q.ends[other[-1]]), last
         if lo == floor:
@@ -174,7 +175,7 @@ def bucket_count(path: str, size: int) -> int:
 def bucket_files(path: str, size: int, directory: str, n: int | None = None, *,
                  write: "Callable[[bytes, list], bytes] | None" = None) -> Buckets:
     """The lines of the text file ``path`` (read ``size`` bytes at a time) hashed on their
-    first field (:func:`~evalframe.engine.partition.question_buckets`) into ``n`` files in
+    first field (:func:`~evalframe.engine.cutting.question_buckets`) into ``n`` files in
     ``directory`` (default :func:`bucket_count`): all of a question's lines land in one
     file, in their order.  Returns the files' paths (bucket order) and the file's last
     data line (its run tag, for ``trec-eval``).  Every file is closed, on error too.
@@ -207,7 +208,7 @@ def bucket_files(path: str, size: int, directory: str, n: int | None = None, *,
 
 def write_buckets(block: bytes, files: list) -> bytes:
     """Append each line of ``block`` (whole lines, the last ending with a newline) to
-    ``files[b]``, b its question's bucket (:func:`~evalframe.engine.partition.question_buckets`
+    ``files[b]``, b its question's bucket (:func:`~evalframe.engine.cutting.question_buckets`
     with ``len(files)`` buckets); returns the block's last data line (b"": none).
 
     Examples
@@ -227,7 +228,7 @@ def write_buckets(block: bytes, files: list) -> bytes:
     offsets = np.concatenate(([0], q.ends)).astype(np.int64)
     lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(q.ends),
                                              [None, pa.py_buffer(offsets), pa.py_buffer(block)])
-    taken = lines.take(pa.array(order))
+    taken = lines.take(arrow_of(order))
     off = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset: taken.offset + len(taken) + 1]
     data = memoryview(taken.buffers()[2])
     bounds = np.searchsorted(bucket[order], np.arange(len(files) + 1))

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 import evalframe as ef  # noqa: E402
 from evalframe import datasets  # noqa: E402
 from evalframe.engine.dask import division_buckets  # noqa: E402
-from evalframe.engine.partition import question_buckets  # noqa: E402
+from evalframe.engine.cutting import question_buckets  # noqa: E402
 from evalframe.errors import EvalframeInputError, InputProblem  # noqa: E402
 from evalframe.evaluation import evaluate_with_diagnostics  # noqa: E402
 from tests.engine_checks import caught as _caught, sorted_table as _sorted  # noqa: E402

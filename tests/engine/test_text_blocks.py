@@ -12,7 +12,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalframe.engine.partition import evaluate_part, question_buckets
+from evalframe.engine.cutting import question_buckets
+from evalframe.engine.partition import evaluate_part
 from evalframe.engine.text_blocks import (SeenQuestions, bucket_files, line_questions, question_blocks,
                                           write_buckets)
 
