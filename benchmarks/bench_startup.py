@@ -29,6 +29,14 @@ the per-question output, the ``-c`` placeholder rankings and every measure.
 
 ``--baseline TREE`` times a second evalframe source tree in the same rounds
 (before/after ratios that a load spike does not bias).
+
+``--pythons venv installed`` runs each tree under two interpreters: ``venv``, this one
+(the default), as the repository's ``make`` sets it up (an editable install, whose import
+finder setuptools runs from a ``.pth`` file at every start); and ``installed``, a scratch
+venv that finds this one's packages without running its ``.pth`` files, as a Python with
+evalframe installed from a wheel starts (the tree on ``PYTHONPATH`` either way).  Measured
+at issue 31's close they start alike: the finder's imports (pathlib and the like) are ones
+the command makes anyway.
 """
 from __future__ import annotations
 
@@ -60,6 +68,21 @@ def timed(argv: list[str], env: dict, cwd: Path | None = None) -> tuple[float, f
 
 #: set by main(): a scratch bytecode folder (``--bytecode warm``), or None
 PYCACHE: Path | None = None
+
+
+def installed_python(tmp: Path) -> str:
+    """A Python that starts as one with evalframe installed from a wheel: a scratch venv
+    (no pip) whose one ``.pth`` line lists this interpreter's site-packages, so numpy and
+    pyarrow are found there but that folder's own ``.pth`` files are not run."""
+    import site
+    import venv
+    where = tmp / "installed"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(where)
+    python = where / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "dev_venv_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    return str(python)
 
 
 def tree_env(tree: Path) -> dict:
@@ -102,6 +125,7 @@ def main() -> None:
     ap.add_argument("--trec-eval", default=shutil.which("trec_eval"))
     ap.add_argument("--bytecode", choices=["warm", "as-is"], default="warm")
     ap.add_argument("--flags", default="", help="trec_eval's flags for every tool, e.g. '-q -c -m all_trec'")
+    ap.add_argument("--pythons", nargs="+", choices=["venv", "installed"], default=["venv"])
     args = ap.parse_args()
     flags = args.flags.split()
 
@@ -114,8 +138,10 @@ def main() -> None:
     trees = {"evalframe": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
     # each tree's command runs in the tree: ``python -c`` puts the working directory first on
     # sys.path, so run from another tree it would import that tree's evalframe
-    tools = {name: ([sys.executable, "-c", COMMAND, "trec-eval", *flags, str(qrels), str(run)], tree_env(tree), tree)
-             for name, tree in trees.items()}
+    pythons = {"venv": sys.executable} | ({"installed": installed_python(tmp)} if "installed" in args.pythons else {})
+    tools = {f"{name} ({kind})": ([python, "-c", COMMAND, "trec-eval", *flags, str(qrels), str(run)], tree_env(tree),
+                                  tree)
+             for name, tree in trees.items() for kind, python in pythons.items() if kind in args.pythons}
     if args.trec_eval:
         tools["trec_eval"] = ([args.trec_eval, *flags, str(qrels), str(run)], dict(os.environ), None)
 
@@ -141,13 +167,14 @@ def main() -> None:
         return statistics.median(r[i] for r in rows)
 
     print(f"\nmedians of {args.repeat}, seconds (wall / CPU)")
-    print(f"  {'tool':12s} {'start-up':>17s} {f'loop of {args.loop}':>19s}")
+    print(f"  {'tool':22s} {'start-up':>17s} {f'loop of {args.loop}':>19s}")
     for name in tools:
-        print(f"  {name:12s} {med(start[name], 0):8.3f} / {med(start[name], 1):6.3f} "
+        print(f"  {name:22s} {med(start[name], 0):8.3f} / {med(start[name], 1):6.3f} "
               f"{med(loop[name], 0):9.2f} / {med(loop[name], 1):7.2f}")
-    if args.baseline:
-        print(f"  loop, baseline / evalframe: wall {med(loop['baseline'], 0) / med(loop['evalframe'], 0):.2f}x, "
-              f"CPU {med(loop['baseline'], 1) / med(loop['evalframe'], 1):.2f}x")
+    for kind in (args.pythons if args.baseline else []):
+        ours, base = loop[f"evalframe ({kind})"], loop[f"baseline ({kind})"]
+        print(f"  loop, baseline / evalframe ({kind}): wall {med(base, 0) / med(ours, 0):.2f}x, "
+              f"CPU {med(base, 1) / med(ours, 1):.2f}x")
     shutil.rmtree(tmp)
 
 
