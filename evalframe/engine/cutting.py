@@ -61,17 +61,35 @@ def question_buckets(query_id: "pd.Series | pa.Array | pa.ChunkedArray", n_bucke
     return (question_fingerprints(query_id) % np.uint64(n_buckets)).astype(np.int64)
 
 
-def run_starts(ids: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
+def run_starts(ids: "pd.Series | pa.Array | pa.ChunkedArray", threads: int = 1) -> np.ndarray:
     """The first row of each stretch of equal ids (one vectorised comparison of each row with
     the row before; a missing id starts a stretch): one per question when the rows of each
-    question are together.
+    question are together.  With ``threads`` > 1, a slice of rows per thread, each compared
+    from the row before it (Arrow's comparison releases the GIL).
 
     Examples
     --------
     >>> import pandas as pd
     >>> run_starts(pd.Series(["a", "a", "b", "a"])).tolist()
     [0, 2, 3]
+    >>> run_starts(pd.Series(["a", "a", "b", "a"]), threads=2).tolist()
+    [0, 2, 3]
     """
+    n = len(ids)
+    if threads <= 1 or n < 2 * threads:
+        return _starts(ids)
+    from .._threads import map_in_order
+    cuts = [n * i // threads for i in range(threads + 1)]
+
+    def sliced(j: int) -> np.ndarray:
+        lo = max(cuts[j] - 1, 0)  # from the row before the slice: is its first row a start?
+        rows = ids.iloc[lo:cuts[j + 1]] if _is_series(ids) else ids[lo:cuts[j + 1]]
+        found = _starts(rows) + lo
+        return found if j == 0 else found[1:]
+    return np.concatenate(map_in_order(sliced, range(threads), threads=threads))
+
+
+def _starts(ids) -> np.ndarray:
     import pyarrow.compute as pc
     n = len(ids)
     if n == 0:

@@ -123,7 +123,7 @@ def _cut(frame: pd.DataFrame, golden: GoldenIndex, asm: Assembler, k: int) -> No
     """Hand ``asm`` the run's ``k`` parts of whole questions, each with its golden-set rows."""
     n = len(frame)
     q = frame["query_id"]
-    starts = run_starts(q)
+    starts = run_starts(q, threads=k)
     if 2 * len(starts) > n:  # stretches of about one row (a shuffled run): every row hashed, a slice per thread
         slices = np.linspace(0, n, k + 1).astype(np.int64)
         row_bucket = np.concatenate(map_in_order(
