@@ -23,8 +23,9 @@ def numpy_of(arr: pa.Array | pa.ChunkedArray, *, null=None) -> np.ndarray:
     """An Arrow array as numpy: numbers without nulls as a read-only view of the array's
     buffer (with nulls and a ``null`` value: a copy, ``null`` where they were), booleans
     without nulls unpacked; other arrays as ``to_numpy(zero_copy_only=False)``."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.chunk(0) if arr.num_chunks == 1 else arr.combine_chunks()
+    if isinstance(arr, pa.ChunkedArray):  # (no chunks: combine_chunks would build pyarrow.array([]))
+        arr = arr.chunk(0) if arr.num_chunks == 1 else pa.concat_arrays(arr.chunks) if arr.num_chunks \
+            else pa.nulls(0, arr.type)
     dtype = _DTYPES.get(str(arr.type))
     if dtype is not None and (arr.null_count == 0 or null is not None):
         buf = arr.buffers()[1]

@@ -8,6 +8,7 @@ interpreter (a module once imported stays in ``sys.modules``).
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -76,13 +77,19 @@ def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
         assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
 
 
+@pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
 @pytest.mark.parametrize("flags", [["--threads", "2"], ["--memory-budget", "1KiB"]], ids=["threads", "budget"])
-def test_trec_eval_in_blocks_loads_no_pandas(tmp_path, flags):
-    """A run file read in blocks (cut for the threads, or larger than the memory budget):
-    each block is judged against the golden set's own codes, without pandas."""
+def test_trec_eval_in_blocks_loads_no_pandas(tmp_path, flags, shuffled):
+    """A run file read in blocks (cut for the threads, or larger than the memory budget;
+    a shuffled one hashed into bucket files first): each block is judged against the
+    golden set's own codes, without pandas (and a module asking whether an input is a
+    pandas column never meets pandas half-imported on another thread)."""
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(f"q{i} 0 d{j} {j % 2}\n" for i in range(30) for j in range(5)))
-    run.write_text("".join(f"q{i} Q0 d{j} {j} {9 - j}.5 r\n" for i in range(40) for j in range(1, 9)))
+    lines = [f"q{i} Q0 d{j} {j} {9 - j}.5 r\n" for i in range(40) for j in range(1, 9)]
+    if shuffled:  # questions met again; some early blocks hold no judged document
+        random.Random(1).shuffle(lines)
+    run.write_text("".join(lines))
     code = ("import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
             "import evalframe.trec_eval.scoring as s\n"
             "s.THREADED_BLOCK_LINES = 10\nblocks = []\nreal = s._block_run\n"

@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 
 def _is_series(x) -> bool:
-    pd = sys.modules.get("pandas")  # not imported: x cannot be one of its Series
-    return pd is not None and isinstance(x, pd.Series)
+    # pandas not imported, or being imported on another thread (no Series class yet):
+    # x cannot be one of its Series
+    series = getattr(sys.modules.get("pandas"), "Series", None)
+    return series is not None and isinstance(x, series)
 
 
 def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") -> np.ndarray:
