@@ -90,7 +90,7 @@ def rollup_map(rollup: Rollup | pd.Series) -> pd.Series:
         problems.append(InputProblem(
             f"{int(pairs.loc[twice, 'chunk'].nunique())} chunks are mapped to more than one page",
             "map every chunk to exactly one page",
-            pairs.loc[twice].sort_values("chunk").head(MAX_EXAMPLES).to_string(index=False)))
+            pairs.loc[twice].sort_values(["chunk", "page"]).head(MAX_EXAMPLES).to_string(index=False)))
     if problems:
         raise EvalframeInputError("rollup (chunk -> page map)", problems)
     return pd.Series(pairs["page"].to_numpy(dtype=object), index=pd.Index(pairs["chunk"].to_numpy(dtype=object)),

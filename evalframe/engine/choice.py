@@ -44,8 +44,8 @@ def is_dataset_source(source) -> bool:
 def _is_dataset(source) -> bool:
     """Whether ``source`` is a :class:`pyarrow.dataset.Dataset` (pyarrow.dataset, slow to
     import, is imported only when used: a Dataset exists only once it was)."""
-    pads = sys.modules.get("pyarrow.dataset")
-    return pads is not None and isinstance(source, pads.Dataset)
+    dataset = getattr(sys.modules.get("pyarrow.dataset"), "Dataset", None)  # (None while being imported)
+    return dataset is not None and isinstance(source, dataset)
 
 
 def open_run_dataset(source, what: str = "run") -> pads.Dataset:
