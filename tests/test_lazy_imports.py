@@ -77,6 +77,19 @@ def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
         assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
 
 
+def _trec_eval_fresh(argv: list[str], setup: str) -> list:
+    """``evalframe trec-eval argv`` in a fresh interpreter, after ``setup`` (its patches
+    append to the list ``calls``): [status, len(calls), the output, the modules of
+    NOT_FOR_TREC_EVAL it left loaded]."""
+    code = ("import io, json, sys, contextlib\nimport numpy as np\nfrom evalframe.cli import main\n"
+            f"calls = []\n{setup}\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    status = main(['trec-eval', *{argv!r}])\n"
+            f"print(json.dumps([status, len(calls), out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 @pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
 @pytest.mark.parametrize("flags", [["--threads", "2"], ["--memory-budget", "1KiB"]], ids=["threads", "budget"])
 def test_trec_eval_in_blocks_loads_no_pandas(tmp_path, flags, shuffled):
@@ -90,15 +103,10 @@ def test_trec_eval_in_blocks_loads_no_pandas(tmp_path, flags, shuffled):
     if shuffled:  # questions met again; some early blocks hold no judged document
         random.Random(1).shuffle(lines)
     run.write_text("".join(lines))
-    code = ("import io, json, sys, contextlib\nfrom evalframe.cli import main\n"
-            "import evalframe.trec_eval.scoring as s\n"
-            "s.THREADED_BLOCK_LINES = 10\nblocks = []\nreal = s._block_run\n"
-            "s._block_run = lambda *a: blocks.append(1) or real(*a)\n"
-            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-            f"    status = main(['trec-eval', *{flags!r}, '-q', '-m', 'all_trec', {str(qrels)!r}, {str(run)!r}])\n"
-            f"print(json.dumps([status, len(blocks), out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    status, blocks, out, loaded = json.loads(done.stdout.splitlines()[-1])
+    status, blocks, out, loaded = _trec_eval_fresh(
+        [*flags, "-q", "-m", "all_trec", str(qrels), str(run)],
+        "import evalframe.trec_eval.scoring as s\ns.THREADED_BLOCK_LINES = 10\nreal = s._block_run\n"
+        "s._block_run = lambda *a: calls.append(1) or real(*a)")
     assert status == 0 and blocks >= 2 and loaded == []
     assert "num_q                 \tall\t30" in out and "map                   \tq29\t" in out
 
@@ -109,15 +117,10 @@ def test_trec_eval_command_loads_no_pandas_when_fingerprints_collide(tmp_path):
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("q1 0 d1 1\nq1 0 d3 1\n")
     run.write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\nq1 Q0 d3 3 0.5 r\n")
-    code = ("import io, json, sys, contextlib\nimport numpy as np\nfrom evalframe.cli import main\n"
-            "import evalframe._id_codes as c\n"
-            "real = c.duplicate_docs\ncalls = []\n"
-            "c.duplicate_docs = lambda g, d, f: calls.append(1) or real(g, d, np.zeros_like(f))\n"
-            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
-            f"    status = main(['trec-eval', '-m', 'map', {str(qrels)!r}, {str(run)!r}])\n"
-            f"print(json.dumps([status, len(calls), out.getvalue(), [m for m in {NOT_FOR_TREC_EVAL!r} if m in sys.modules]]))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    status, calls, out, loaded = json.loads(done.stdout.splitlines()[-1])
+    status, calls, out, loaded = _trec_eval_fresh(
+        ["-m", "map", str(qrels), str(run)],
+        "import evalframe._id_codes as c\nreal = c.duplicate_docs\n"
+        "c.duplicate_docs = lambda g, d, f: calls.append(1) or real(g, d, np.zeros_like(f))")
     assert status == 0 and calls >= 1 and loaded == []
     assert "map                   \tall\t0.8333" in out  # d1 at 1, d3 at 3: (1 + 2/3) / 2
 
