@@ -48,8 +48,10 @@ def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.nd
     table) per other system, so that a merge of partitions keeps the record only for
     systems judged in none."""
     ns = len(systems)
-    rows = np.bincount(row_sys, minlength=ns)
-    judged = np.bincount(judged_sys, minlength=ns)
+    if ns == 1:  # one system: the counts are the lengths (a count of millions of rows holds the GIL)
+        rows, judged = np.array([len(row_sys)]), np.array([len(judged_sys)])
+    else:
+        rows, judged = np.bincount(row_sys, minlength=ns), np.bincount(judged_sys, minlength=ns)
     out = []
     for s in np.flatnonzero(rows > 0):
         if not judged[s]:  # no judged pair: is any of its documents judged for another question?
