@@ -22,7 +22,7 @@ from ._arrow_numpy import arrow_of
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
 from ._id_codes import CheckedQrels, CheckedRun, Codes
 from ._id_order import DistinctIds, int64_ids, natural_order_rule, natural_permutation
-from ._judged import Judged, Missing, Ties
+from ._judged import Judged, Missing, Ties, group_starts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -280,7 +280,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic
     :class:`~evalframe.errors.ShallowRankingWarning` each when ``warn``.
     """
     import pandas as pd
-    n = np.bincount(J.grp, minlength=J.n_groups)
+    n = np.diff(np.append(group_starts(J.grp, J.n_groups), len(J.grp)))  # rows sorted by group
     short = np.flatnonzero((n > 0) & (n < k))
     if not len(short):
         return []
