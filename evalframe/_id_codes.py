@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._arrow_numpy import arrow_of, numpy_of
-from ._id_bytes import (BLOCK_ROWS, arrow_backing, arrow_id_status, fingerprints, int_fingerprints, integer_ids,
-                        pair_keys, parse_decimal_ids)
+from ._id_bytes import (BLOCK_ROWS, KeyIndex, arrow_backing, arrow_id_status, fingerprints, int_fingerprints,
+                        integer_ids, pair_keys, parse_decimal_ids)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,12 +272,9 @@ class CheckedQrels(CheckedTable):
         return int_fingerprints(self.doc_int)
 
     def lookup(self, ids: "pa.Array") -> np.ndarray:
-        """The position of each question id (Arrow strings) among the golden set's questions
-        (``query.dictionary``), -1 where it has none: Arrow's hash, no Python string per id."""
-        import pyarrow.compute as pc
-        value_set = self.query.dictionary
-        found = pc.index_in(ids.cast(value_set.type), value_set=value_set)
-        return numpy_of(found, null=-1).astype(np.int64)
+        """The position of each distinct question id (Arrow strings) among the golden set's
+        questions (``query.dictionary``), -1 where it has none (:func:`position_in`)."""
+        return position_in(ids, self.query.dictionary).astype(np.int64)
 
     @cached_property
     def by_question(self) -> "RowsByCode":
@@ -332,6 +329,34 @@ def encode_qrels(frame: "pd.DataFrame | pa.Table") -> CheckedQrels:
         frame = frame.groupby(["query_id", "doc_id"], sort=False, as_index=False)["relevance"].max()
         return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]), subtopics)
     return CheckedQrels(frame, encode_ids(frame["query_id"]), id_strings(frame["doc_id"]))
+
+
+def position_in(values: "pa.Array", value_set: "pa.Array") -> np.ndarray:
+    """Each of the distinct strings ``values``' position in the distinct strings
+    ``value_set`` (-1: absent), as int32.
+
+    A probe of 64-bit fingerprints (:func:`~evalframe._id_bytes.fingerprints`) into
+    those of ``value_set``, every match confirmed on the strings: when no two of
+    ``value_set`` share a fingerprint, a string's only candidate is the one with
+    its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
+    (which compares strings in its hash table, cache miss after cache miss)
+    when they do, and for small inputs."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def by_arrow() -> np.ndarray:
+        return numpy_of(pc.index_in(values.cast(value_set.type), value_set=value_set), null=-1).astype(np.int32)
+
+    if len(values) < (1 << 14) or len(value_set) < (1 << 10):
+        return by_arrow()
+    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])), probes=len(values))
+    if not golden.distinct:  # two distinct ids share a fingerprint (about never)
+        return by_arrow()
+    where = golden.positions(fingerprints(pa.chunked_array([values])))
+    hit = np.flatnonzero(where >= 0)
+    same = pc.equal(values.take(arrow_of(hit)).cast(value_set.type), value_set.take(arrow_of(where[hit])))
+    where[hit[~np.asarray(numpy_of(same), dtype=bool)]] = -1
+    return where.astype(np.int32)
 
 
 def any_repeated(key: np.ndarray) -> bool:

@@ -67,9 +67,9 @@ from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
 from ._diagnostic_records import warn_diagnostics
 from ._arrow_numpy import arrow_of, numpy_of
-from ._id_bytes import (BLOCK_ROWS, KeyIndex, byte_order_keys, common_prefix_length, decimal_order_keys, fingerprints,
-                        pair_keys, raw_chunks)
-from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run
+from ._id_bytes import (BLOCK_ROWS, KeyIndex, byte_order_keys, common_prefix_length, decimal_order_keys, pair_keys,
+                        raw_chunks)
+from ._id_codes import CheckedQrels, CheckedRun, encode_qrels, encode_run, position_in
 from ._id_order import DistinctIds, natural_order_rule, natural_permutation
 from ._judged import NOT_JUDGED, Judged, Missing, Subtopics, Ties
 from ._sort_kernel import RowOrder, sort_plan
@@ -276,38 +276,13 @@ def _run_ids(run: CheckedRun, queries: DistinctIds, every: Sequence[str | None] 
         systems, names, sys_codes = run.system.names, run.system.dictionary, run.system.codes
     else:
         systems, names, sys_codes = np.array([None], dtype=object), None, np.zeros(len(run), dtype=np.int32)
-    to_golden = _position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
+    to_golden = position_in(run.query.dictionary, queries.arrow)  # question indexes: int32 codes
     if every is None and (to_golden < 0).all():
         raise EvalframeInputError("run", [InputProblem(
             "the run and the golden set share no question id "
             f"(run ids e.g. {list(run.query.names[:3])}, golden-set ids e.g. {list(queries[:3])})",
             "check that both tables use the same question ids (ids are compared as strings)")])
     return systems, names, sys_codes, to_golden[run.query.codes]
-
-
-def _position_in(values: pa.Array, value_set: pa.Array) -> np.ndarray:
-    """Each of the distinct strings ``values``' position in the distinct strings
-    ``value_set`` (-1: absent), as int32.
-
-    A probe of 64-bit fingerprints (:func:`~evalframe._id_bytes.fingerprints`) into
-    those of ``value_set``, every match confirmed on the strings: when no two of
-    ``value_set`` share a fingerprint, a string's only candidate is the one with
-    its fingerprint, so the answer is exact.  Arrow's ``index_in`` on strings
-    (which compares strings in its hash table, cache miss after cache miss)
-    when they do, and for small inputs."""
-    def by_arrow() -> np.ndarray:
-        return numpy_of(pc.index_in(values.cast(value_set.type), value_set=value_set), null=-1).astype(np.int32)
-
-    if len(values) < (1 << 14) or len(value_set) < (1 << 10):
-        return by_arrow()
-    golden = KeyIndex(fingerprints(pa.chunked_array([value_set])), probes=len(values))
-    if not golden.distinct:  # two distinct ids share a fingerprint (about never)
-        return by_arrow()
-    where = golden.positions(fingerprints(pa.chunked_array([values])))
-    hit = np.flatnonzero(where >= 0)
-    same = pc.equal(values.take(arrow_of(hit)).cast(value_set.type), value_set.take(arrow_of(where[hit])))
-    where[hit[~np.asarray(numpy_of(same), dtype=bool)]] = -1
-    return where.astype(np.int32)
 
 
 def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Missing

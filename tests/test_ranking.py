@@ -7,9 +7,9 @@ import pyarrow.compute as pc
 import pytest
 
 import evalframe as ef
-from evalframe import ranking
 from evalframe.engine.steps import _tiled_strings
-from evalframe.ranking import _position_in
+from evalframe import _id_codes
+from evalframe._id_codes import position_in
 
 
 def _index_in(values, value_set):
@@ -21,7 +21,7 @@ def test_position_in_is_index_in(n_values, n_set):
     rng = np.random.default_rng(n_values)
     value_set = pa.array(sorted({f"x{i}" for i in rng.integers(0, 2 * n_set, n_set)}), pa.large_string())
     values = pa.array(list(dict.fromkeys(f"x{i}" for i in rng.integers(0, 2 * n_set, n_values))), pa.string())
-    got = _position_in(values, value_set)
+    got = position_in(values, value_set)
     assert got.dtype == np.int32
     assert np.array_equal(got, _index_in(values, value_set))
     assert (got >= 0).any() and (got < 0).any()  # both outcomes are exercised
@@ -33,14 +33,14 @@ def test_position_in_exact_when_fingerprints_collide(monkeypatch):
     def weak(arr):  # x<i> -> i mod 2000: unique on x0..x1999, shared by x2000..x3999
         return np.array([int(s[1:]) % 2000 for s in arr.to_pylist()], dtype=np.uint64)
 
-    monkeypatch.setattr(ranking, "fingerprints", weak)
+    monkeypatch.setattr(_id_codes, "fingerprints", weak)
     value_set = pa.array([f"x{i}" for i in range(2000)], pa.large_string())
     values = pa.array([f"x{i}" for i in np.random.default_rng(0).permutation(40_000)[:20_000]])
-    got = _position_in(values, value_set)
+    got = position_in(values, value_set)
     assert np.array_equal(got, _index_in(values, value_set))
     assert (got < 0).sum() > 10_000  # the colliding absent ids were not matched
     clash = pa.array([f"x{i}" for i in range(4000)], pa.large_string())  # fingerprints repeat
-    assert np.array_equal(_position_in(values, clash), _index_in(values, clash))
+    assert np.array_equal(position_in(values, clash), _index_in(values, clash))
 
 
 def test_many_questions_match_the_small_path():
