@@ -239,7 +239,6 @@ class CheckedQrels(CheckedTable):
     #: conflicting labels resolved while checking (``conflicts=``), or None
     conflicts: "ResolvedConflicts | None" = None
 
-
     @property
     def table(self) -> "pd.DataFrame":
         """:func:`clean_qrels`'s table: ``subtopics`` for a diversity golden set, else ``frame``."""

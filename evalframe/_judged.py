@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from ._diagnostic_records import Diagnostic
+from ._id_codes import is_arrow
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,7 +149,7 @@ class Judged:
     def groups(self) -> "pd.DataFrame":
         """One row per scored (system, question): ``[system,] query_id`` (pandas' ``str``
         columns; made from ``group_ids`` on first use)."""
-        if not hasattr(self.group_ids, "column_names"):
+        if not is_arrow(self.group_ids):
             return self.group_ids
         import pandas as pd
 

@@ -1,9 +1,9 @@
 """What every engine that cuts an input into partitions of whole questions shares (the
-cutting itself, stretches and buckets of question ids, is :mod:`~evalframe.engine.cutting`): one index of a golden set held whole that hands each
-partition its questions' rows, one :class:`Plan` (what every part is evaluated with), one
-step that evaluates a partition (:func:`evaluate_part`, a :class:`PartResult`), one that
-merges the partitions' diagnostics (:func:`merge`) and the driver's last steps (:func:`finish`).
-
+cutting itself, stretches and buckets of question ids, is :mod:`~evalframe.engine.cutting`):
+one index of a golden set held whole that hands each partition its questions' rows, one
+:class:`Plan` (what every part is evaluated with), one step that evaluates a partition
+(:func:`evaluate_part`, a :class:`PartResult`), one that merges the partitions' diagnostics
+(:func:`merge`) and the driver's last steps (:func:`finish`).
 """
 from __future__ import annotations
 

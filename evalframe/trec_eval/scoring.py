@@ -260,9 +260,10 @@ class _Blocks:
             return True
         self.parts.append(result)
         self.unshared = None
-        # the block's pandas frames sit in reference cycles (pandas' block references):
-        # collected now, the young generations only (a few ms), they do not pile up
-        # until the collector's next full pass (100 MB a block on 300k rows)
+        # a block read through pandas (one the Arrow path hands on: repeats, blanks...) leaves
+        # its frames in reference cycles (pandas' block references): collected now, the young
+        # generations only (a few ms), they do not pile up until the collector's next full
+        # pass (100 MB a block on 300k rows)
         gc.collect(1)
         return True
 
