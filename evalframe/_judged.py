@@ -10,13 +10,13 @@ set's labels to it; :func:`group_starts` finds where each group starts.  :data:`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from ._diagnostic_records import Diagnostic
 from ._id_codes import is_arrow
+from ._threads import cached_property
 
 if TYPE_CHECKING:
     import pandas as pd

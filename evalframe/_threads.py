@@ -1,4 +1,5 @@
-"""How many threads evalframe's own work runs on, and the one way it runs work on them.
+"""How many threads evalframe's own work runs on, the one way it runs work on them, and
+the cached property its objects use (one that threads compute side by side).
 
 ``threads=`` of :func:`evalframe.evaluate` and :func:`evalframe.report`, else the
 environment variable ``EVALFRAME_THREADS``, else every core this process may run on
@@ -21,6 +22,7 @@ evalframe.errors.ParameterError: threads must be an int >= 1, got 0
 """
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -120,3 +122,19 @@ def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> l
     items = list(items)
     with InOrder(min(threads, len(items))) as queue:
         return [r for x in items for r in queue.submit(fn, x)] + queue.drain()
+
+
+class cached_property(functools.cached_property):
+    """:class:`functools.cached_property` without its lock: on Python 3.11 that lock is one
+    per property for every object of the class, so two threads computing the property for
+    two objects (the doc fingerprints of two parts' runs) take turns, and two properties
+    computed in opposite orders can deadlock (Python 3.12 dropped the lock).  Two threads
+    asking the same object at once may both compute it; either value is kept (the same)."""
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        if self.attrname is None:
+            raise TypeError("Cannot use cached_property instance without calling __set_name__ on it.")
+        value = instance.__dict__[self.attrname] = self.func(instance)  # then found there, not here
+        return value

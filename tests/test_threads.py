@@ -1,12 +1,13 @@
 """evalframe._threads: the thread count (threads=, EVALFRAME_THREADS, the cores) and
 map_in_order (results in the items' order, whatever the count)."""
+import functools
 import os
 import threading
 import time
 
 import pytest
 
-from evalframe._threads import ENV, map_in_order, resolve_threads, usable_cores
+from evalframe._threads import ENV, cached_property, map_in_order, resolve_threads, usable_cores
 from evalframe.errors import ParameterError
 
 
@@ -101,3 +102,38 @@ def test_in_order_raises_an_items_error_where_its_result_is_due():
                     got += q.submit(fail_on_two, x)
                 got += q.drain()
             assert 2 not in got and got == list(range(len(got)))
+
+
+def test_cached_properties_of_two_objects_are_computed_side_by_side():
+    # functools.cached_property (Python 3.11) holds one lock per property for every object of
+    # the class: two threads computing it for two objects take turns (the threaded engine's
+    # parts each compute their run's doc fingerprints). Each computation here waits for the
+    # other to start: taking turns breaks the barrier.
+    barrier = threading.Barrier(2, timeout=5)
+
+    class Part:
+        @cached_property
+        def value(self):
+            barrier.wait()
+            return id(self)
+
+    parts = [Part(), Part()]
+    assert map_in_order(lambda p: p.value, parts, threads=2) == [id(p) for p in parts]
+    assert [p.value for p in parts] == [id(p) for p in parts]  # kept: not computed again
+    assert Part.value.__doc__ is None and Part.__dict__["value"].attrname == "value"
+
+
+def test_cached_property_is_computed_once_and_documented():
+    calls = []
+
+    class Thing:
+        @cached_property
+        def size(self):
+            """The size."""
+            calls.append(1)
+            return 3
+
+    t = Thing()
+    assert (t.size, t.size, calls) == (3, 3, [1])
+    assert Thing.size.__doc__ == "The size."
+    assert isinstance(Thing.__dict__["size"], functools.cached_property)  # Sphinx documents it as a property

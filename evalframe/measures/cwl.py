@@ -45,11 +45,10 @@ rows alone; nothing loops per question or per document.
 """
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from .._judged import Judged, NOT_JUDGED, group_starts
+from .._threads import cached_property
 from .._validation import error
 from .base import Family, ParamSpec
 from .intermediates import groups_by, nret, running_sum, sums_at_cutoffs

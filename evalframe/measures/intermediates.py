@@ -18,13 +18,13 @@ Nothing here loops in Python over questions or documents.
 """
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
 from ..errors import EvalframeInputError, InputProblem
 from .._judged import Judged, NOT_JUDGED, group_starts
+from .._threads import cached_property
 from .base import FAMILIES, Measure, ParamSpec
 
 #: Parameters most families take.  ``rel=None`` means "evaluate()'s ``rel``

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -15,6 +14,7 @@ from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestion
 from evalframe.errors import warn as warn_user
 
 from .resampling import bootstrap_means, cluster_se, same_question_sets
+from .._threads import cached_property
 from .validation import run_starts, sorted_codes
 
 
