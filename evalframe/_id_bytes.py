@@ -73,7 +73,7 @@ def arrow_id_status(s: pd.Series) -> str | None:
     id, but some with leading or trailing blanks; None: anything else.
 
     Only the first and last byte of each id are read, and not even those in a
-    chunk whose bytes hold no possible blank at all (two reductions over its bytes:
+    chunk whose bytes hold no possible blank at all (one pass over its bytes:
     ids split from a text file on blanks); the few ids starting or ending with a
     possible blank are checked exactly (with the whitespace of pandas'
     ``str.strip`` on Arrow strings)."""
@@ -103,7 +103,8 @@ def arrow_id_status(s: pd.Series) -> str | None:
 def _suspect_bytes(data: np.ndarray) -> bool:
     """Whether the bytes ``data`` (uint8) hold one of :data:`_SUSPECT` (a control byte,
     space, DEL or a byte of a multi-byte character): Arrow's least and greatest byte in one
-    pass, no temporary (half the time of numpy's two reductions)."""
+    pass, no temporary (half the time of numpy's two reductions from about 4 MB; a few
+    microseconds more below 1 MB)."""
     if not len(data):
         return False
     import pyarrow.compute as pc

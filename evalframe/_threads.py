@@ -125,7 +125,7 @@ def map_in_order(fn: Callable[[T], R], items: Iterable[T], *, threads: int) -> l
 
 
 class cached_property(functools.cached_property):
-    """:class:`functools.cached_property` without its lock: on Python 3.11 that lock is one
+    """``functools.cached_property`` without its lock: on Python 3.11 that lock is one
     per property for every object of the class, so two threads computing the property for
     two objects (the doc fingerprints of two parts' runs) take turns, and two properties
     computed in opposite orders can deadlock (Python 3.12 dropped the lock).  Two threads
