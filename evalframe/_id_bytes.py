@@ -359,11 +359,12 @@ def pair_keys(codes: np.ndarray, fingerprint: np.ndarray) -> np.ndarray:
 
 
 #: Keys (or keys plus probes) from which :class:`KeyIndex` hashes (pandas' hash table, the
-#: fastest at hand: 45 ms for 300k keys and 1M probes, against 190 ms for a sort and a
+#: fastest at hand: 27 ms for 300k keys and 1M probes, against 199 ms for a sort and a
 #: binary search in numpy and 280 ms for Arrow's ``index_in``).  Below it, or below
 #: :data:`HASH_KEYS_LOADED` when pandas is loaded already, the keys are sorted and searched:
-#: no pandas import (0.2 s) for a small input.
-HASH_KEYS = 1 << 18
+#: importing pandas (0.17 s) costs more than the search saves up to about 1.3M keys and
+#: probes (264k: 32 ms against 5 ms; 1.3M: 199 ms against 27 ms).
+HASH_KEYS = 1 << 20
 #: Keys (or keys plus probes) from which :class:`KeyIndex` hashes when pandas is loaded already.
 HASH_KEYS_LOADED = 1 << 10
 

@@ -125,6 +125,21 @@ def test_trec_eval_command_loads_no_pandas_when_fingerprints_collide(tmp_path):
     assert "map                   \tall\t0.8333" in out  # d1 at 1, d3 at 3: (1 + 2/3) / 2
 
 
+def test_key_index_sorts_rather_than_import_pandas_below_a_million_keys_and_probes():
+    """Importing pandas for its hash table (0.17 s) costs more than a sort and a binary search
+    up to about 1.3M keys plus probes (measured: 264k, as trec-eval's judging at 10,000 x 100,
+    26 ms more; 1.3M, 172 ms more); the positions are the same either way."""
+    code = ("import numpy as np\nfrom evalframe._id_bytes import KeyIndex\n"
+            "rng = np.random.default_rng(0)\nkeys = rng.integers(0, 2**63, 300_000).astype(np.uint64)\n"
+            "probe = np.concatenate([keys[::-2], rng.integers(0, 2**63, 450_000).astype(np.uint64)])\n"
+            "where = KeyIndex(keys).positions(probe)\n"
+            "assert (where[:150_000] == np.arange(299_999, -1, -2)).all() and (where[150_000:] == -1).all()\n"
+            "print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", "import sys\n" + code], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["False"]
+
+
 def test_public_names_resolve_as_before():
     import evalframe
     from evalframe import errors, io  # noqa: F401
