@@ -301,9 +301,11 @@ def evaluate_part(run: pd.DataFrame, qrels: pd.DataFrame, plan: Plan, *,
     if keep is not None:  # no_relevant="drop": the questions without a relevant document left out
         groups, values = groups.loc[keep].reset_index(drop=True), np.asarray(values)[keep]
         high = None if high is None else high[keep]
-    return PartResult(groups, values, [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
-                      J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
-                      unit=UNIT if rollup is not None else None, high=high)
+    result = PartResult(groups, values, [str(m) for m in ms], list(J.records), _silent(J, systems), resolved,
+                        J.integer_questions, tokens=token_counts(J) if sizes_compared(systems, ms) else {},
+                        unit=UNIT if rollup is not None else None, high=high)
+    J.release()  # freed on return: no reference cycle left for the collector
+    return result
 
 
 def _silent(J, systems: list) -> list:

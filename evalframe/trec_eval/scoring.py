@@ -77,7 +77,9 @@ def score_run(opts, measures: list, rel_len: int | None, run, qrels, *, block: b
     J = judge(run, qrels, missing=missing, depth=opts["depth"], warn=False)
     V = J.condensed if opts["J"] else J
     values = compute(V, measures) if measures else np.zeros((V.n_groups, 0))
-    return _arrow_ids(J.group_ids["query_id"]), values, (relstrings(V, rel_len) if rel_len is not None else None)
+    rel_str = relstrings(V, rel_len) if rel_len is not None else None
+    J.release()  # freed on return: no reference cycle left for the collector
+    return _arrow_ids(J.group_ids["query_id"]), values, rel_str
 
 
 def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:

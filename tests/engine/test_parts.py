@@ -196,3 +196,29 @@ def test_streaming_partitions_on_threads(layout, tmp_path, monkeypatch, spy):
     pd.testing.assert_frame_equal(two[0], one[0])
     pd.testing.assert_frame_equal(two[1], one[1])
     assert w_two == w_one and n_one > 2 and len(spy) > n_one
+
+
+def test_a_parts_judged_table_is_freed_when_the_part_is_scored(monkeypatch):
+    """A part's judged table keeps intermediates that refer back to it (a reference cycle);
+    a collection run by another part's thread while the table is in use moved it to the
+    oldest generation, where it waited for a full pass with the part's arrays.  Released
+    when the part is scored, it is freed then."""
+    import gc
+    import weakref
+
+    from evalframe.engine import memory
+    run, qrels = _cranfield()
+    refs, judge = [], memory.judge
+
+    def judged(*a, **k):
+        out = judge(*a, **k)
+        refs.append(weakref.ref(out))
+        gc.collect(1)  # a collection another part's thread runs while this table is in use
+        return out
+    monkeypatch.setattr(memory, "judge", judged)
+    gc.disable()  # the collector's own passes, which come at their own pace, are off
+    try:
+        caught(lambda: evaluate_with_diagnostics(run, qrels, MEASURES, threads=2))
+        assert len(refs) >= 2 and [r() for r in refs] == [None] * len(refs)
+    finally:
+        gc.enable()
