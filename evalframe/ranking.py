@@ -291,7 +291,10 @@ def _groups(sys_codes: np.ndarray, rq: np.ndarray, ns: int, nq: int, missing: Mi
     (answered (ns, nq), group id per system * nq + question (-1: not scored),
     each group's system, each group's question)."""
     answered = np.zeros((ns, nq), dtype=bool)
-    answered[sys_codes, rq] = True
+    if ns == 1:  # one index, not a pair per row (1M rows: 0.8 ms against 3.0)
+        answered[0][rq] = True
+    else:
+        answered[sys_codes, rq] = True
     in_group = np.ones((ns, nq), dtype=bool) if missing == "zero" else answered
     gid = np.full(ns * nq, -1, dtype=np.int64)
     flat = np.flatnonzero(in_group.ravel())
