@@ -237,7 +237,8 @@ def test_gm_map_is_a_geometric_mean_with_trec_eval_floor():
 
 
 @pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
-                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary built without -O "
+                           "(docs/trec_eval.md) to compare with it")
 @pytest.mark.parametrize("flags", [
     "-q -m all_trec", "-q -c -m all_trec", "-q -J -l2 -M7 -m all_trec -m relstring.15",
     "-q -m ndcg.1=3,2=9 -m G.2=5 -m Rndcg.1=4 -m ndcg_rel.2=2.5 -m rbp.p=0.8,2=7 -m set_F.0.3 "
@@ -534,7 +535,8 @@ def _documented_difference(ours: bytes, theirs: bytes) -> bool:
 
 
 @pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
-                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary built without -O "
+                           "(docs/trec_eval.md) to compare with it")
 @pytest.mark.parametrize("fmt", ["plain", "header_run", "header_qrels", "latin1", "comments", "space"])
 def test_fuzz_against_the_trec_eval_binary(fmt, tmp_path, capsysbinary):
     rng = np.random.default_rng(sum(map(ord, fmt)))

@@ -99,7 +99,8 @@ def test_random_runs_give_the_in_memory_output(flags, shuffled, tmp_path, spy, c
 
 
 @pytest.mark.skipif(not os.environ.get("EVALFRAME_TREC_EVAL"),
-                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary to compare with it")
+                    reason="set EVALFRAME_TREC_EVAL to a trec_eval 10 binary built without -O "
+                           "(docs/trec_eval.md) to compare with it")
 @pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
 def test_random_runs_in_blocks_match_the_trec_eval_binary(shuffled, tmp_path, capsysbinary):
     qrels, run = _random_files(tmp_path, shuffled=shuffled)
