@@ -173,11 +173,13 @@ class Judged:
         return self.cache[key]
 
     def release(self) -> None:
-        """Drop the intermediates :meth:`cached` keeps (and those of :attr:`condensed`, when
-        made): they refer back to this table, a reference cycle that only the garbage
-        collector breaks.  A part's table released when the part is scored is freed then;
-        otherwise a collection run meanwhile by another thread's part moves it to the oldest
-        generation, where it waits for the next full pass (a block's arrays held the while)."""
+        """Drop everything ``cache`` holds (and :attr:`condensed`'s, when made), once the table
+        is used no more (what judging left there for later checks goes too): the
+        intermediates of :meth:`cached` refer back to this table, a reference cycle that
+        only the garbage collector breaks.  A part's table released when the part is scored
+        is freed then; otherwise a collection run meanwhile by another thread's part moves
+        it to the oldest generation, where it waits for the next full pass (a block's arrays
+        held the while)."""
         self.cache.clear()
         condensed = self.__dict__.get("condensed")
         if condensed is not None and condensed is not self:
