@@ -332,6 +332,7 @@ def _evaluate_chunked(run: pd.DataFrame, qrels: pd.DataFrame, systems: list, ms:
         if sizes_compared(systems, ms):
             tokens.update(token_counts(J))
         silent.update(_silent(J, names))
+        J.release()  # freed with the part: no reference cycle left for the collector
     table = pd.concat(groups, ignore_index=True) if len(groups) > 1 else groups[0]
     values = np.concatenate(values) if len(values) > 1 else values[0]
     if len(groups) > 1 and "system" in table:  # systems in the run's order, as the in-memory engine orders them

@@ -186,3 +186,28 @@ def test_report_on_a_dask_run_is_refused_before_evaluating():
     spans, _, chunks, run = random_case(2)
     with pytest.raises(TypeError, match="report\\(\\) takes a run held in memory"):
         ef.report(dd.from_pandas(run, npartitions=2), spans, chunks=chunks)
+
+
+def test_a_streamed_partitions_chunked_tables_are_freed_when_it_is_scored(tmp_path, monkeypatch):
+    """As for a run without chunkings (tests/engine/test_parts.py): each chunking's judged
+    table keeps intermediates that refer back to it; released when the partition is scored,
+    it is freed then, whatever collection ran while it was in use."""
+    import gc
+    import weakref
+
+    from evalframe.engine import partition
+    spans, _, chunks, run = random_case(3)
+    refs, judge_chunked = [], partition.judge_chunked
+
+    def judged(*a, **k):
+        out = judge_chunked(*a, **k)
+        refs.extend(weakref.ref(J) for J in out)
+        gc.collect(1)  # a collection another partition's thread runs while these tables are in use
+        return out
+    monkeypatch.setattr(partition, "judge_chunked", judged)
+    gc.disable()  # the collector's own passes, which come at their own pace, are off
+    try:
+        streamed(run, spans, chunks, tmp_path / "s")
+        assert len(refs) >= 2 and [r() for r in refs] == [None] * len(refs)
+    finally:
+        gc.enable()
