@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--shuffled", action="store_true")
     ap.add_argument("--ids", choices=["str", "int", "url"], default="str")
-    ap.add_argument("--churn", action="store_true", help="build and drop pytrec_eval's dicts before every call")
+    ap.add_argument("--churn", action="store_true", help="run pytrec_eval end to end on the same run before every call")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     counts = (1, args.threads)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._arrow_numpy import arrow_of, numpy_of
-from ._threads import cached_property
 from ._id_bytes import (BLOCK_ROWS, KeyIndex, arrow_backing, arrow_id_status, fingerprints, int_fingerprints,
                         integer_ids, pair_keys, parse_decimal_ids)
+from ._threads import cached_property
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,8 +13,8 @@ import pandas as pd
 from evalframe.errors import EvalframeInputError, InputProblem, UnpairedQuestionsWarning
 from evalframe.errors import warn as warn_user
 
-from .resampling import bootstrap_means, cluster_se, same_question_sets
 from .._threads import cached_property
+from .resampling import bootstrap_means, cluster_se, same_question_sets
 from .validation import run_starts, sorted_codes
 
 
