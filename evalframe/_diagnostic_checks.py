@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from evalframe import _arrow_compute as pc
 
 from ._arrow_numpy import arrow_of
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
@@ -98,7 +98,7 @@ def systems_judged(part: pd.DataFrame, flagged: list, questions, docs) -> set:
     ``docs``: :func:`id_set` value sets (or a pandas Index of strings), probed by Arrow's
     hash (no Python string per row or per id)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
 
     from .schema import ids_to_str
     part = part.reset_index() if "query_id" not in part.columns else part
@@ -201,7 +201,7 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     s, q = np.divmod(pairs, nu)
     dropped = np.unique(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
-    rule = natural_permutation(run_queries.dictionary.take(arrow_of(dropped)))  # Arrow: no Python strings
+    rule = natural_permutation(pc.take(run_queries.dictionary, arrow_of(dropped)))  # Arrow: no Python strings
     if rule is not None:
         perm, numeric = rule
         natural[dropped[perm]] = np.arange(len(dropped))

@@ -74,7 +74,7 @@ def encode_ids(s: "pd.Series | pa.ChunkedArray") -> Codes:
     codes and dictionary; runs whose ids are all distinct (each question once, as
     in a run file) are not hashed at all (:func:`_distinct_fingerprints`)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
     arr = id_strings(s)
     if arr.num_chunks == 0:
         return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
@@ -284,8 +284,9 @@ class CheckedQrels(CheckedTable):
         """The golden set of the questions ``questions`` alone (positions in
         ``query.dictionary``), its rows in their order, its ids factorised anew (a golden set
         without subtopics; an Arrow table stays one: no pandas)."""
+        from evalframe import _arrow_compute as pc
         at = self.by_question.positions(questions)
-        data = self.data.take(arrow_of(at)) if is_arrow(self.data) else self.data.iloc[at].reset_index(drop=True)
+        data = pc.take(self.data, arrow_of(at)) if is_arrow(self.data) else self.data.iloc[at].reset_index(drop=True)
         return encode_qrels(data)
 
 
@@ -341,10 +342,10 @@ def position_in(values: "pa.Array", value_set: "pa.Array") -> np.ndarray:
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
 
     def by_arrow() -> np.ndarray:
-        return numpy_of(pc.index_in(values.cast(value_set.type), value_set=value_set), null=-1).astype(np.int32)
+        return numpy_of(pc.index_in(pc.cast(values, value_set.type), value_set=value_set), null=-1).astype(np.int32)
 
     if len(values) < (1 << 14) or len(value_set) < (1 << 10):
         return by_arrow()
@@ -353,7 +354,7 @@ def position_in(values: "pa.Array", value_set: "pa.Array") -> np.ndarray:
         return by_arrow()
     where = golden.positions(fingerprints(pa.chunked_array([values])))
     hit = np.flatnonzero(where >= 0)
-    same = pc.equal(values.take(arrow_of(hit)).cast(value_set.type), value_set.take(arrow_of(where[hit])))
+    same = pc.equal(pc.cast(pc.take(values, arrow_of(hit)), value_set.type), pc.take(value_set, arrow_of(where[hit])))
     where[hit[~np.asarray(numpy_of(same), dtype=bool)]] = -1
     return where.astype(np.int32)
 
@@ -408,7 +409,7 @@ def checked_text_qrels(table: "pa.Table") -> CheckedQrels | None:
     qrels), clean ids, labels in range (:func:`labels_in_range`), no (question, doc) pair
     given twice (:meth:`CheckedQrels.pair_keys`).  None when ``check_qrels`` has more to do."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
     if "iteration" in table.column_names:
         it = table["iteration"]
         if len(it) and not pc.all(pc.equal(it, it[0])).as_py():
@@ -529,10 +530,12 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
     cand = maybe[shared[pos] == key[maybe]]
     import pyarrow as pa
+
+    from evalframe import _arrow_compute as pc
     # the candidates' strings as dictionary codes (a null its own code), then (group, code)
     # pairs sorted: a pair equal to its neighbour repeats
-    taken = pa.chunked_array(docs).take(arrow_of(cand)).combine_chunks()
-    codes = numpy_of(taken.dictionary_encode(null_encoding="encode").indices)
+    taken = pc.take(pa.chunked_array(docs), arrow_of(cand)).combine_chunks()
+    codes = numpy_of(pc.dictionary_encode(taken, null_encoding="encode").indices)
     g = group[cand]
     order = np.lexsort((codes, g))
     same = (g[order][1:] == g[order][:-1]) & (codes[order][1:] == codes[order][:-1])

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from evalframe import _arrow_compute as pc
 
 from ._arrow_numpy import arrow_of, numpy_of
 from .canonical import pandas_strings_are_large
@@ -65,7 +65,7 @@ class DistinctIds:
         idx = np.asarray(idx)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        return DistinctIds(self.arrow.take(arrow_of(idx.astype(np.int64, copy=False))))
+        return DistinctIds(pc.take(self.arrow, arrow_of(idx.astype(np.int64, copy=False))))
 
     def __iter__(self):
         return iter(self.arrow.to_pylist())

@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
+from evalframe import _arrow_compute as pc
 
 from ._validation import POSITIVE_INT, check
 from .io import local_path, read_qrels, read_run

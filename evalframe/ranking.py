@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from evalframe import _arrow_compute as pc
 
 from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
@@ -161,7 +161,7 @@ def judge(run: pd.DataFrame | CheckedRun, qrels: pd.DataFrame | CheckedQrels, *,
                            tied_groups, qq, ql, rel=rel, ties=ties, missing=missing) + id_records
     groups = {"query_id": queries[g_q].arrow}
     if system_names is not None:
-        groups = {"system": system_names.take(arrow_of(g_sys)), **groups}
+        groups = {"system": pc.take(system_names, arrow_of(g_sys)), **groups}
     if warn:
         warn_diagnostics(records, rel)
     return Judged(pa.table(groups), g_q, grp.astype(np.int64, copy=False), rank.astype(np.int64, copy=False),
@@ -232,7 +232,7 @@ def _golden_set(qrels: CheckedQrels) -> tuple[DistinctIds, np.ndarray, np.ndarra
         perm, numeric = natural
     position = np.empty(len(perm), dtype=np.int64)
     position[perm] = np.arange(len(perm))
-    queries = DistinctIds(dictionary.take(arrow_of(perm)), numeric)
+    queries = DistinctIds(pc.take(dictionary, arrow_of(perm)), numeric)
     qq = position[qrels.query.codes]
     ql = qrels.numbers("relevance", np.int64)
     order = _question_label_order(qq, ql)
@@ -344,7 +344,7 @@ def _judged_rows(run: CheckedRun, kept: np.ndarray | None, rq: np.ndarray, qrels
         if ints:
             same = run.doc_int[src] == qrels.doc_int[where]
         else:
-            same = pc.equal(run.doc.take(arrow_of(src)), qrels.doc.take(arrow_of(where)))
+            same = pc.equal(pc.take(run.doc, arrow_of(src)), pc.take(qrels.doc, arrow_of(where)))
             same = np.asarray(numpy_of(same), dtype=bool)
         same &= _unsorted(qq, qrels_order)[where] == rq[at].astype(np.uint64)  # same question too
         return at[same], where[same]
@@ -399,14 +399,14 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     tied rows are read (``kept``: the run rows ranked, None for all; ``docs``:
     Arrow strings, or int64 ids ordered as their decimal strings).  Also the
     sorted groups and the mask of tied rows (:func:`sort_plan`)."""
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
 
     def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
         source = rows if kept is None else kept[rows]
         if isinstance(docs, np.ndarray):  # integer ids, in the order of their strings ("10" < "9")
             keys = decimal_order_keys(docs[source])
             return [k if ties == "doc_id_asc" else ~k for k in keys[::-1]]  # least significant first
-        names = docs.take(arrow_of(source))
+        names = pc.take(docs, arrow_of(source))
         keys = byte_order_keys(names, max_bytes=8)  # short ids: their bytes as one number
         if keys is None:  # longer ids: the bytes after the prefix all share (URLs' host and path)
             keys = byte_order_keys(names, max_bytes=TIE_KEY_BYTES, skip=common_prefix_length(names))

@@ -28,7 +28,7 @@ from typing import Mapping, Union
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
+from evalframe import _arrow_compute as pc
 
 from ._validation import error, type_of
 from .errors import EvalframeInputError, InputProblem

@@ -184,7 +184,7 @@ class Assembler:
         it: systems in order of first appearance, questions in the golden set's natural order
         (of every golden-set question, as :func:`~evalframe.ranking.judge` lists them),
         measures in the order asked."""
-        import pyarrow.compute as pc
+        from evalframe import _arrow_compute as pc
         golden = pa.concat_arrays(self.golden_ids) if self.golden_ids else pa.array([], pa.large_string())
         unique = pc.unique(golden)
         rank = natural_rank(unique)  # rank of each distinct golden-set question
@@ -230,14 +230,14 @@ def large_strings(values) -> pa.Array:
 def codes_in(column: pd.Series, values: pa.Array) -> np.ndarray:
     """Position of each string of ``column`` in ``values``, found by Arrow (no Python
     string per row: the per-question table has millions of rows)."""
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
     return pc.index_in(large_strings(column), value_set=values).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def natural_rank(ids: pa.Array) -> np.ndarray:
     """Rank of each of the distinct ``ids`` in :func:`~evalframe._id_order.natural_order`
     (numeric when every id is an integer, else byte-wise), computed by Arrow."""
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
     rank = np.empty(len(ids), dtype=np.int64)
     order = None
     if len(ids) and not pc.all(pc.match_substring_regex(ids, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():

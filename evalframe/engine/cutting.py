@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from .. import _arrow_compute as pc
 from .._arrow_numpy import numpy_of
 from .._id_bytes import fingerprints
 
@@ -46,7 +47,7 @@ def question_fingerprints(query_id: "pd.Series | pa.Array | pa.ChunkedArray") ->
     if not isinstance(query_id, pa.ChunkedArray):
         query_id = pa.chunked_array([query_id])
     if query_id.type != pa.large_string():
-        query_id = query_id.cast(pa.large_string())
+        query_id = pc.cast(query_id, pa.large_string())
     return fingerprints(query_id)
 
 
@@ -92,7 +93,6 @@ def run_starts(ids: "pd.Series | pa.Array | pa.ChunkedArray", threads: int = 1) 
 
 
 def _starts(ids) -> np.ndarray:
-    import pyarrow.compute as pc
     n = len(ids)
     if n == 0:
         return np.zeros(0, dtype=np.int64)

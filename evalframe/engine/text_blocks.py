@@ -13,6 +13,7 @@ from typing import Callable, Iterator, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from .. import _arrow_compute as pc
 from .._arrow_numpy import arrow_of, numpy_of
 from . import budget as sizing
 from .cutting import question_buckets, question_fingerprints
@@ -78,7 +79,6 @@ def _last_question_start(block: bytes, floor: int = 0, end: int | None = None) -
     question) and where its last data line starts (-1: none).  Only the end is read,
     larger while it holds one question; the lines before ``floor`` (a line start) are
     known to hold the question of the line at ``floor`` only, and are not read."""
-    import pyarrow.compute as pc
     end = len(block) if end is None else end
     k = _TAIL
     while True:
@@ -87,7 +87,7 @@ def _last_question_start(block: bytes, floor: int = 0, end: int | None = None) -
         rows = np.flatnonzero(q.data)
         last = lo + (int(q.ends[rows[-1] - 1]) if rows[-1] else 0) if len(rows) else -1  # its line's start
         if len(rows):
-            ids = q.ids.take(arrow_of(rows))
+            ids = pc.take(q.ids, arrow_of(rows))
             other = rows[~numpy_of(pc.equal(ids, ids[len(ids) - 1]))]
             if len(other):
                 return lo + int(q.ends[other[-1]]), last
@@ -228,7 +228,7 @@ def write_buckets(block: bytes, files: list) -> bytes:
     offsets = np.concatenate(([0], q.ends)).astype(np.int64)
     lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(q.ends),
                                              [None, pa.py_buffer(offsets), pa.py_buffer(block)])
-    taken = lines.take(arrow_of(order))
+    taken = pc.take(lines, arrow_of(order))
     off = np.frombuffer(taken.buffers()[1], dtype=np.int64)[taken.offset: taken.offset + len(taken) + 1]
     data = memoryview(taken.buffers()[2])
     bounds = np.searchsorted(bucket[order], np.arange(len(files) + 1))

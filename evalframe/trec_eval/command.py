@@ -34,7 +34,7 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
             s.column = column(s.measure)
     rel_len = req.relstring_len if opts["q"] else None
 
-    import pyarrow.compute as pc
+    from evalframe import _arrow_compute as pc
     budget = opts["budget"]
     if budget is None and run_path != "-":
         from ..engine.budget import memory_budget
@@ -52,12 +52,12 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
             run, placeholders = with_placeholders(run, qrels)
         ids, values, rel_str = score_run(opts, measures, rel_len, run, qrels)
     order = numpy_of(pc.sort_indices(ids))  # trec_eval: strcmp order of question ids (byte-wise)
-    ids = ids.take(arrow_of(order))
+    ids = pc.take(ids, arrow_of(order))
     values = values[order]
     n_q = len(ids)
     unanswered = None
     if len(placeholders):
-        unanswered = numpy_of(pc.is_in(ids, value_set=placeholders.cast(ids.type)))
+        unanswered = numpy_of(pc.is_in(ids, value_set=pc.cast(placeholders, ids.type)))
 
     def slot_values(s) -> np.ndarray:
         if isinstance(s.measure, Derived):

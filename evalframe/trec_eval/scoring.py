@@ -30,7 +30,11 @@ def with_placeholders(run, qrels):
     extra = _placeholder_rows(missing)
     if is_arrow(run.data):
         import pyarrow as pa
-        return pa.concat_tables([run.data, extra.cast(run.data.schema)]), missing
+
+        from evalframe import _arrow_compute as pc
+        schema = run.data.schema
+        extra = pa.Table.from_arrays([pc.cast(extra.column(f.name), f.type) for f in schema], schema=schema)
+        return pa.concat_tables([run.data, extra]), missing
     import pandas as pd
 
     from ..canonical import arrow_table_frame
@@ -44,8 +48,8 @@ def with_placeholders(run, qrels):
 def _unanswered(golden, answered):
     """The distinct golden-set question ids (Arrow strings, in golden-set order) not among
     the Arrow strings ``answered``."""
-    import pyarrow.compute as pc
-    return golden.filter(pc.invert(pc.is_in(golden, value_set=answered.cast(golden.type))))
+    from evalframe import _arrow_compute as pc
+    return pc.filter(golden, pc.invert(pc.is_in(golden, value_set=pc.cast(answered, golden.type))))
 
 
 def _placeholder_rows(missing):
@@ -118,7 +122,9 @@ def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
 def _arrow_ids(query_id):
     """Question ids as one Arrow string array."""
     import pyarrow as pa
-    ids = query_id.cast(pa.string()) if isinstance(query_id, (pa.Array, pa.ChunkedArray)) \
+
+    from evalframe import _arrow_compute as pc
+    ids = pc.cast(query_id, pa.string()) if isinstance(query_id, (pa.Array, pa.ChunkedArray)) \
         else pa.array(query_id, pa.string())
     return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
 
@@ -175,6 +181,8 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     questions and the run tag."""
     import pyarrow as pa
 
+    from evalframe import _arrow_compute as pc
+
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
     size = _block_bytes(budget, len(qrels), threads) if larger_than(run_path, budget) else \
@@ -187,7 +195,7 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     placeholders = ()
     if opts["c"]:
         golden_ids = qrels.query.dictionary
-        answered = pa.concat_arrays([a.cast(golden_ids.type) for a in seen]) if seen else golden_ids[:0]
+        answered = pa.concat_arrays([pc.cast(a, golden_ids.type) for a in seen]) if seen else golden_ids[:0]
         placeholders = _unanswered(golden_ids, answered)
         if len(placeholders):
             parts.append(score_run(opts, measures, rel_len, _placeholder_rows(placeholders), qrels, block=True))
