@@ -9,7 +9,7 @@ reads as ``pyarrow.compute`` does: ``pc.sort_indices(values, sort_keys=[...])``,
 the function's arity and keyword arguments build its options class, as in pyarrow.
 
 ``cast``, ``take`` and ``fill_null``, which pyarrow writes in Python, are written here the same way;
-every other name pyarrow writes in Python (``field``, ``take``, ...) comes from
+every other name pyarrow writes in Python (``field``, ``index``, ...) comes from
 ``pyarrow.compute`` itself, imported on that first use.  So do all names when pyarrow's
 compute extension does not offer the registry this module reads (then this module is
 ``pyarrow.compute``, at its import cost).
@@ -28,8 +28,10 @@ try:
 except (ImportError, AttributeError):  # pragma: no cover (a pyarrow that moved its extension's names)
     _REGISTRY = None
 
+#: pyarrow.compute's names for the registry itself, taken from its extension as it takes them
+_REGISTRY_NAMES = frozenset({"call_function", "function_registry", "get_function", "list_functions"})
 # Names pyarrow.compute writes in Python over the kernels, or in a different shape:
-# taken from it (``cast`` and ``fill_null`` are below).
+# taken from it (``cast``, ``take`` and ``fill_null`` are written below).
 _PYTHON_ONLY = frozenset({"index", "top_k_unstable", "bottom_k_unstable", "random", "field",
                           "scalar", "utf8_zfill"})
 
@@ -42,7 +44,7 @@ def cast(arr, target_type=None, safe=None, options=None, memory_pool=None):
         options = _kernels.CastOptions.unsafe(target_type) if safe is False \
             else _kernels.CastOptions.safe(target_type)
     elif safe is not None or target_type is not None:
-        raise TypeError("cast takes either options or target_type and safe, not both")
+        raise ValueError("Must either pass values for 'target_type' and 'safe' or pass a value for 'options'")
     return _kernels.call_function("cast", [arr], options, memory_pool)
 
 
@@ -73,14 +75,17 @@ def _wrapper(name: str):
         values, option_args = (args, ()) if arity is Ellipsis else (args[:arity], args[arity:])
         if arity is not Ellipsis and len(values) < arity:
             raise TypeError(f"{name} takes {arity} positional argument(s), but {len(values)} were given")
-        if option_args or kwargs:
-            if options_class is None:
-                raise TypeError(f"{name} takes no options")
+        if options_class is None:
+            if option_args or kwargs or options is not None:
+                raise TypeError(f"{name} takes {arity} positional argument(s) and no options")
+        elif option_args or kwargs:
             if options is not None:
-                raise TypeError(f"{name} called with both options and option arguments")
+                raise TypeError(f"Function {name!r} called with both an 'options' argument and additional arguments")
             options = options_class(*option_args, **kwargs)
         elif isinstance(options, dict):
             options = options_class(**options)
+        elif options is not None and not isinstance(options, options_class):
+            raise TypeError(f"Function {name!r} expected a {options_class} parameter, got {type(options)}")
         if values and isinstance(values[0], _kernels.Expression):
             return _kernels.Expression._call(func.name, list(values), options)
         return func.call(values, options, memory_pool)
@@ -91,12 +96,12 @@ def _wrapper(name: str):
 
 
 def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if _REGISTRY is None or name in _PYTHON_ONLY:
         import pyarrow.compute
         value = getattr(pyarrow.compute, name)
-    elif name[:1].isupper():  # options classes, Expression
+    elif name[:1].isupper() or name in _REGISTRY_NAMES:  # options classes, Expression, call_function
         value = getattr(_kernels, name)
     else:
         try:

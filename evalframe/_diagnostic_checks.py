@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import pyarrow as pa
-from evalframe import _arrow_compute as pc
 
+from . import _arrow_compute as pc
 from ._arrow_numpy import arrow_of
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
 from ._id_codes import CheckedQrels, CheckedRun, Codes
@@ -61,9 +61,9 @@ def unjudged_systems(systems: np.ndarray, row_sys: np.ndarray, judged_sys: np.nd
             hit = np.flatnonzero(np.isin(fp, qrels.doc_fingerprint))
             if len(hit):
                 golden = pa.chunked_array([qrels.doc.combine_chunks()]).combine_chunks()
-                docs = run.doc.take(arrow_of(src[hit])).combine_chunks() if isinstance(run.doc, pa.ChunkedArray) \
-                    else run.doc.take(arrow_of(src[hit]))
-                judged[s] = int(pc.sum(pc.is_in(docs.cast(golden.type), value_set=golden)).as_py() or 0)
+                docs = pc.take(run.doc, arrow_of(src[hit]))
+                docs = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
+                judged[s] = int(pc.sum(pc.is_in(pc.cast(docs, golden.type), value_set=golden)).as_py() or 0)
         out.append(Diagnostic(systems[s], Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS, 0 if judged[s] else int(rows[s]),
                               HAS_JUDGED if judged[s] else
                               "none of its retrieved documents is judged: every measure is 0"))
@@ -98,7 +98,6 @@ def systems_judged(part: pd.DataFrame, flagged: list, questions, docs) -> set:
     ``docs``: :func:`id_set` value sets (or a pandas Index of strings), probed by Arrow's
     hash (no Python string per row or per id)."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
 
     from .schema import ids_to_str
     part = part.reset_index() if "query_id" not in part.columns else part
@@ -188,7 +187,7 @@ def _bytewise_first(names) -> tuple[str, ...]:
     arr = names.arrow if isinstance(names, DistinctIds) else names
     arr = arr if isinstance(arr, (pa.Array, pa.ChunkedArray)) else pa.array(np.asarray(arr, dtype=object), pa.large_string())
     if len(arr) > MAX_EXAMPLES:
-        arr = arr.take(pc.select_k_unstable(arr, k=MAX_EXAMPLES, sort_keys=[("dummy", "ascending")]))
+        arr = pc.take(arr, pc.select_k_unstable(arr, k=MAX_EXAMPLES, sort_keys=[("dummy", "ascending")]))
     return tuple(sorted(str(x) for x in arr.to_pylist()))
 
 

@@ -91,7 +91,7 @@ def arrow_id_status(s: pd.Series) -> str | None:
             continue
         suspect = np.flatnonzero(_SUSPECT[data[off[:-1]]] | _SUSPECT[data[off[1:] - 1]])
         if len(suspect):
-            few = ch.take(suspect)
+            few = pc.take(ch, arrow_of(suspect))
             stripped = numpy_of(pc.utf8_length(pc.utf8_trim_whitespace(few)))
             if not stripped.all():
                 return None

@@ -14,8 +14,8 @@ import re
 
 import numpy as np
 import pyarrow as pa
-from evalframe import _arrow_compute as pc
 
+from . import _arrow_compute as pc
 from ._arrow_numpy import arrow_of, numpy_of
 from .canonical import pandas_strings_are_large
 

@@ -21,8 +21,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from evalframe import _arrow_compute as pc
 
+from . import _arrow_compute as pc
 from ._validation import POSITIVE_INT, check
 from .io import local_path, read_qrels, read_run
 from .ranking import list_ranks, ranked_order

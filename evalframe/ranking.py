@@ -61,8 +61,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import pyarrow as pa
-from evalframe import _arrow_compute as pc
 
+from . import _arrow_compute as pc
 from ._validation import Interval, Options, check
 from ._diagnostic_checks import JUDGED_DOCS, check_records, unjudged_systems
 from ._diagnostic_records import warn_diagnostics
@@ -399,7 +399,6 @@ def _ordering(grp: np.ndarray, primary: np.ndarray, docs, kept: np.ndarray | Non
     tied rows are read (``kept``: the run rows ranked, None for all; ``docs``:
     Arrow strings, or int64 ids ordered as their decimal strings).  Also the
     sorted groups and the mask of tied rows (:func:`sort_plan`)."""
-    from evalframe import _arrow_compute as pc
 
     def tiebreak(rows: np.ndarray) -> np.ndarray | list[np.ndarray]:
         source = rows if kept is None else kept[rows]

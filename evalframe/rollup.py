@@ -28,8 +28,8 @@ from typing import Mapping, Union
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from evalframe import _arrow_compute as pc
 
+from . import _arrow_compute as pc
 from ._validation import error, type_of
 from .errors import EvalframeInputError, InputProblem
 from ._diagnostic_records import Check, Diagnostic, MAX_EXAMPLES

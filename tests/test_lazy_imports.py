@@ -78,6 +78,30 @@ def test_trec_eval_command_loads_no_pandas(tmp_path, flags):
         assert ("num_ret", "q1") in lines and ("num_ret", "q4") not in lines
 
 
+CHECKED_INPUTS = {  # (golden set, run) that make the command's checks read ids (found by review)
+    # 11 golden-set questions, the run answers one: the examples of the others, a top-k of their ids
+    "questions not answered": ("".join(f"{q} 0 d{j} 1\n" for q in range(1, 12) for j in range(3)),
+                               "1 Q0 d0 1 1.0 r\n1 Q0 d1 2 0.5 r\n"),
+    # each question's retrieved documents are judged for the other one only
+    "documents judged elsewhere": ("1 0 A0 1\n1 0 A1 1\n2 0 B0 1\n2 0 B1 1\n",
+                                   "1 Q0 B0 1 1.0 r\n1 Q0 B1 2 0.5 r\n2 Q0 A0 1 1.0 r\n2 Q0 A1 2 0.5 r\n"),
+    # ids whose edge bytes are not ASCII (as after a byte-order mark): read for blank edges
+    "non-ASCII ids": ("q\u00e91 0 d\u00fc 1\nq\u00e91 0 d2 0\n", "q\u00e91 Q0 d\u00fc 1 1.0 r\nq\u00e91 Q0 d2 2 0.5 r\n"),
+}
+
+
+@pytest.mark.parametrize("case", CHECKED_INPUTS)
+def test_trec_eval_checks_of_ids_load_no_pandas(tmp_path, case):
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(CHECKED_INPUTS[case][0], encoding="utf-8")
+    run.write_text(CHECKED_INPUTS[case][1], encoding="utf-8")
+    status, _, out, loaded = _trec_eval_fresh(["-q", "-m", "num_q", "-m", "P.5", str(qrels), str(run)], "")
+    assert status == 0 and loaded == []
+    assert "num_q                 \tall\t" + ("2" if case == "documents judged elsewhere" else "1") in out
+    p5 = {"questions not answered": "0.4000", "documents judged elsewhere": "0.0000", "non-ASCII ids": "0.2000"}
+    assert f"P_5                   \tall\t{p5[case]}" in out
+
+
 def _trec_eval_fresh(argv: list[str], setup: str) -> list:
     """``evalframe trec-eval argv`` in a fresh interpreter, after ``setup`` (its patches
     append to the list ``calls``): [status, len(calls), the output, the modules of
