@@ -53,7 +53,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "scipy", "matplotlib", "pyarrow", "numpy")
-COMMAND = "import sys\nfrom evalframe.cli import main\nsys.exit(main(sys.argv[1:]))"
+#: what the installed ``evalframe`` script runs (``console_main``; a tree from before it: ``main``)
+COMMAND = "import sys\nimport evalframe.cli as cli\nsys.exit(getattr(cli, 'console_main', cli.main)())"
 
 
 def timed(argv: list[str], env: dict, cwd: Path | None = None) -> tuple[float, float]:

@@ -13,7 +13,8 @@ runs it), output to /dev/null; peak RSS and CPU seconds (user + system, all
 threads: a steadier measure than wall time on a loaded machine) are each
 child's (``os.wait4``):
 
-- ``evalframe trec-eval`` (``python -c "from evalframe.cli import main" trec-eval ...``);
+- ``evalframe trec-eval`` (``python -c "... evalframe.cli.console_main()" trec-eval ...``, as
+  the installed script);
 - pytrec_eval: parse both files (``parse_qrel`` / ``parse_run``), evaluate
   ``all_trec``, print the same lines (per question with ``-q``) and the summary;
 - trec_eval itself (``--trec-eval PATH``, default ``/tmp/trec_eval_o2/trec_eval``
@@ -88,8 +89,9 @@ def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float]:
 
 
 def evalframe_subprocess(qrels: Path, run: Path, flags: list[str], checkout: Path = ROOT) -> tuple[float, float, float]:
-    """``evalframe trec-eval`` of the source tree ``checkout`` (``python -c`` puts it first on sys.path)."""
-    code = "import sys; from evalframe.cli import main; sys.exit(main())"
+    """``evalframe trec-eval`` of the source tree ``checkout`` (``python -c`` puts it first on sys.path),
+    as the installed script runs it (``console_main``; a tree from before it: ``main``)."""
+    code = "import sys; import evalframe.cli as cli; sys.exit(getattr(cli, 'console_main', cli.main)())"
     return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
                   cwd=checkout)
 

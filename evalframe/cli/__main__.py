@@ -1,6 +1,4 @@
 """``python -m evalframe.cli ...`` runs the ``evalframe`` command."""
-import sys
+from . import console_main
 
-from . import main
-
-sys.exit(main())
+console_main()
