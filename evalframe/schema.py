@@ -74,8 +74,16 @@ def _rename(df: pd.DataFrame, wanted: tuple[str, ...], optional: tuple[str, ...]
                 f"name a column {canon!r} or one of its aliases: {', '.join(ALIASES[canon][1:])}"
                 + (" (or give a 'rank' column: a run without scores is ordered by rank)" if canon == "score" else "")
                 + "; or map your column names with columns={'your_name': " + f"{canon!r}" + "}"))
-    out = df[list(mapping)].rename(columns=mapping)
-    return out
+    if _ALWAYS_COPY_ON_WRITE and list(mapping) == list(df.columns) and all(k == v for k, v in mapping.items()):
+        # the canonical columns in canonical order: a shallow copy (selecting and renaming
+        # took 1.2 ms per table, 9% of evaluate() at 1,000 x 100); copy-on-write keeps any
+        # later change off the caller's table
+        return df.copy(deep=False)
+    return df[list(mapping)].rename(columns=mapping)
+
+
+#: pandas >= 3: a shallow copy's changes never reach the table it was copied from
+_ALWAYS_COPY_ON_WRITE = int(pd.__version__.split(".")[0]) >= 3
 
 
 def _index_level(df: pd.DataFrame, canon: str):

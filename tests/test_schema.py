@@ -143,3 +143,24 @@ def test_grouped_integer_question_ids_written_as_strings():
     from evalframe.schema import ids_to_str
     q = pd.Series(np.repeat(np.array([5, 12, 5, 100000], dtype=np.int64), 40_000))  # runs, one repeated
     assert ids_to_str(q).tolist() == [str(v) for v in q]
+
+
+@pytest.mark.parametrize("canonical", [True, False], ids=["canonical columns", "aliases"])
+def test_the_callers_tables_are_left_as_they_were(canonical):
+    """Tables whose columns are already canonical are checked on a shallow copy (pandas >= 3:
+    copy-on-write): ids trimmed of blanks, integer ids written as strings, duplicates
+    dropped and ranks filled in the checked tables, never in the caller's."""
+    run = pd.DataFrame({"query_id": [" q1", "q1", "q1", "q2"], "doc_id": ["d1", "d2 ", "d2 ", "d3"],
+                        "score": [3.0, 2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": [" q1", "q2", "q2"], "doc_id": [1, 3, 3], "relevance": [1, 1, 2]})
+    if not canonical:
+        run = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+        qrels = qrels.rename(columns={"relevance": "label"})
+    before = run.copy(deep=True), qrels.copy(deep=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = ef.evaluate(run, qrels, ["P@1", "AP"], duplicates="first", conflicts="max")
+        check_run(run, duplicates="first")
+    assert len(table) == 4 and table["value"].notna().all()
+    pd.testing.assert_frame_equal(run, before[0])
+    pd.testing.assert_frame_equal(qrels, before[1])
