@@ -66,23 +66,33 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """The ``evalframe`` program (its installed script, ``python -m evalframe.cli``):
-    :func:`main` on the process's arguments, then the process exits with its status.
+    """The installed ``evalframe`` script: :func:`main` on the process's arguments, then
+    the process exits with its status.
 
     After ``evalframe trec-eval``, which writes nothing but standard output and error
-    (flushed here; a reader gone, as with ``| head``, is a quiet exit 0, as
-    during the command), the process ends at once (``os._exit``), without the
-    interpreter's shutdown: tearing down numpy's and Arrow's modules and objects took
-    20-25 ms, 12% of a two-line file's start-up (issue 31).  The other commands write
-    files and exit as usual."""
+    (flushed here: a reader gone, as with ``| head``, is a quiet exit; a full disk is
+    the command's one-line error and status 2), the process ends at once
+    (``os._exit``), without the interpreter's shutdown: tearing down numpy's and
+    Arrow's modules and objects took 20-25 ms, 12% of a two-line file's start-up (issue
+    31).  Under a profiler or a tracer (``python -m cProfile``, coverage), and for the
+    other commands, which write files, the process exits as usual; ``python -m
+    evalframe.cli`` (which a host may run in its own process) always does."""
     status = main()
-    if sys.argv[1:2] != ["trec-eval"]:
+    if sys.argv[1:2] != ["trec-eval"] or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(status)
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader is gone: its lines were not wanted
-        pass
-    try:
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                if stream is not None:  # (a closed descriptor: None)
+                    stream.flush()
+            except BrokenPipeError:  # the reader is gone: its lines were not wanted
+                pass
+            except OSError as exc:  # a full disk: as when it fills up during the command
+                if stream is sys.stdout and sys.stderr is not None:
+                    sys.stderr.write(f"evalframe trec-eval: error: {exc.strerror or exc}\n")
+                    sys.stderr.flush()
+                status = status or 2
+    except KeyboardInterrupt:
+        status = 130
     finally:
         os._exit(status)

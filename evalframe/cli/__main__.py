@@ -1,4 +1,6 @@
 """``python -m evalframe.cli ...`` runs the ``evalframe`` command."""
-from . import console_main
+import sys
 
-console_main()
+from . import main
+
+sys.exit(main())

@@ -3,6 +3,7 @@
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 import warnings
@@ -64,7 +65,8 @@ def _console(argv: list[str], **kw) -> subprocess.CompletedProcess:
     exit hook that says whether the interpreter's shutdown ran."""
     code = ("import atexit, sys\natexit.register(lambda: sys.stderr.write('[shutdown ran]'))\n"
             "from evalframe.cli import console_main\nconsole_main()")
-    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, **kw)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the flush is what is tested
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, env=env, **kw)
 
 
 def test_trec_eval_ends_the_process_without_the_shutdown_and_with_every_line(tmp_path, capsys):
@@ -83,6 +85,30 @@ def test_trec_eval_ends_the_process_without_the_shutdown_and_with_every_line(tmp
     assert missing.returncode == 2 and "cannot read file" in missing.stderr  # a user error: trec_eval's message
     other = _console(["evaluate", str(qrels), str(run), "-m", "P@5"], text=True)  # writes files: shuts down
     assert other.returncode == 0 and "[shutdown ran]" in other.stderr
+
+
+def test_trec_eval_ends_cleanly_when_its_output_cannot_be_written(tmp_path):
+    """Standard output closed (``>&-``): trec_eval's version line is not wanted, a quiet exit 0;
+    a full disk (``>/dev/full``) found at the final flush: the command's one-line error, status 2;
+    under a profiler the process shuts down as usual (``python -m cProfile`` writes its file)."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    entry = "from evalframe.cli import console_main; console_main()"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def shell(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(command, shell=True, executable="/bin/bash", capture_output=True, text=True, env=env)
+
+    closed = shell(f"'{sys.executable}' -c '{entry}' trec-eval -v >&-")
+    assert closed.returncode == 0 and "Traceback" not in closed.stderr
+    if os.path.exists("/dev/full"):
+        full = shell(f"'{sys.executable}' -c '{entry}' trec-eval -m P.5 {qrels} {run} >/dev/full")
+        assert full.returncode == 2 and full.stderr.startswith("evalframe trec-eval: error: ") \
+            and "Traceback" not in full.stderr
+    (tmp_path / "script.py").write_text(entry + "\n")  # as the installed script
+    profiled = shell(f"'{sys.executable}' -m cProfile -o {tmp_path / 'prof'} {tmp_path / 'script.py'} trec-eval {qrels} {run}")
+    assert profiled.returncode == 0 and (tmp_path / "prof").stat().st_size > 0
 
 
 def test_trec_eval_into_a_closed_pipe_exits_quietly(tmp_path):
