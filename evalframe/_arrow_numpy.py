@@ -64,5 +64,5 @@ def repeated_text(text: str, n: int, type_: pa.DataType) -> pa.Array:
     data = text.encode("utf-8")
     offsets = np.array([0, len(data)], dtype=np.int64 if pa.types.is_large_string(type_) else np.int32)
     one = pa.Array.from_buffers(type_, 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     return pc.take(one, arrow_of(np.zeros(n, dtype=np.int64)))

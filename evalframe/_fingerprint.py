@@ -27,7 +27,7 @@ def digest_table(df: pd.DataFrame, columns: Sequence[str]) -> str:
     value is hashed as its text: ids ``1`` and ``"1"`` are the same id, as everywhere after
     loading)."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
 
     arrays = []
     for c in columns:

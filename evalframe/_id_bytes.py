@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import _arrow_compute as pc
 from ._arrow_numpy import arrow_of, numpy_of
 
 if TYPE_CHECKING:
@@ -80,7 +81,6 @@ def arrow_id_status(s: pd.Series) -> str | None:
     arr = arrow_backing(s)
     if arr is None or arr.null_count:
         return None
-    from evalframe import _arrow_compute as pc
     status = "clean"
     for ch, (off, data) in zip(arr.chunks, raw_chunks(arr)):  # offsets as stored: no int64 copy
         if not len(ch):
@@ -107,7 +107,6 @@ def _suspect_bytes(data: np.ndarray) -> bool:
     microseconds more below 1 MB)."""
     if not len(data):
         return False
-    from evalframe import _arrow_compute as pc
     ends = pc.min_max(arrow_of(data))
     return ends["min"].as_py() < 33 or ends["max"].as_py() >= 127
 
@@ -217,7 +216,6 @@ def parse_decimal_ids(arr) -> np.ndarray:
     string it is (``"12"``; not ``"012"``, ``"+12"`` or 19 digits), else a distinct
     negative number (``-1 - row``), which no integer id equals."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
     out = -1 - np.arange(len(arr), dtype=np.int64)
     if not len(arr):
@@ -339,7 +337,6 @@ def common_prefix_length(arr) -> int:
     """The number of leading bytes every string of ``arr`` shares (0 for none or no
     string): those of the byte-wise least and greatest strings."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
     arr = arr if isinstance(arr, pa.ChunkedArray) else pa.chunked_array([arr])
     if len(arr) - arr.null_count < 2:
         return 0

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import _arrow_compute as pc
 from ._arrow_numpy import arrow_of, numpy_of
 from ._id_bytes import (BLOCK_ROWS, KeyIndex, arrow_backing, arrow_id_status, fingerprints, int_fingerprints,
                         integer_ids, pair_keys, parse_decimal_ids)
@@ -74,7 +75,6 @@ def encode_ids(s: "pd.Series | pa.ChunkedArray") -> Codes:
     codes and dictionary; runs whose ids are all distinct (each question once, as
     in a run file) are not hashed at all (:func:`_distinct_fingerprints`)."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
     arr = id_strings(s)
     if arr.num_chunks == 0:
         return Codes(np.zeros(0, np.int32), pa.array([], pa.large_string()))
@@ -284,7 +284,6 @@ class CheckedQrels(CheckedTable):
         """The golden set of the questions ``questions`` alone (positions in
         ``query.dictionary``), its rows in their order, its ids factorised anew (a golden set
         without subtopics; an Arrow table stays one: no pandas)."""
-        from evalframe import _arrow_compute as pc
         at = self.by_question.positions(questions)
         data = pc.take(self.data, arrow_of(at)) if is_arrow(self.data) else self.data.iloc[at].reset_index(drop=True)
         return encode_qrels(data)
@@ -342,7 +341,6 @@ def position_in(values: "pa.Array", value_set: "pa.Array") -> np.ndarray:
     (which compares strings in its hash table, cache miss after cache miss)
     when they do, and for small inputs."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
 
     def by_arrow() -> np.ndarray:
         return numpy_of(pc.index_in(pc.cast(values, value_set.type), value_set=value_set), null=-1).astype(np.int32)
@@ -409,7 +407,6 @@ def checked_text_qrels(table: "pa.Table") -> CheckedQrels | None:
     qrels), clean ids, labels in range (:func:`labels_in_range`), no (question, doc) pair
     given twice (:meth:`CheckedQrels.pair_keys`).  None when ``check_qrels`` has more to do."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
     if "iteration" in table.column_names:
         it = table["iteration"]
         if len(it) and not pc.all(pc.equal(it, it[0])).as_py():
@@ -530,8 +527,6 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
     pos = np.minimum(np.searchsorted(shared, key[maybe]), len(shared) - 1)
     cand = maybe[shared[pos] == key[maybe]]
     import pyarrow as pa
-
-    from evalframe import _arrow_compute as pc
     # the candidates' strings as dictionary codes (a null its own code), then (group, code)
     # pairs sorted: a pair equal to its neighbour repeats
     taken = pc.take(pa.chunked_array(docs), arrow_of(cand)).combine_chunks()

@@ -202,7 +202,7 @@ def _list_array(s: pd.Series):
 
 
 def _lengths(arr) -> np.ndarray:
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     return pc.fill_null(pc.list_value_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
@@ -230,7 +230,7 @@ def _drop_repeated_rows(df: pd.DataFrame) -> pd.DataFrame:
     their joined text, computed by Arrow), the first kept."""
     import pandas as pd
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     key = {}
     for c in df.columns:
         if _is_list_column(df[c]):
@@ -259,7 +259,7 @@ def _explode(df: pd.DataFrame, problems: list[InputProblem], duplicates: str = "
         return df
     if duplicates == "first":
         df = _drop_repeated_rows(df)
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     import pyarrow as pa
     try:
         arr = _list_array(df[docs[0]])

@@ -443,7 +443,7 @@ def _pairs(coded: CheckedQrels, key: np.ndarray) -> tuple[np.ndarray, np.ndarray
     the ids themselves; None when two different pairs share a key (then the caller
     compares the strings)."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     order = np.argsort(key, kind="stable")
     sk = key[order]
     start = np.empty(len(sk), dtype=bool)

@@ -658,7 +658,7 @@ def chunk_offsets(chunks: pd.DataFrame, chunk_ids, what: str = "chunk table", *,
     A probe of 64-bit fingerprints into the table's, every match confirmed on the
     strings (Arrow's hash of the strings when two chunk ids share a fingerprint)."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from . import _arrow_compute as pc
     ids = chunk_ids if isinstance(chunk_ids, (pa.Array, pa.ChunkedArray)) else pa.array(chunk_ids, pa.large_string())
     ids = ids if ids.type == pa.large_string() else ids.cast(pa.large_string())
     table_ids = pa.array(chunks["chunk_id"].to_numpy(dtype=object), pa.large_string()) \

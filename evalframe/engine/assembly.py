@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .. import _arrow_compute as pc
 from . import budget as sizing
 from .partition import GoldenIndex, PartResult, Plan, evaluate_part
 from .._diagnostic_checks import clear_judged_elsewhere, id_set, systems_judged
@@ -184,7 +185,6 @@ class Assembler:
         it: systems in order of first appearance, questions in the golden set's natural order
         (of every golden-set question, as :func:`~evalframe.ranking.judge` lists them),
         measures in the order asked."""
-        from evalframe import _arrow_compute as pc
         golden = pa.concat_arrays(self.golden_ids) if self.golden_ids else pa.array([], pa.large_string())
         unique = pc.unique(golden)
         rank = natural_rank(unique)  # rank of each distinct golden-set question
@@ -230,14 +230,12 @@ def large_strings(values) -> pa.Array:
 def codes_in(column: pd.Series, values: pa.Array) -> np.ndarray:
     """Position of each string of ``column`` in ``values``, found by Arrow (no Python
     string per row: the per-question table has millions of rows)."""
-    from evalframe import _arrow_compute as pc
     return pc.index_in(large_strings(column), value_set=values).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def natural_rank(ids: pa.Array) -> np.ndarray:
     """Rank of each of the distinct ``ids`` in :func:`~evalframe._id_order.natural_order`
     (numeric when every id is an integer, else byte-wise), computed by Arrow."""
-    from evalframe import _arrow_compute as pc
     rank = np.empty(len(ids), dtype=np.int64)
     order = None
     if len(ids) and not pc.all(pc.match_substring_regex(ids, r"^(0|-?[1-9][0-9]{0,18})$")).as_py():

@@ -139,7 +139,7 @@ class Chunkings:
             where = fp.get_indexer(fingerprints(chunk_ids.cast(pa.large_string())))
             where = where[where >= 0]
         else:  # two chunk ids share a fingerprint: Arrow's hash of the strings
-            from evalframe import _arrow_compute as pc
+            from .. import _arrow_compute as pc
             where = np.asarray(pc.index_in(chunk_ids, value_set=ids).drop_null().to_numpy(), dtype=np.int64)
         return table.iloc[np.unique(np.concatenate([by_doc, where]))]
 

@@ -32,7 +32,7 @@ def note_foreign_ids(J: Judged, run: CheckedRun, qrels) -> Judged:
     if not unjudged or unjudged < n_systems:
         return J
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     docs = run.doc.combine_chunks() if isinstance(run.doc, pa.ChunkedArray) else run.doc
     golden = qrels.doc.combine_chunks() if isinstance(qrels.doc, pa.ChunkedArray) else qrels.doc
     golden_docs = pc.unique(golden.cast(docs.type))
@@ -67,7 +67,7 @@ def doc_summary(doc_ids: pd.Series, golden_docs) -> tuple[bool, list]:
     ``golden_docs`` (an :func:`~evalframe._diagnostic_checks.id_set`), and its first
     ``FOREIGN_MIN_RUN_DOCS`` distinct ids in order."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     ids = pa.array(ids_to_str(doc_ids.reset_index(drop=True)).to_numpy(dtype=object), pa.large_string())
     hit = bool(len(ids)) and pc.any(pc.is_in(ids, value_set=golden_docs)).as_py()
     return bool(hit), pc.unique(ids)[:FOREIGN_MIN_RUN_DOCS].to_pylist()

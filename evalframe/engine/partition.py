@@ -79,7 +79,7 @@ class GoldenIndex:
         """The position of each question id (strings, cleaned) in ``ids`` (-1: not in the
         golden set), found by Arrow's hash (no Python string per id when ``qids`` are Arrow
         or Arrow-backed strings)."""
-        from evalframe import _arrow_compute as pc
+        from .. import _arrow_compute as pc
         if self._arrow_ids is None:
             self._arrow_ids = pa.array(np.asarray(self.ids, dtype=object), pa.large_string())
         if isinstance(qids, pd.Series):

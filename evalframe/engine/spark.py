@@ -76,7 +76,7 @@ def arrow_bytes(table: pa.Table) -> bytes:
 def _evaluate_bucket(plan):
     """The task run on each bucket: its rows in the run's order, its questions' golden rows."""
     def task(table: pa.Table) -> pa.Table:
-        from evalframe import _arrow_compute as pc
+        from .. import _arrow_compute as pc
         held, golden_bucket, part_plan, schema = _plan(plan)
         b = table.column(_BUCKET)[0].as_py()
         table = table.take(pc.sort_indices(table, [(_ROW, "ascending")]))
@@ -221,7 +221,7 @@ def evaluate_spark(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *
 
 def _doc_summaries(plan):
     def task(batches):
-        from evalframe import _arrow_compute as pc
+        from .. import _arrow_compute as pc
         value_set = _plan(plan)
         for b in batches:
             if b.num_rows:

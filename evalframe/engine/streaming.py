@@ -205,7 +205,7 @@ def _progress_bar(enabled: bool | None, total: int, desc: str):
 def _stream_grouped(reader: _Reader, golden: GoldenIndex, asm: Assembler, batch_rows: int, bar) -> None:
     """Batches cut at question boundaries: the rows of a batch's last question are carried
     over (as Arrow, so a batch is held once as Arrow and once as the partition's frame)."""
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     done = np.zeros(0, dtype=np.uint64)
     carry: pa.Table | None = None
     pending: list[pa.Table] = []

@@ -172,7 +172,7 @@ def _question_filter(dataset, column: str, questions: Sequence[str]):
     """A pyarrow filter keeping the rows of ``questions``: on the column's own type when it
     holds text or integers (row groups pruned by their statistics), else on its text."""
     import pyarrow as pa
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     kind = dataset.schema.field(column).type
     field = pc.field(column)
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):

@@ -34,7 +34,7 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
             s.column = column(s.measure)
     rel_len = req.relstring_len if opts["q"] else None
 
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     budget = opts["budget"]
     if budget is None and run_path != "-":
         from ..engine.budget import memory_budget

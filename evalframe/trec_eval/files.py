@@ -98,7 +98,7 @@ def _checked_run(source, where: str):
 
 def _one_tag(tags) -> str | None:
     """The tag every line of a run carries (Arrow strings), None when they differ or it is blank."""
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     if not len(tags):
         return None
     last = tags[len(tags) - 1]

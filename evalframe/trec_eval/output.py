@@ -143,7 +143,7 @@ PER_QUESTION_CHUNK_LINES = 200_000
 def write_per_question(write, rows, table, rel_str, ids) -> None:
     """trec_eval -q lines (measure, question, value), question by question, a chunk
     of questions at a time (:func:`_per_question_text`)."""
-    from evalframe import _arrow_compute as pc
+    from .. import _arrow_compute as pc
     n_q, n_s = len(ids), len(rows)
     heads = [f"{s.name:<22}\t".encode("utf-8") for s in rows]
     kinds = np.array([2 if s.spec.kind == "relstring" else 1 if s.spec.integer else 0 for s in rows])

@@ -9,6 +9,7 @@ import gc
 import os
 from pathlib import Path
 import numpy as np
+from .. import _arrow_compute as pc
 from .._arrow_numpy import arrow_of, repeated_text
 from .._id_codes import is_arrow
 from .files import ENCODING, read_golden_file, read_run_bytes, refuse_malformed
@@ -30,8 +31,6 @@ def with_placeholders(run, qrels):
     extra = _placeholder_rows(missing)
     if is_arrow(run.data):
         import pyarrow as pa
-
-        from evalframe import _arrow_compute as pc
         schema = run.data.schema
         extra = pa.Table.from_arrays([pc.cast(extra.column(f.name), f.type) for f in schema], schema=schema)
         return pa.concat_tables([run.data, extra]), missing
@@ -48,7 +47,6 @@ def with_placeholders(run, qrels):
 def _unanswered(golden, answered):
     """The distinct golden-set question ids (Arrow strings, in golden-set order) not among
     the Arrow strings ``answered``."""
-    from evalframe import _arrow_compute as pc
     return pc.filter(golden, pc.invert(pc.is_in(golden, value_set=pc.cast(answered, golden.type))))
 
 
@@ -122,8 +120,6 @@ def refuse_repeats_evaluated(run, qrels, depth: int | None) -> None:
 def _arrow_ids(query_id):
     """Question ids as one Arrow string array."""
     import pyarrow as pa
-
-    from evalframe import _arrow_compute as pc
     ids = pc.cast(query_id, pa.string()) if isinstance(query_id, (pa.Array, pa.ChunkedArray)) \
         else pa.array(query_id, pa.string())
     return ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
@@ -180,8 +176,6 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     golden set, the questions' (ids, values, relevance strings), the -c placeholder
     questions and the run tag."""
     import pyarrow as pa
-
-    from evalframe import _arrow_compute as pc
 
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
