@@ -65,8 +65,13 @@ def _console(argv: list[str], **kw) -> subprocess.CompletedProcess:
     exit hook that says whether the interpreter's shutdown ran."""
     code = ("import atexit, sys\natexit.register(lambda: sys.stderr.write('[shutdown ran]'))\n"
             "from evalframe.cli import console_main\nconsole_main()")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the flush is what is tested
-    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, env=env, **kw)
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, env=_buffered_env(), **kw)
+
+
+def _buffered_env() -> dict:
+    """This environment without ``PYTHONUNBUFFERED`` (which this machine sets): the final
+    flush of ``console_main`` is what is tested."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
 
 def test_trec_eval_ends_the_process_without_the_shutdown_and_with_every_line(tmp_path, capsys):
@@ -95,7 +100,7 @@ def test_trec_eval_ends_cleanly_when_its_output_cannot_be_written(tmp_path):
     qrels.write_text("q1 0 d1 1\n")
     run.write_text("q1 Q0 d1 1 1.0 r\n")
     entry = "from evalframe.cli import console_main; console_main()"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env = _buffered_env()
 
     def shell(command: str) -> subprocess.CompletedProcess:
         return subprocess.run(command, shell=True, executable="/bin/bash", capture_output=True, text=True, env=env)
