@@ -86,12 +86,19 @@ def installed_python(tmp: Path) -> str:
     return str(python)
 
 
-def tree_env(tree: Path) -> dict:
+def bytecode_env(tree: Path, pycache: Path | None) -> dict:
+    """The environment a command of the source tree ``tree`` runs in: the tree on
+    ``PYTHONPATH``; with ``pycache`` (a scratch folder), its bytecode written there once and
+    read from then on, as an installed package's (``PYTHONDONTWRITEBYTECODE`` dropped)."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    if PYCACHE is not None:
+    if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE / tree.name)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache / str(tree.resolve()).strip("/").replace("/", "_"))
     return env
+
+
+def tree_env(tree: Path) -> dict:
+    return bytecode_env(tree, PYCACHE)
 
 
 def loaded_modules(tree: Path, qrels: Path, run: Path, flags: list[str]) -> dict:

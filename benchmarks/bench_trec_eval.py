@@ -25,6 +25,12 @@ Usage::
     python benchmarks/bench_trec_eval.py [--sizes 7000x1000 100000x100] [--repeat 1]
                                          [--modes summary q] [--trec-eval PATH] [--tmp /tmp]
                                          [--skip-pytrec] [--skip-trec-eval] [--baseline TREE]
+                                         [--bytecode warm|as-is]
+
+Bytecode: as in ``bench_startup.py``, each evalframe tree runs as installed, its ``.pyc``
+files written once to a scratch ``PYTHONPYCACHEPREFIX`` before timing (``--bytecode
+as-is`` keeps the caller's environment: a tree run with ``PYTHONDONTWRITEBYTECODE=1``
+and no ``.pyc`` files compiles every module it imports, about 0.1 s, at every run).
 
 ``--threads 1 2`` also times ``evalframe trec-eval --threads N`` (a run file of at least
 500,000 lines per thread is read and scored in blocks, N at once).
@@ -37,8 +43,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from functools import partial
 from pathlib import Path
@@ -75,12 +83,12 @@ def _generate_files(n_q: int, n_d: int, tmp: Path, seed: int) -> None:
     qrels_path.write_text("".join(qlines.tolist()))
 
 
-def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float]:
+def _child(argv: list[str], cwd: Path = ROOT, env: dict | None = None) -> tuple[float, float, float]:
     """Run one command in a fresh process, output to /dev/null: (seconds, peak RSS in
     MiB, CPU seconds: user + system over all its threads)."""
     t = time.perf_counter()
     with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(argv, stdout=devnull, cwd=cwd)
+        proc = subprocess.Popen(argv, stdout=devnull, cwd=cwd, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
@@ -88,12 +96,18 @@ def _child(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float]:
     return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime  # Linux: ru_maxrss in KiB
 
 
+#: set by main(): a scratch folder of each tree's bytecode (``--bytecode warm``), or None
+PYCACHE: Path | None = None
+
+
 def evalframe_subprocess(qrels: Path, run: Path, flags: list[str], checkout: Path = ROOT) -> tuple[float, float, float]:
     """``evalframe trec-eval`` of the source tree ``checkout`` (``python -c`` puts it first on sys.path),
-    as the installed script runs it (``console_main``; a tree from before it: ``main``)."""
+    as the installed script runs it (``console_main``; a tree from before it: ``main``), its bytecode
+    read from ``PYCACHE`` (see ``bench_startup.bytecode_env``)."""
+    from bench_startup import bytecode_env
     code = "import sys; import evalframe.cli as cli; sys.exit(getattr(cli, 'console_main', cli.main)())"
     return _child([sys.executable, "-c", code, "trec-eval", *flags, "-m", "all_trec", str(qrels), str(run)],
-                  cwd=checkout)
+                  cwd=checkout, env=bytecode_env(checkout, PYCACHE))
 
 
 def pytrec_eval_subprocess(qrels: Path, run: Path, flags: list[str]) -> tuple[float, float, float]:
@@ -152,8 +166,15 @@ def main(argv=None) -> int:
                          "itself runs with the default: EVALFRAME_THREADS, else the cores)")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="also time the evalframe of this source tree (e.g. an unpacked 'git archive'), interleaved")
+    ap.add_argument("--bytecode", choices=["warm", "as-is"], default="warm",
+                    help="warm (default): each evalframe tree's bytecode written once to a scratch folder "
+                         "before timing, as an installed package has it; as-is: the caller's environment "
+                         "(with PYTHONDONTWRITEBYTECODE=1 and no .pyc files, every run compiles the package)")
     args = ap.parse_args(argv)
     tmp = Path(args.tmp)
+    global PYCACHE
+    scratch = Path(tempfile.mkdtemp(prefix="evalframe_bench_trec_eval_"))
+    PYCACHE = scratch / "pycache" if args.bytecode == "warm" else None
     base_name = "evalframe trec-eval"
     contenders = {base_name: evalframe_subprocess}
     for n in args.threads:
@@ -165,6 +186,12 @@ def main(argv=None) -> int:
         contenders["pytrec_eval (parse+evaluate+print)"] = pytrec_eval_subprocess
     if args.trec_eval and not args.skip_trec_eval:
         contenders["trec_eval"] = trec_eval_binary(args.trec_eval)
+    tiny_qrels, tiny_run = scratch / "q.txt", scratch / "r.txt"  # bytecode written, imports cached
+    tiny_qrels.write_text("q1 0 d1 1\n")
+    tiny_run.write_text("q1 Q0 d1 1 1.0 r\n")
+    for name, fn in contenders.items():
+        if name.startswith("evalframe"):
+            fn(tiny_qrels, tiny_run, [])
     summary = []
     for size in args.sizes:
         n_q, n_d = map(int, size.lower().split("x"))
@@ -201,6 +228,7 @@ def main(argv=None) -> int:
         cpu_ratios = " / ".join(f"{cpu[k] / cpu[base_name]:.2f}" for k in cpu)
         print(f"{size:12s} {mode:8s} {base:11.2f} {ratio('evalframe (baseline tree)'):>14s} "
               f"{ratio('pytrec_eval (parse+evaluate+print)'):>17s} {ratio('trec_eval'):>15s}   {mem}   {cpu_ratios}")
+    shutil.rmtree(scratch)
     return 0
 
 
