@@ -33,7 +33,7 @@ as-is`` keeps the caller's environment: a tree run with ``PYTHONDONTWRITEBYTECOD
 and no ``.pyc`` files compiles every module it imports, about 0.1 s, at every run).
 
 ``--threads 1 2`` also times ``evalframe trec-eval --threads N`` (a run file of at least
-500,000 lines per thread is read and scored in blocks, N at once).
+125,000 lines per thread, grouped by question, is read and scored in blocks, N at once).
 
 ``--baseline TREE`` times a second evalframe source tree in the same interleaved
 rounds (before/after ratios that a load spike does not bias).
@@ -50,8 +50,6 @@ import tempfile
 import time
 from functools import partial
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -33,8 +33,8 @@ evalframe's own:
                           memory available); a larger run file is evaluated a block of whole
                           questions at a time, with the same output
    --threads N            threads to score on (default: EVALFRAME_THREADS, else the cores): a run
-                          file of at least 500,000 lines per thread is read and scored in blocks
-                          of whole questions, N at once, with the same output
+                          file of at least 125,000 lines per thread, grouped by question, is read
+                          and scored in blocks of whole questions, N at once, with the same output
 RUN may be '-' for standard input.  Measures: """ + ", ".join(t.name for t in TREC_MEASURES) + "\n"
 
 

@@ -40,10 +40,12 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
         from ..engine.budget import memory_budget
         budget = memory_budget(None)
     threads = resolve_threads(opts["threads"])
+    blocks = None
     if run_path != "-" and in_blocks(run_path, budget, threads):  # larger than the budget, or cut for the threads
-        qrels, (ids, values, rel_str), placeholders, runid = score_in_blocks(
-            opts, measures, rel_len, qrels_path, run_path, budget, threads)
-    else:
+        blocks = score_in_blocks(opts, measures, rel_len, qrels_path, run_path, budget, threads)
+    if blocks is not None:
+        qrels, (ids, values, rel_str), placeholders, runid = blocks
+    else:  # read whole (also a file cut for the threads whose questions are not grouped)
         qrels, run, runid = read_inputs(qrels_path, run_path)
         placeholders = ()
         if opts["c"]:

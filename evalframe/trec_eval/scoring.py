@@ -131,15 +131,38 @@ def larger_than(run_path: str, budget: int) -> bool:
 
 
 #: lines of a run file per thread from which it is scored in blocks on threads (``threads``
-#: > 1), though it fits the budget: each block costs a few milliseconds of its own
-THREADED_BLOCK_LINES = 500_000
+#: > 1), though it fits the budget: each block costs a few milliseconds of its own, and
+#: blocks hold less memory at once than the whole file (fewer pages touched).  Measured with
+#: benchmarks/bench_trec_eval.py (2 threads, 10000x100, -m all_trec, --repeat 9): 500,000
+#: lines a thread (the file read whole) 1.02 s, 314 MiB; 125,000 (four blocks of 227,000
+#: lines) 0.85 s, 251 MiB
+THREADED_BLOCK_LINES = 125_000
 
 
 def in_blocks(run_path: str, budget: int, threads: int) -> bool:
     """Whether ``run_path`` is scored in blocks: larger than ``budget``, or worth cutting
-    for ``threads`` threads (at least ``THREADED_BLOCK_LINES`` lines per thread)."""
+    for ``threads`` threads (at least ``THREADED_BLOCK_LINES`` lines per thread) and
+    grouped by question as far as its first lines tell (:func:`_head_grouped`)."""
     from ..engine.budget import text_run_rows
-    return larger_than(run_path, budget) or threads > 1 and text_run_rows(run_path) >= THREADED_BLOCK_LINES * threads
+    return larger_than(run_path, budget) or (threads > 1 and text_run_rows(run_path) >= THREADED_BLOCK_LINES * threads
+                                             and _head_grouped(run_path))
+
+
+#: bytes of a run file's first lines :func:`_head_grouped` looks at
+HEAD_BYTES = 1 << 16
+
+
+def _head_grouped(run_path: str) -> bool:
+    """Whether each question of the run file's first lines (:data:`HEAD_BYTES`) has its
+    lines together, as in a file grouped by question: a shuffled file's first lines
+    meet a question again after another (blocks would be read, then dropped, before the
+    file is read whole)."""
+    from .._text_tables import open_binary
+    with open_binary(run_path) as f:
+        head = f.read(HEAD_BYTES)
+    firsts = [line.split(None, 1)[0] for line in head.split(b"\n")[:-1] if line.strip()]  # (the last may be cut)
+    changes = sum(a != b for a, b in zip(firsts, firsts[1:]))
+    return changes + 1 <= len(set(firsts)) or not firsts
 
 
 def _block_bytes(budget: int, golden_rows: int, threads: int = 1) -> int:
@@ -174,15 +197,21 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     a question met again after its block means the file is not grouped, and the run is then
     hashed on its question ids into temporary files, each evaluated whole.  Returns the
     golden set, the questions' (ids, values, relevance strings), the -c placeholder
-    questions and the run tag."""
+    questions and the run tag.
+
+    None for a file cut only for the threads (the budget holds it whole) whose questions
+    are not grouped (a block's questions interleave, or a question is met again): the
+    caller reads it whole, as with one thread (faster than the partition pass)."""
     import pyarrow as pa
 
     from ..engine.text_blocks import question_blocks
     qrels = read_golden_file(qrels_path)
-    size = _block_bytes(budget, len(qrels), threads) if larger_than(run_path, budget) else \
-        _threads_block_bytes(run_path, threads)
-    scored = _Blocks(opts, measures, rel_len, qrels, threads)
+    fits = not larger_than(run_path, budget)
+    size = _threads_block_bytes(run_path, threads) if fits else _block_bytes(budget, len(qrels), threads)
+    scored = _Blocks(opts, measures, rel_len, qrels, threads, grouped_only=fits)
     if not scored.grouped_pass(question_blocks(run_path, size), run_path):  # a question met again
+        if fits:
+            return None
         scored = _Blocks(opts, measures, rel_len, qrels)
         _score_buckets(scored, run_path, size)
     parts, seen, runid = scored.finish()
@@ -199,7 +228,10 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
 class _Blocks:
     """The questions scored so far, block by block (:func:`score_in_blocks`)."""
 
-    def __init__(self, opts, measures: list, rel_len: int | None, qrels, threads: int = 1):
+    def __init__(self, opts, measures: list, rel_len: int | None, qrels, threads: int = 1, *,
+                 grouped_only: bool = False):
+        """``grouped_only``: a block whose questions interleave (a question's lines not
+        together) ends :meth:`grouped_pass` before it is scored (the file is not grouped)."""
         from ..engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
         self.qrels = qrels
@@ -207,6 +239,7 @@ class _Blocks:
         self.met = SeenQuestions()
         self.unshared = None  # a block sharing no question with the golden set, while all have
         self.threads = threads
+        self.grouped_only = grouped_only
 
     def grouped_pass(self, blocks, run_path: str) -> bool:
         """Read and score the ``blocks`` (bytes, number of their first line), ``threads`` at
@@ -234,6 +267,8 @@ class _Blocks:
         """What :meth:`keep` takes of a block read: (None, its tag, its questions, the run when
         it holds no golden-set question, its scores or the error scoring it raised)."""
         asked = _question_ids(run)
+        if self.grouped_only and not _together(run.query):
+            return None, tag, asked, None, _INTERLEAVED
         held = self.qrels.lookup(asked)  # Arrow strings: no Python string per id
         held = held[held >= 0]
         if not len(held):  # only run-only questions: nothing to score
@@ -253,7 +288,7 @@ class _Blocks:
         if failed is not None:
             raise failed
         self.runid = tag or self.runid
-        if grouped and self.met.met_again(asked):
+        if grouped and (result is _INTERLEAVED or self.met.met_again(asked)):
             return False
         if isinstance(result, BaseException):
             raise result
@@ -278,6 +313,17 @@ class _Blocks:
         if not self.parts and self.unshared is not None and not opts["c"]:
             score_run(opts, measures, rel_len, self.unshared, self.qrels, block=True)  # raises judge's error
         return self.parts, self.seen, self.runid
+
+
+#: :meth:`_Blocks.outcome` of a block whose questions interleave (``grouped_only``)
+_INTERLEAVED = object()
+
+
+def _together(query) -> bool:
+    """Whether each question's rows come together (``query``: the block's question Codes,
+    in first-appearance order: one run of equal codes per question)."""
+    codes = query.codes
+    return not len(codes) or int(np.count_nonzero(codes[1:] != codes[:-1])) + 1 == len(query)
 
 
 def _golden_rows(qrels, held):

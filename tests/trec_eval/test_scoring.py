@@ -10,12 +10,13 @@ import os
 import shlex
 import subprocess
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from evalframe.engine import budget as sizing
-from evalframe.trec_eval import main, scoring
+from evalframe.trec_eval import command, main, scoring
 
 from tests.oracles.test_trec_eval_conformance import COMMANDS, DATA, _argv
 
@@ -261,7 +262,7 @@ sys.exit(trec_eval.main({TINY + ["-q", str(qrels), str(run)]!r}))
 # ---------------------------------------------------------------- blocks on threads
 @pytest.fixture
 def threaded_blocks(monkeypatch):
-    """Files of any size are cut into blocks for the threads (not only those of 500,000 lines a thread)."""
+    """Files of any size are cut into blocks for the threads (not only those of 125,000 lines a thread)."""
     monkeypatch.setattr(scoring, "THREADED_BLOCK_LINES", 50)
 
 
@@ -270,7 +271,10 @@ def threaded_blocks(monkeypatch):
 def test_conformance_files_in_blocks_on_threads(expected, threads, threaded_blocks, spy, capsysbinary):
     argv = _argv(COMMANDS[expected])
     assert _out(["--threads", str(threads)] + argv, capsysbinary) == (DATA / expected).read_bytes()
-    assert spy["blocks"] >= 2  # cut for the threads, though the budget holds the file
+    questions = [line.split()[0] for line in Path(argv[-1]).read_bytes().splitlines() if line.strip()]
+    grouped = sum(a != b for a, b in zip(questions, questions[1:])) + 1 == len(set(questions))
+    # cut for the threads, though the budget holds the file; one not grouped (results.trunc) read whole
+    assert spy["blocks"] >= 2 if grouped else spy["blocks"] == 0
     assert _out(TINY + ["--threads", str(threads)] + argv, capsysbinary) == (DATA / expected).read_bytes()
 
 
@@ -284,8 +288,42 @@ def test_random_runs_on_threads_give_the_one_thread_output(flags, shuffled, tmp_
     assert spy["blocks"] == 0  # one thread: read whole
     for threads in ("2", "4"):
         assert _out(["--threads", threads] + argv, capsysbinary) == want
-    assert spy["blocks"] >= 4
+    assert spy["blocks"] >= 4 if not shuffled else spy["blocks"] == 0  # the budget holds it: a shuffled one read whole
+    assert spy["buckets"] == 0
+    assert _out(TINY + ["--threads", "2"] + argv, capsysbinary) == want  # larger than the budget
     assert (spy["buckets"] > 0) == shuffled
+
+
+def test_a_shuffled_file_cut_for_the_threads_is_read_whole(tmp_path, threaded_blocks, spy, monkeypatch,
+                                                           capsysbinary):
+    """A file the budget holds, cut only for the threads, is read whole (the one-thread
+    output) when it is not grouped by question: at once when its first lines say so; else
+    the first block whose questions interleave ends the blocks before any is scored."""
+    qrels, run = _random_files(tmp_path, shuffled=True)
+    argv = ["-q", "-m", "all_trec", str(qrels), str(run)]
+    want = _out(["--threads", "1"] + argv, capsysbinary)
+    assert _out(["--threads", "2"] + argv, capsysbinary) == want
+    assert spy["blocks"] == 0  # its first lines meet a question again: no block read
+
+    (tmp_path / "grouped").mkdir()
+    _, grouped = _random_files(tmp_path / "grouped", shuffled=False)
+    lines = grouped.read_text(encoding="latin-1").splitlines()
+    head, rest = lines[:3], lines[3:]  # grouped in its first three lines only
+    rest = [rest[i] for i in np.random.default_rng(5).permutation(len(rest))]
+    run.write_text("\n".join(head + rest) + "\n", encoding="latin-1")
+    monkeypatch.setattr(scoring, "HEAD_BYTES", len("\n".join(head)) + 1)
+    want = _out(["--threads", "1"] + argv, capsysbinary)
+    scored = []
+    real = scoring.score_run
+
+    def counted(*a, **k):
+        scored.append(k.get("block", False))
+        return real(*a, **k)
+    monkeypatch.setattr(scoring, "score_run", counted)
+    monkeypatch.setattr(command, "score_run", counted)
+    assert _out(["--threads", "2"] + argv, capsysbinary) == want
+    assert spy["blocks"] >= 1 and spy["buckets"] == 0
+    assert scored == [False]  # no block scored: the whole file, once
 
 
 @pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
