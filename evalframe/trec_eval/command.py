@@ -80,7 +80,7 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
                 rel_str = ["" if u else r for r, u in zip(rel_str, unanswered.tolist())]
         rows = [s for s in req.slots if s.spec.per_query and s.spec.kind not in ("runid", "num_q")]
         if rows:
-            write_per_question(write, rows, table, rel_str, ids)
+            write_per_question(write, rows, table, rel_str, ids, threads)
     if opts["n"]:
         return
     lines = []

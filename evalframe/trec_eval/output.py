@@ -140,22 +140,33 @@ def _per_question_text(heads: list[bytes], kind: np.ndarray, block: np.ndarray, 
 PER_QUESTION_CHUNK_LINES = 200_000
 
 
-def write_per_question(write, rows, table, rel_str, ids) -> None:
+def write_per_question(write, rows, table, rel_str, ids, threads: int = 1) -> None:
     """trec_eval -q lines (measure, question, value), question by question, a chunk
-    of questions at a time (:func:`_per_question_text`)."""
+    of questions at a time (:func:`_per_question_text`), ``threads`` chunks at once
+    (numpy's array work releases the GIL), written in order."""
     from .. import _arrow_compute as pc
+    from .._threads import InOrder
     n_q, n_s = len(ids), len(rows)
     heads = [f"{s.name:<22}\t".encode("utf-8") for s in rows]
     kinds = np.array([2 if s.spec.kind == "relstring" else 1 if s.spec.integer else 0 for s in rows])
     measured = [table[id(s)] for s in rows if s.spec.kind != "relstring"]
     ascii_only = all(s.name.isascii() for s in rows) and (not n_q or bool(pc.all(pc.string_is_ascii(ids)).as_py()))
     step = max(1, PER_QUESTION_CHUNK_LINES // n_s)
-    for lo in range(0, n_q, step):
+
+    def text(lo: int) -> bytes:
         hi = min(lo + step, n_q)
         block = np.column_stack([v[lo:hi] for v in measured]) if measured else np.zeros((hi - lo, 0))
-        data = _per_question_text(heads, kinds, block, None if rel_str is None else rel_str[lo:hi],
+        return _per_question_text(heads, kinds, block, None if rel_str is None else rel_str[lo:hi],
                                   ids.slice(lo, hi - lo))
-        write(data if ascii_only else data.decode("utf-8"))  # ASCII bytes are written as they are
+
+    def put(done: list[bytes]) -> None:
+        for data in done:
+            write(data if ascii_only else data.decode("utf-8"))  # ASCII bytes are written as they are
+
+    with InOrder(min(threads, -(-n_q // step))) as chunks:
+        for lo in range(0, n_q, step):
+            put(chunks.submit(text, lo))
+        put(chunks.drain())
 
 
 def make_writer(out):

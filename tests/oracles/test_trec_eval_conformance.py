@@ -593,11 +593,13 @@ def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
     assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
 
 
-def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_per_question_numbers_are_printed_as_printf_does(monkeypatch, threads):
     # -q lines are laid out with numpy; the oracle is Python's own f-strings, line by line
     # (%6.4f values at and beside the rounding boundaries, negative, large, not finite;
     # counts; relevance strings; a name longer than 22 characters; ids of one to many
-    # bytes, non-ASCII among them), over chunks of a few questions
+    # bytes, non-ASCII among them), over chunks of a few questions laid out ``threads``
+    # at once (written in order)
     import types
 
     import pyarrow as pa
@@ -621,7 +623,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch):
              id(rows[4]): rng.integers(0, 7, n_q).astype(float)}
     rel = ["".join(rng.choice(list("-0123>."), rng.integers(0, 12))) for _ in range(n_q)]
     got = []
-    te.write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()))
+    te.write_per_question(got.append, rows, table, rel, pa.array(ids, pa.string()), threads)
     got = "".join(g if isinstance(g, str) else g.decode("latin-1") for g in got)
     want = []
     for i, q in enumerate(ids):
