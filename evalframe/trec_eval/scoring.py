@@ -133,9 +133,9 @@ def larger_than(run_path: str, budget: int) -> bool:
 #: lines of a run file per thread from which it is scored in blocks on threads (``threads``
 #: > 1), though it fits the budget: each block costs a few milliseconds of its own, and
 #: blocks hold less memory at once than the whole file (fewer pages touched).  Measured with
-#: benchmarks/bench_trec_eval.py (2 threads, 10000x100, -m all_trec, --repeat 9): 500,000
-#: lines a thread (the file read whole) 1.02 s, 314 MiB; 125,000 (four blocks of 227,000
-#: lines) 0.85 s, 251 MiB
+#: benchmarks/bench_trec_eval.py (2 threads, 10000x100, -m all_trec, --repeat 5, interleaved):
+#: 500,000 lines a thread (the file read whole) 1.07 s, 310 MiB; 125,000 (four blocks of
+#: 227,000 lines) 0.95 s, 253 MiB
 THREADED_BLOCK_LINES = 125_000
 
 
