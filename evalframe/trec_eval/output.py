@@ -139,11 +139,16 @@ def _per_question_text(heads: list[bytes], kind: np.ndarray, block: np.ndarray, 
 #: Lines of -q output built at once (a chunk of questions): its records stay a few MB.
 PER_QUESTION_CHUNK_LINES = 200_000
 
+#: Chunks of -q output laid out at once at most, whatever the threads: each holds about
+#: 30 MB while it is laid out, and the writing, in order, is one thread's
+PER_QUESTION_CHUNKS_IN_FLIGHT = 4
+
 
 def write_per_question(write, rows, table, rel_str, ids, threads: int = 1) -> None:
     """trec_eval -q lines (measure, question, value), question by question, a chunk
-    of questions at a time (:func:`_per_question_text`), ``threads`` chunks at once
-    (numpy's array work releases the GIL), written in order."""
+    of questions at a time (:func:`_per_question_text`), ``threads`` chunks at once (at
+    most :data:`PER_QUESTION_CHUNKS_IN_FLIGHT`; numpy's array work releases the GIL),
+    written in order."""
     from .. import _arrow_compute as pc
     from .._threads import InOrder
     n_q, n_s = len(ids), len(rows)
@@ -163,7 +168,7 @@ def write_per_question(write, rows, table, rel_str, ids, threads: int = 1) -> No
         for data in done:
             write(data if ascii_only else data.decode("utf-8"))  # ASCII bytes are written as they are
 
-    with InOrder(min(threads, -(-n_q // step))) as chunks:
+    with InOrder(min(threads, PER_QUESTION_CHUNKS_IN_FLIGHT, -(-n_q // step))) as chunks:
         for lo in range(0, n_q, step):
             put(chunks.submit(text, lo))
         put(chunks.drain())

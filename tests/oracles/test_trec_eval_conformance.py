@@ -593,7 +593,7 @@ def test_11pt_avg_sums_its_levels_in_trec_eval_order(tmp_path, capsysbinary):
     assert out == _table("num_rel all 10\n11pt_avg all 0.2313")
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("threads", [1, 2, 3, 8])  # (8: at most PER_QUESTION_CHUNKS_IN_FLIGHT at once)
 def test_per_question_numbers_are_printed_as_printf_does(monkeypatch, threads):
     # -q lines are laid out with numpy; the oracle is Python's own f-strings, line by line
     # (%6.4f values at and beside the rounding boundaries, negative, large, not finite;
