@@ -21,7 +21,11 @@ def read_inputs(qrels_path: str, run_path: str):
     # and most array work release the GIL)
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(read_golden_file, qrels_path)
-        run, runid = read_run_file(run_path)
+        try:
+            run, runid = read_run_file(run_path)
+        except Exception:
+            pending.result()  # trec_eval reads the golden set first: its error, if any, comes first
+            raise
         qrels = pending.result()
     return qrels, run, runid
 

@@ -201,15 +201,27 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
 
     None for a file cut only for the threads (the budget holds it whole) whose questions
     are not grouped (a block's questions interleave, or a question is met again): the
-    caller reads it whole, as with one thread (faster than the partition pass)."""
+    caller reads it whole, as with one thread (faster than the partition pass).
+
+    The golden set is read on a thread of its own while the first blocks are read (a
+    block is scored once it is read, and its errors raised after the golden set's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow as pa
 
     from ..engine.text_blocks import question_blocks
-    qrels = read_golden_file(qrels_path)
     fits = not larger_than(run_path, budget)
-    size = _threads_block_bytes(run_path, threads) if fits else _block_bytes(budget, len(qrels), threads)
-    scored = _Blocks(opts, measures, rel_len, qrels, threads, grouped_only=fits)
-    if not scored.grouped_pass(question_blocks(run_path, size), run_path):  # a question met again
+    with ThreadPoolExecutor(1) as pool:
+        golden = pool.submit(read_golden_file, qrels_path)
+        size = _threads_block_bytes(run_path, threads) if fits else _block_bytes(budget, len(golden.result()), threads)
+        scored = _Blocks(opts, measures, rel_len, golden, threads, grouped_only=fits)
+        try:
+            grouped = scored.grouped_pass(question_blocks(run_path, size), run_path)
+        except Exception:
+            golden.result()  # the golden set's error, if any, comes first
+            raise
+        qrels = golden.result()
+    if not grouped:  # a question met again
         if fits:
             return None
         scored = _Blocks(opts, measures, rel_len, qrels)
@@ -230,16 +242,23 @@ class _Blocks:
 
     def __init__(self, opts, measures: list, rel_len: int | None, qrels, threads: int = 1, *,
                  grouped_only: bool = False):
-        """``grouped_only``: a block whose questions interleave (a question's lines not
-        together) ends :meth:`grouped_pass` before it is scored (the file is not grouped)."""
+        """``qrels``: the checked golden set, or the future of its reading (waited for
+        where a block is first scored).  ``grouped_only``: a block whose questions
+        interleave (a question's lines not together) ends :meth:`grouped_pass` before it
+        is scored (the file is not grouped)."""
         from ..engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
-        self.qrels = qrels
+        self._qrels = qrels
         self.parts, self.seen, self.runid = [], [], ""
         self.met = SeenQuestions()
         self.unshared = None  # a block sharing no question with the golden set, while all have
         self.threads = threads
         self.grouped_only = grouped_only
+
+    @property
+    def qrels(self):
+        """The checked golden set (its reading's error raised here, in every thread asking)."""
+        return self._qrels.result() if hasattr(self._qrels, "result") else self._qrels
 
     def grouped_pass(self, blocks, run_path: str) -> bool:
         """Read and score the ``blocks`` (bytes, number of their first line), ``threads`` at
@@ -286,6 +305,7 @@ class _Blocks:
         """A block's outcome, in the file's order: its error raised; False when it holds a
         question an earlier block held (``grouped``); else its questions and values kept."""
         if failed is not None:
+            self.qrels  # noqa: B018 - the golden set's error, if any, comes first
             raise failed
         self.runid = tag or self.runid
         if grouped and (result is _INTERLEAVED or self.met.met_again(asked)):

@@ -340,6 +340,23 @@ def test_on_threads_a_malformed_line_is_the_same_error(shuffled, tmp_path, threa
     assert errors[1] == errors[0] and errors[2] == errors[0] and b"line 1501:" in errors[0]
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_when_both_files_are_malformed_the_golden_sets_error_comes_first(tmp_path, threads, threaded_blocks,
+                                                                         capsysbinary):
+    """trec_eval reads the golden set first: its error is the one given, whether the run is
+    read whole (one thread) or in blocks while the golden set is read (two)."""
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    lines = run.read_text().splitlines()
+    lines[3] = lines[3].split()[0] + " Q0 D1"  # (its question's: the file stays grouped)
+    run.write_text("\n".join(lines) + "\n")
+    qlines = qrels.read_text().splitlines()
+    qlines[2] = "q1 0 D1"
+    qrels.write_text("\n".join(qlines) + "\n")
+    assert main(["--threads", threads, str(qrels), str(run)]) == 2
+    err = capsysbinary.readouterr().err
+    assert b"golden set (qrels)" in err and b"line 3:" in err and b"run:" not in err
+
+
 def test_a_bad_thread_count_is_a_user_error(capsys):
     code = main(["--threads", "0", str(DATA / "qrels.test"), str(DATA / "results.test")])
     cap = capsys.readouterr()
