@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _arrow_compute as pc
-from ._arrow_numpy import arrow_of
+from ._arrow_numpy import arrow_of, distinct
 from ._diagnostic_records import HAS_JUDGED, MAX_EXAMPLES, Check, Diagnostic, warn_diagnostics
 from ._id_codes import CheckedQrels, CheckedRun, Codes
 from ._id_order import DistinctIds, int64_ids, natural_order_rule, natural_permutation
@@ -196,9 +196,9 @@ def _run_questions_not_in_golden_set(run_queries: Codes, systems, sys_codes, rq)
     if not len(unknown):
         return []
     nu = len(run_queries)
-    pairs = np.unique(sys_codes[unknown].astype(np.int64) * nu + run_queries.codes[unknown])
+    pairs = distinct(sys_codes[unknown].astype(np.int64) * nu + run_queries.codes[unknown])
     s, q = np.divmod(pairs, nu)
-    dropped = np.unique(q)
+    dropped = distinct(q)
     natural = np.zeros(nu, dtype=np.int64)  # each dropped question's position in natural order
     rule = natural_permutation(pc.take(run_queries.dictionary, arrow_of(dropped)))  # Arrow: no Python strings
     if rule is not None:
@@ -230,7 +230,7 @@ def _score_ties(systems, queries, g_sys, g_q, tied_groups, ties) -> list[Diagnos
     if not len(tied_groups):
         return []
     rows = np.bincount(g_sys[tied_groups], minlength=len(systems))
-    u = np.unique(tied_groups)
+    u = distinct(tied_groups)
     action = f"ordered by doc_id {'descending' if ties == 'doc_id_desc' else 'ascending'}"
     return _per_system(Check.SCORE_TIES, action, systems, g_sys[u], g_q[u], queries[g_q[u]], counts=rows,
                        numeric=queries.numeric)
@@ -290,7 +290,7 @@ def shallow_rankings(J: Judged, k: int, *, warn: bool = True) -> list[Diagnostic
         systems, sys_idx = np.array([None], dtype=object), np.zeros(J.n_groups, np.int64)
     query_ids = J.groups["query_id"]
     records = []
-    for s in np.unique(sys_idx[short]):  # one record per system
+    for s in distinct(sys_idx[short]):  # one record per system
         rows = short[sys_idx[short] == s]
         action = (f"fewer than {k} retrieved documents: measured on what was returned, so a measure at "
                   f"k = {k} equals its value at the ranking's length")  # the same in every partition

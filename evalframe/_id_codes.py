@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _arrow_compute as pc
-from ._arrow_numpy import arrow_of, numpy_of
+from ._arrow_numpy import arrow_of, distinct, numpy_of
 from ._id_bytes import (BLOCK_ROWS, KeyIndex, arrow_backing, arrow_id_status, fingerprints, int_fingerprints,
                         integer_ids, pair_keys, parse_decimal_ids)
 from ._threads import cached_property
@@ -457,7 +457,7 @@ def contiguous_groups(grp: np.ndarray, starts: np.ndarray) -> bool:
     if len(starts) > top:  # more runs of rows than group codes: some group comes back
         return False
     if top > 4 * len(grp) + (1 << 16):  # sparse codes: a sort, not a count as large as them
-        return len(starts) == len(np.unique(grp[starts]))
+        return len(starts) == len(distinct(grp[starts]))
     return bool(np.bincount(grp[starts]).max() <= 1)
 
 
@@ -470,7 +470,7 @@ def _group_blocks(group: np.ndarray) -> list[tuple[int, int]]:
     starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
     if not contiguous_groups(group, starts):  # a group comes back: not grouped
         return [(0, n)]
-    cuts = np.unique(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
+    cuts = distinct(starts[np.minimum(np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS)), len(starts) - 1)])
     bounds = np.append(cuts, n).tolist()
     return list(zip(bounds[:-1], bounds[1:]))
 
@@ -520,7 +520,7 @@ def duplicate_docs(group: np.ndarray, docs, fingerprint: np.ndarray) -> np.ndarr
             shared.append(srt[1:][same])
     if not shared:
         return dup
-    shared = np.unique(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
+    shared = distinct(np.concatenate(shared))  # few: 32-bit keys collide about n^2 / 2^33 times
     bitmap = np.zeros(1 << 20, dtype=bool)  # a cache-sized filter before the exact search
     bitmap[shared & np.uint32(0xFFFFF)] = True
     maybe = np.flatnonzero(bitmap[key & np.uint32(0xFFFFF)])

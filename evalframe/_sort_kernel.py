@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._arrow_numpy import distinct
 from ._id_bytes import BLOCK_ROWS
 from ._id_codes import contiguous_groups
 
@@ -302,7 +303,7 @@ def _sort_in_blocks(first: np.ndarray, key: np.ndarray) -> np.ndarray:
     pad = np.inf if key.dtype.kind == "f" else np.iinfo(key.dtype).max
     block_of_row = np.repeat(np.arange(len(first)), sizes)
     within = np.arange(m) - first[block_of_row]
-    for c in np.unique(klass):  # at most 64 classes, not one pass per block
+    for c in distinct(klass):  # at most 64 classes, not one pass per block
         blocks = np.flatnonzero(klass == c)
         rows = np.flatnonzero(klass[block_of_row] == c)  # block-major, like the matrix
         local = np.empty(len(first), dtype=np.int64)

@@ -144,3 +144,23 @@ def test_importing_it_leaves_pyarrow_compute_unloaded():
             "print(sorted({'pyarrow.compute', 'pandas'} & set(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.uint64, np.float64, np.bool_])
+def test_distinct_is_numpys_unique(dtype):
+    """_arrow_numpy.distinct (Arrow's hash, then a sort) against np.unique: random values
+    with repeats, empty, one value, extremes of the type, a non-contiguous view."""
+    from evalframe._arrow_numpy import distinct
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype) if np.dtype(dtype).kind in "iu" else None
+    cases = [rng.integers(0, 50, 1000), np.zeros(0), np.array([7]), rng.integers(0, 3, 200_000)]
+    if info is not None:
+        cases.append(np.array([info.max, info.min, info.max, 0, info.min]))
+    if np.dtype(dtype) == np.float64:
+        cases.append(np.array([np.nan, 1.0, np.nan, -0.0, 0.0, np.inf]))
+    for values in cases:
+        values = values.astype(dtype)
+        for v in (values, values[::3]):
+            got = distinct(v)
+            want = np.unique(v)
+            assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=got.dtype.kind == "f")

@@ -51,7 +51,7 @@ def test_trec_eval_command_loads_no_heavy_module(tmp_path):
 
 #: what ``evalframe trec-eval`` never loads (issue 31: its start-up <= 0.2 s on a small file);
 #: pyarrow.compute takes 30-35 ms to import (evalframe._arrow_compute calls its kernels)
-NOT_FOR_TREC_EVAL = ("pandas", "scipy", "matplotlib", "pyarrow.compute")
+NOT_FOR_TREC_EVAL = ("pandas", "scipy", "matplotlib", "pyarrow.compute", "numpy.ma")
 
 
 @pytest.mark.parametrize("flags", [[], ["-q"], ["-c"], ["-q", "-c", "-m", "all_trec"], ["-q", "-J", "-M", "1"]])

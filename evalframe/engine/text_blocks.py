@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .. import _arrow_compute as pc
-from .._arrow_numpy import arrow_of, numpy_of
+from .._arrow_numpy import arrow_of, distinct, numpy_of
 from . import budget as sizing
 from .cutting import question_buckets, question_fingerprints
 from .scratch import close_all
@@ -152,10 +152,10 @@ class SeenQuestions:
     def met_again(self, ids) -> bool:
         """Whether a block's question ids (Arrow or pandas; repeats among them allowed)
         hold a question of an earlier block; if not, they are added."""
-        fp = np.unique(question_fingerprints(ids))
+        fp = distinct(question_fingerprints(ids))
         if len(self.fingerprints) and np.isin(fp, self.fingerprints, assume_unique=True).any():
             return True
-        self.fingerprints = np.union1d(self.fingerprints, fp)
+        self.fingerprints = distinct(np.concatenate((self.fingerprints, fp)))  # (np.union1d)
         return False
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._arrow_numpy import distinct
 from .._judged import Judged, group_starts
 from .base import UNIT, Family, ParamSpec
 from .intermediates import (BIG_RANK, BUDGET, COMMON, budget_cutoff, cumrel, dcg, gain_map, gain_values, group_first_row, groups_by,
@@ -205,7 +206,7 @@ def _rbp_gain_range(V: Judged, kind: str, gmap: dict):
                       top, -1).astype(np.int64)
     lo_q = np.zeros(V.n_queries)
     hi_q = np.zeros(V.n_queries)
-    for lev in np.unique(maxlev):  # one pass per distinct top label, not per question
+    for lev in distinct(maxlev):  # one pass per distinct top label, not per question
         gains = list(gmap.values())
         # the kind's gain is increasing in the label: the levels 0..lev not in
         # gains reach their min and max at the smallest and the largest of them

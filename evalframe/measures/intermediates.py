@@ -22,6 +22,7 @@ from typing import Callable, Hashable, Sequence
 
 import numpy as np
 
+from .._arrow_numpy import distinct
 from ..errors import EvalframeInputError, InputProblem
 from .._judged import Judged, NOT_JUDGED, group_starts
 from .._threads import cached_property
@@ -132,7 +133,7 @@ def _segmented_cumsum(x: np.ndarray, owner: np.ndarray, starts: np.ndarray) -> n
     entry_class = klass[owner]
     out = np.empty(n, dtype=x.dtype)
     local = np.zeros(len(lengths), dtype=np.int64)
-    for c in np.unique(entry_class):  # at most 64 classes, not one pass per owner
+    for c in distinct(entry_class):  # at most 64 classes, not one pass per owner
         owners = np.flatnonzero((klass == c) & (lengths > 0))
         local[owners] = np.arange(len(owners))
         sel = np.flatnonzero(entry_class == c)
