@@ -476,17 +476,13 @@ def test_duplicate_documents_found_in_any_block_of_a_large_run(monkeypatch, shuf
     assert len(ef.read_run(run.drop_duplicates(["query_id", "doc_id"]))) == 44
 
 
-@pytest.mark.parametrize("slot_bits, slot_rows", [(19, None), (3, None), (19, 0)])
-@pytest.mark.parametrize("seed", range(4))
-def test_duplicate_documents_are_the_rows_pandas_finds(monkeypatch, seed, slot_bits, slot_rows):
-    # rows sharing a slot of the slot table (all of them with a tiny table), or one
-    # sort per block (slot_rows 0): the duplicates are pandas' duplicated rows
+@pytest.mark.parametrize("seed", range(8))
+def test_duplicate_documents_are_the_rows_pandas_finds(monkeypatch, seed):
+    # one sort per block of 64 rows (grouped runs; a shuffled one: one block): the
+    # duplicates are pandas' duplicated rows
     from evalframe import _id_bytes, _id_codes, schema
     for module in (schema, _id_bytes, _id_codes):  # every module that was schema.py
         monkeypatch.setattr(module, "BLOCK_ROWS", 64)
-    monkeypatch.setattr(_id_codes, "SLOT_BITS", slot_bits)
-    if slot_rows is not None:
-        monkeypatch.setattr(_id_codes, "SLOT_ROWS", slot_rows)
     rng = np.random.default_rng(seed)
     q = np.repeat([f"q{i}" for i in range(40)], rng.integers(1, 30, 40))
     d = rng.integers(0, 25, len(q)).astype(str)
