@@ -161,6 +161,7 @@ def _head_grouped(run_path: str) -> bool:
     with open_binary(run_path) as f:
         head = f.read(HEAD_BYTES)
     firsts = [line.split(None, 1)[0] for line in head.split(b"\n")[:-1] if line.strip()]  # (the last may be cut)
+    firsts = [f for f in firsts if not f.startswith(b"#")]  # comment lines (trec_eval's rule for runs)
     changes = sum(a != b for a, b in zip(firsts, firsts[1:]))
     return changes + 1 <= len(set(firsts)) or not firsts
 
@@ -200,8 +201,9 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     questions and the run tag.
 
     None for a file cut only for the threads (the budget holds it whole) whose questions
-    are not grouped (a block's questions interleave, or a question is met again): the
-    caller reads it whole, as with one thread (faster than the partition pass).
+    are not grouped (a block's questions interleave, or a question is met again), or one
+    of whose blocks raises an error: the caller reads it whole, as with one thread (faster
+    than the partition pass, and its errors are the whole file's).
 
     The golden set is read on a thread of its own while the first blocks are read (a
     block is scored once it is read, and its errors raised after the golden set's)."""
@@ -243,9 +245,10 @@ class _Blocks:
     def __init__(self, opts, measures: list, rel_len: int | None, qrels, threads: int = 1, *,
                  grouped_only: bool = False):
         """``qrels``: the checked golden set, or the future of its reading (waited for
-        where a block is first scored).  ``grouped_only``: a block whose questions
-        interleave (a question's lines not together) ends :meth:`grouped_pass` before it
-        is scored (the file is not grouped)."""
+        where a block is first scored).  ``grouped_only`` (the budget holds the file): a
+        block whose questions interleave (a question's lines not together) ends
+        :meth:`grouped_pass` before it is scored (the file is not grouped), and so does a
+        block's error (see :meth:`keep`)."""
         from ..engine.text_blocks import SeenQuestions
         self.args = (opts, measures, rel_len)
         self._qrels = qrels
@@ -303,14 +306,24 @@ class _Blocks:
 
     def keep(self, failed, tag: str, asked, unshared, result, *, grouped: bool = True) -> bool:
         """A block's outcome, in the file's order: its error raised; False when it holds a
-        question an earlier block held (``grouped``); else its questions and values kept."""
+        question an earlier block held (``grouped``); else its questions and values kept.
+
+        With ``grouped_only`` (the budget holds the file) a block's error is not raised
+        but False returned: the file is then read whole, which gives the one-thread
+        answer (a block holding only part of a question that comes back later can fail
+        where the whole question does not, -M's duplicate check; and a block counts only
+        its own malformed lines or repeats)."""
         if failed is not None:
             self.qrels  # noqa: B018 - the golden set's error, if any, comes first
+            if self.grouped_only:
+                return False
             raise failed
         self.runid = tag or self.runid
         if grouped and (result is _INTERLEAVED or self.met.met_again(asked)):
             return False
         if isinstance(result, BaseException):
+            if self.grouped_only:
+                return False
             raise result
         self.seen.append(asked)
         if result is None:  # only run-only questions: nothing scored

@@ -357,6 +357,64 @@ def test_when_both_files_are_malformed_the_golden_sets_error_comes_first(tmp_pat
     assert b"golden set (qrels)" in err and b"line 3:" in err and b"run:" not in err
 
 
+def _grouped_lines(tmp_path):
+    qrels, run = _random_files(tmp_path, shuffled=False)
+    return qrels, run, run.read_text(encoding="latin-1").splitlines()
+
+
+def test_on_threads_a_question_met_again_after_a_blocks_error_is_read_whole(tmp_path, threaded_blocks, spy,
+                                                                              monkeypatch, capsysbinary):
+    """A block holding the first part of a question that comes back at the end of the file:
+    within -M's cutoff that part lists a document twice, the whole question does not (its
+    last lines rank first).  The block's error is not raised: the file is read whole, as
+    with one thread (review of this change: exit 2 'duplicate docs' before)."""
+    qrels, run, lines = _grouped_lines(tmp_path)
+    first = lines[0].split()[0]
+    part = [ln for ln in lines if ln.split()[0] == first]
+    rest = [ln for ln in lines if ln.split()[0] != first]
+    part = part[:3] + [f"{first} Q0 DUP 4 -1.0 r", f"{first} Q0 DUP 5 -1.0 r"]
+    late = [f"{first} Q0 TOP{i} 1 99.0 r" for i in range(3)]
+    run.write_text("\n".join(part + rest + late) + "\n", encoding="latin-1")
+    monkeypatch.setattr(scoring, "HEAD_BYTES", 400)  # the file's first lines look grouped: cut into blocks
+    argv = ["-q", "-M", "5", "-m", "all_trec", str(qrels), str(run)]
+    want = _out(["--threads", "1"] + argv, capsysbinary)
+    assert _out(["--threads", "2"] + argv, capsysbinary) == want  # (_out: exit status 0)
+    assert spy["blocks"] >= 2 and spy["buckets"] == 0
+
+
+def test_on_threads_malformed_lines_in_several_blocks_are_the_whole_files_error(tmp_path, threaded_blocks, spy,
+                                                                                 capsysbinary):
+    """Malformed lines in two blocks of a grouped file: the error counts and shows both, as
+    with one thread (each block counted its own before)."""
+    qrels, run, lines = _grouped_lines(tmp_path)
+    for i in (40, len(lines) - 40):
+        lines[i] = lines[i].split()[0] + " Q0 D1"  # (its question's: the file stays grouped)
+    run.write_text("\n".join(lines) + "\n", encoding="latin-1")
+    errors = []
+    for threads in ("1", "2", "3"):
+        assert main(["--threads", threads, str(qrels), str(run)]) == 2
+        errors.append(capsysbinary.readouterr().err)
+    assert errors[1] == errors[0] and errors[2] == errors[0]
+    assert b"2 malformed lines" in errors[0] and spy["blocks"] >= 2
+
+
+def test_comment_lines_between_questions_keep_a_file_grouped(tmp_path, threaded_blocks, spy, capsysbinary):
+    """Comment lines (trec_eval skips a run line starting with '#') between the questions of
+    a grouped file: it is still cut into blocks for the threads."""
+    qrels, run, lines = _grouped_lines(tmp_path)
+    out, previous = [], None
+    for ln in lines:
+        if ln.split()[0] != previous:
+            out.append("# next question")
+            previous = ln.split()[0]
+        out.append(ln)
+    run.write_text("\n".join(out) + "\n", encoding="latin-1")
+    argv = ["-q", "-m", "all_trec", str(qrels), str(run)]
+    want = _out(["--threads", "1"] + argv, capsysbinary)
+    assert _out(["--threads", "2"] + argv, capsysbinary) == want
+    assert spy["blocks"] >= 2
+
+
 def test_a_bad_thread_count_is_a_user_error(capsys):
     code = main(["--threads", "0", str(DATA / "qrels.test"), str(DATA / "results.test")])
     cap = capsys.readouterr()
