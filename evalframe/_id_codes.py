@@ -425,8 +425,9 @@ def _clean_ids(table: "pa.Table") -> bool:
 
 
 def is_arrow(data) -> bool:
-    """Whether a checked table is an Arrow table (not a DataFrame)."""
-    return hasattr(data, "column_names")
+    """Whether a checked table is an Arrow table (not a DataFrame).  The class is asked, not
+    the object: a DataFrame's own missing-attribute lookup searches its columns."""
+    return hasattr(type(data), "column_names")
 
 
 def has_column(data: "pd.DataFrame | pa.Table", name: str) -> bool:

@@ -78,9 +78,18 @@ class DistinctIds:
 def str_column(a) -> pd.Series:
     """An Arrow string array as pandas' ``str`` column (object before pandas 3)."""
     import pandas as pd
+    return pd.Series(str_array(a), copy=False)
+
+
+def str_array(a):
+    """An Arrow string array (or chunked array) as the values of pandas' ``str`` column:
+    an ``ArrowStringArray`` on its buffers (pandas >= 3), else numpy objects.  A frame
+    made of such arrays can take them with ``copy=False``: Arrow buffers are never
+    written to, the objects are new."""
+    import pandas as pd
     if pandas_strings_are_large():
-        return pd.Series(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
-    return pd.Series(a.to_numpy(zero_copy_only=False), dtype=object)
+        return pd.arrays.ArrowStringArray(a, dtype=pd.StringDtype("pyarrow", na_value=np.nan))
+    return a.to_numpy(zero_copy_only=False).astype(object, copy=False)
 
 
 def _natural_order(ids: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ set's labels to it; :func:`group_starts` finds where each group starts.  :data:`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -153,9 +153,9 @@ class Judged:
             return self.group_ids
         import pandas as pd
 
-        from ._id_order import str_column
-        return pd.DataFrame({name: str_column(self.group_ids[name].combine_chunks())
-                             for name in self.group_ids.column_names})
+        from ._id_order import str_array
+        return pd.DataFrame({name: str_array(self.group_ids[name]) for name in self.group_ids.column_names},
+                            copy=False)
 
     @cached_property
     def diagnostics(self) -> "pd.DataFrame":
@@ -165,6 +165,14 @@ class Judged:
             return self.diagnostic_rows
         from ._diagnostic_records import diagnostics_table
         return diagnostics_table(self.records)
+
+    def with_records(self, records) -> "Judged":
+        """This table with other diagnostics ``records`` (its table of them made anew); the
+        groups' table, when made, goes with it (records do not change the groups)."""
+        out = replace(self, records=tuple(records), diagnostic_rows=None)
+        if "groups" in self.__dict__:
+            out.__dict__["groups"] = self.__dict__["groups"]
+        return out
 
     def cached(self, key, make):
         """Per-row intermediates computed once per ranked table (measures share them)."""

@@ -140,3 +140,36 @@ def test_dropped_run_questions_examples(prefix):
     expected = sorted(ids, key=int) if prefix == "" else sorted(ids)
     assert row["count"] == len(lacking)
     assert row["examples"] == ", ".join(expected[:5])
+
+
+@pytest.mark.parametrize("with_system", [False, True])
+def test_long_table_is_the_plain_long_table(with_system):
+    """The long table built from Arrow takes is the one pandas builds row by row; it holds
+    its own values (writing to it changes neither the groups nor the values given)."""
+    from evalframe.engine.steps import long_table
+    groups = pd.DataFrame({"query_id": ["q2", "q10", "é"]})
+    if with_system:
+        groups.insert(0, "system", ["a", "a", "b"])
+    values = np.arange(6, dtype=np.float64).reshape(3, 2)
+    got = long_table(groups, values, ["R@5", "nDCG@10"])
+    rows = [{**{c: groups[c][g] for c in groups.columns}, "measure": m, "value": values[g, j]}
+            for g in range(3) for j, m in enumerate(["R@5", "nDCG@10"])]
+    pd.testing.assert_frame_equal(got, pd.DataFrame(rows))
+    got.loc[0, "value"] = -1.0
+    got.loc[0, "query_id"] = "x"
+    assert values[0, 0] == 0.0 and groups["query_id"][0] == "q2"
+
+
+def test_new_records_keep_the_groups_table():
+    """A ranked table given more diagnostics records keeps its groups' table (made once),
+    and its diagnostics table is made anew."""
+    from evalframe.engine.steps import with_records
+    from evalframe.ranking import judge
+    from evalframe._diagnostic_records import Check, Diagnostic
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "doc_id": ["a", "c", "x"], "relevance": [1, 1, 1]})
+    J = judge(run, qrels, warn=False)
+    groups, before = J.groups, len(J.diagnostics)
+    K = with_records(J, [Diagnostic(None, Check.SHALLOW_RANKINGS, 2, "fewer", ("q1", "q2"))])
+    assert K is not J and K.groups is groups and list(K.groups["query_id"]) == ["q1", "q2", "q3"]
+    assert len(K.diagnostics) == before + 1 and len(J.diagnostics) == before

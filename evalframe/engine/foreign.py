@@ -27,9 +27,10 @@ def note_foreign_ids(J: Judged, run: CheckedRun, qrels) -> Judged:
     appears anywhere in the golden set, the run holding at least :data:`FOREIGN_MIN_RUN_DOCS`
     documents and the golden set :data:`FOREIGN_MIN_GOLDEN_DOCS` (checked only when no system
     has a judged document: one membership test)."""
-    n_systems = J.groups["system"].nunique() if "system" in J.groups else 1
     unjudged = sum(r.check is Check.SYSTEM_WITHOUT_JUDGED_DOCUMENTS and r.action != HAS_JUDGED for r in J.records)
-    if not unjudged or unjudged < n_systems:
+    if not unjudged:  # the usual case, decided without the groups' table
+        return J
+    if unjudged < (J.groups["system"].nunique() if "system" in J.groups else 1):
         return J
     import pyarrow as pa
     from .. import _arrow_compute as pc

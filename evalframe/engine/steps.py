@@ -12,7 +12,7 @@ import pandas as pd
 from ..measures import Measure, compute
 from .._diagnostic_checks import shallow_rankings
 from .._diagnostic_records import Check, LEFT_OUT, conflicts_record
-from .._id_order import str_column
+from .._id_order import str_array
 from .._judged import Judged
 from .._conflicts import ResolvedConflicts
 from .conventions import Conventions
@@ -40,8 +40,7 @@ def with_records(J: Judged, records) -> Judged:
     if len(records) == len(J.records):
         return J
     checks = list(Check)
-    records = tuple(sorted(records, key=lambda r: checks.index(r.check)))
-    return replace(J, records=records, diagnostic_rows=None)
+    return J.with_records(sorted(records, key=lambda r: checks.index(r.check)))
 
 
 def per_question_table(J: Judged, ms: list[Measure], keep: np.ndarray | None = None) -> pd.DataFrame:
@@ -60,7 +59,7 @@ def no_relevant_records(J: Judged, conv: Conventions) -> Judged:
         return J
     records = tuple(replace(r, action=LEFT_OUT) if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
                     for r in J.records)
-    return replace(J, records=records, diagnostic_rows=None)
+    return J.with_records(records)
 
 
 def kept_groups(J: Judged, conv: Conventions) -> np.ndarray | None:
@@ -84,9 +83,8 @@ def long_table(groups: pd.DataFrame, values: np.ndarray, names: list[str]) -> pd
     group_of_row = pa.array(np.repeat(np.arange(G), M))
     cols = {c: _arrow_strings(groups[c]).take(group_of_row) for c in groups.columns}
     cols["measure"] = _tiled_strings(list(names), G)
-    out = pd.DataFrame({c: str_column(a) for c, a in cols.items()})
-    out["value"] = np.asarray(values, dtype=np.float64).reshape(G * M)
-    return out
+    value = np.array(values, dtype=np.float64).reshape(G * M)  # a copy: the frame holds it
+    return pd.DataFrame({**{c: str_array(a) for c, a in cols.items()}, "value": value}, copy=False)
 
 
 def _tiled_strings(names: list[str], times: int):
