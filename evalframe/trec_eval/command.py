@@ -10,7 +10,7 @@ import numpy as np
 from .._arrow_numpy import arrow_of, numpy_of
 from .arguments import HELP, IllegalMeasure, Request, USAGE, UsageError, parse_args, plan_request
 from .catalogue import Derived, NICKNAMES
-from .files import ENCODING, read_inputs, starts_with_bom
+from .files import ENCODING, read_inputs, read_run_file, starts_with_bom
 from .output import make_writer, write_per_question
 from .._threads import resolve_threads
 from .scoring import cleared_on_placeholder, in_blocks, refuse_repeats_evaluated, score_in_blocks, score_run, with_placeholders
@@ -40,13 +40,16 @@ def _evaluate(opts, req: Request, qrels_path: str, run_path: str, out) -> None:
         from ..engine.budget import memory_budget
         budget = memory_budget(None)
     threads = resolve_threads(opts["threads"])
-    blocks = None
+    qrels = blocks = None
     if run_path != "-" and in_blocks(run_path, budget, threads):  # larger than the budget, or cut for the threads
-        blocks = score_in_blocks(opts, measures, rel_len, qrels_path, run_path, budget, threads)
+        qrels, blocks = score_in_blocks(opts, measures, rel_len, qrels_path, run_path, budget, threads)
     if blocks is not None:
-        qrels, (ids, values, rel_str), placeholders, runid = blocks
-    else:  # read whole (also a file cut for the threads whose questions are not grouped)
-        qrels, run, runid = read_inputs(qrels_path, run_path)
+        (ids, values, rel_str), placeholders, runid = blocks
+    else:  # read whole (also a file cut for the threads whose questions are not grouped: its golden set read)
+        if qrels is None:
+            qrels, run, runid = read_inputs(qrels_path, run_path)
+        else:
+            run, runid = read_run_file(run_path)
         placeholders = ()
         if opts["c"]:
             if run.repeats is not None:  # before the placeholders make the run a plain table

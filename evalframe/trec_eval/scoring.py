@@ -197,13 +197,14 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
     are, is read once), ``threads`` blocks at once, each read and scored on its own thread;
     a question met again after its block means the file is not grouped, and the run is then
     hashed on its question ids into temporary files, each evaluated whole.  Returns the
-    golden set, the questions' (ids, values, relevance strings), the -c placeholder
+    golden set, and the questions' (ids, values, relevance strings), the -c placeholder
     questions and the run tag.
 
-    None for a file cut only for the threads (the budget holds it whole) whose questions
-    are not grouped (a block's questions interleave, or a question is met again), or one
-    of whose blocks raises an error: the caller reads it whole, as with one thread (faster
-    than the partition pass, and its errors are the whole file's).
+    Those are None for a file cut only for the threads (the budget holds it whole) whose
+    questions are not grouped (a block's questions interleave, or a question is met again),
+    or one of whose blocks raises an error: the caller reads the run whole, as with one
+    thread (faster than the partition pass, and its errors are the whole file's), with the
+    golden set already read.
 
     The golden set is read on a thread of its own while the first blocks are read (a
     block is scored once it is read, and its errors raised after the golden set's)."""
@@ -225,7 +226,7 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
         qrels = golden.result()
     if not grouped:  # a question met again
         if fits:
-            return None
+            return qrels, None
         scored = _Blocks(opts, measures, rel_len, qrels)
         _score_buckets(scored, run_path, size)
     parts, seen, runid = scored.finish()
@@ -236,7 +237,7 @@ def score_in_blocks(opts, measures: list, rel_len: int | None, qrels_path: str, 
         placeholders = _unanswered(golden_ids, answered)
         if len(placeholders):
             parts.append(score_run(opts, measures, rel_len, _placeholder_rows(placeholders), qrels, block=True))
-    return qrels, _joined(parts, len(measures), rel_len), placeholders, runid
+    return qrels, (_joined(parts, len(measures), rel_len), placeholders, runid)
 
 
 class _Blocks:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from evalframe.engine import budget as sizing
-from evalframe.trec_eval import command, main, scoring
+from evalframe.trec_eval import command, files, main, scoring
 
 from tests.oracles.test_trec_eval_conformance import COMMANDS, DATA, _argv
 
@@ -321,9 +321,18 @@ def test_a_shuffled_file_cut_for_the_threads_is_read_whole(tmp_path, threaded_bl
         return real(*a, **k)
     monkeypatch.setattr(scoring, "score_run", counted)
     monkeypatch.setattr(command, "score_run", counted)
+    golden_reads = []
+    read_golden = files.read_golden_file
+
+    def golden_counted(*a, **k):
+        golden_reads.append(a)
+        return read_golden(*a, **k)
+    monkeypatch.setattr(files, "read_golden_file", golden_counted)
+    monkeypatch.setattr(scoring, "read_golden_file", golden_counted)
     assert _out(["--threads", "2"] + argv, capsysbinary) == want
     assert spy["blocks"] >= 1 and spy["buckets"] == 0
     assert scored == [False]  # no block scored: the whole file, once
+    assert len(golden_reads) == 1  # the golden set read by the blocks is kept for the whole file
 
 
 @pytest.mark.parametrize("shuffled", [False, True], ids=["grouped", "shuffled"])
