@@ -47,7 +47,8 @@ from .errors import EvalframeInputError, InputProblem
 from .canonical import apply_columns, arrow_frame, arrow_table_frame, check_columns, pandas_strings_are_large
 from .spans import check_chunks, check_spans, is_span_table
 from ._conflicts import Conflicts, check_conflicts
-from ._id_codes import CheckedQrels, CheckedRun, encode_run
+from ._id_bytes import arrow_backing
+from ._id_codes import CheckedQrels, CheckedRun, checked_text_qrels, checked_text_run, encode_run
 from .schema import check_qrels, check_run, clean_run
 from ._text_tables import decompress, first_data_line, is_header, not_utf8, trec_text_table
 
@@ -575,8 +576,13 @@ def read_checked_run(source: Source | Sequence[Source], *, system: str | None = 
     listed = isinstance(source, Sequence) and not isinstance(source, (str, bytes, os.PathLike))
     if not nested and not listed:  # read_run's single-source case
         raw, trimmed = _raw(source, "run", filesystem=filesystem, encoding=encoding)
-        return check_run(raw, system=system, duplicates=duplicates, columns=columns, ties=ties, part=part,
-                         trimmed=trimmed, ascending=ascending)
+        plain = None
+        if system is None and columns is None and ties != "rank" and not ascending:
+            table = plain_table(raw, ("query_id", "doc_id", "score"))
+            plain = None if table is None else checked_text_run(table)
+        return plain if plain is not None else check_run(
+            raw, system=system, duplicates=duplicates, columns=columns, ties=ties, part=part, trimmed=trimmed,
+            ascending=ascending)
     return encode_run(read_run(source, system=system, duplicates=duplicates, columns=columns, ties=ties,
                                filesystem=filesystem, encoding=encoding, ascending=ascending))
 
@@ -592,4 +598,22 @@ def read_checked_qrels(source: Source, *, columns: Mapping[str, str] | None = No
     if isinstance(source, CheckedQrels):
         return source
     raw, trimmed = _raw(source, "qrels", filesystem=filesystem, encoding=encoding)
-    return check_qrels(raw, columns=columns, conflicts=conflicts, part=part, trimmed=trimmed)
+    table = plain_table(raw, ("query_id", "doc_id", "relevance")) if columns is None else None
+    plain = None if table is None else checked_text_qrels(table)
+    return plain if plain is not None else check_qrels(raw, columns=columns, conflicts=conflicts, part=part,
+                                                       trimmed=trimmed)
+
+
+def plain_table(frame: pd.DataFrame, names: tuple[str, str, str]):
+    """A table of exactly the columns ``names`` (two ids as pandas' Arrow-backed strings, then
+    a numpy number column) as an Arrow table on the same buffers, for the checks without pandas
+    (:func:`~evalframe._id_codes.checked_text_run`, :func:`~evalframe._id_codes.checked_text_qrels`,
+    which give what :func:`check_run` / :func:`check_qrels` would, or None); else None."""
+    import pyarrow as pa
+    if list(frame.columns) != list(names):
+        return None
+    ids = [arrow_backing(frame[c]) for c in names[:2]]
+    number = frame[names[2]]
+    if ids[0] is None or ids[1] is None or not isinstance(number.dtype, np.dtype) or number.dtype.kind not in "if":
+        return None
+    return pa.table(dict(zip(names, [*ids, pa.array(number.to_numpy())])))

@@ -1,6 +1,7 @@
 """Loading: every accepted source gives the same canonical table; bad input gives one clear error."""
 import gzip
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -751,3 +752,89 @@ def test_ids_of_a_trec_text_file_skip_the_trim_pass_by_an_explicit_flag(tmp_path
     assert ef.read_run(raw)["doc_id"].tolist() == ["d1", "d2"]
     assert ef.schema.clean_run(raw, trimmed=True)["doc_id"].tolist() == [nbsp, "d2"]
     assert ef.read_run(csv_path)["doc_id"].tolist() == ["d1"]  # a CSV cell is trimmed
+
+
+# ---------------------------------------------------------------- plain tables checked without pandas
+def _plain_pair(seed: int = 3):
+    """A run and golden set as users hold them: pandas' Arrow-backed string ids, float64
+    scores with ties, int64 graded labels (0 and -1 among them), questions of either only."""
+    rng = np.random.default_rng(seed)
+    q = np.repeat([f"q{i}" for i in range(12)], 15)
+    d = np.concatenate([rng.choice(80, 15, replace=False) for _ in range(12)])
+    run = pd.DataFrame({"query_id": q, "doc_id": [f"D{x}" for x in d],
+                        "score": rng.choice([1.0, 1.5, 2.0, 3.25], len(q))})
+    judged = rng.random(len(q)) < 0.4
+    qrels = pd.DataFrame({"query_id": np.append(q[judged], ["q99", "q99"]),
+                          "doc_id": [f"D{x}" for x in d[judged]] + ["D1", "D2"],
+                          "relevance": np.append(rng.choice([-1, 0, 1, 2, 3], int(judged.sum())), [1, 0])})
+    return run, qrels
+
+
+def _variants():
+    run, qrels = _plain_pair()
+    out = {"plain": (run, qrels),
+           "shuffled, own index": (run.sample(frac=1, random_state=1).set_index(np.arange(len(run)) * 3), qrels)}
+    r = run.copy(); r.loc[5, "doc_id"] = r.loc[4, "doc_id"]; out["a document twice"] = (r, qrels)
+    r = run.copy(); r.loc[7, "score"] = np.nan; out["a NaN score"] = (r, qrels)
+    r = run.copy(); r.loc[3, "doc_id"] = " D3"; out["a blank-edged id"] = (r, qrels)
+    out["object ids"] = (run.astype({"query_id": object, "doc_id": object}), qrels)
+    out["float32 scores"] = (run.astype({"score": np.float32}), qrels)
+    out["int scores"] = (run.assign(score=np.arange(len(run)) % 7), qrels)
+    out["a system column"] = (run.assign(system="s"), qrels)
+    g = pd.concat([qrels, qrels.iloc[[0]]], ignore_index=True); out["a judgement twice"] = (run, g)
+    g = pd.concat([qrels, qrels.iloc[[0]].assign(relevance=qrels["relevance"].iloc[0] + 1)], ignore_index=True)
+    out["conflicting labels"] = (run, g)
+    g = qrels.copy(); g.loc[2, "relevance"] = 2 ** 62; out["a label out of range"] = (run, g)
+    out["float labels"] = (run, qrels.astype({"relevance": np.float64}))
+    out["int32 labels"] = (run, qrels.astype({"relevance": np.int32}))
+    return out
+
+
+def _outcome(run, qrels, **kw):
+    from evalframe.evaluation import evaluate_with_diagnostics
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = evaluate_with_diagnostics(run, qrels, ["nDCG@5", "AP", "P@3", "R@10", "RR", "NumRet"], **kw)
+        except ef.EvalframeInputError as exc:
+            got = str(exc)
+    return got, sorted(f"{type(w.message).__name__}: {w.message}" for w in caught)
+
+
+@pytest.mark.parametrize("name", list(_variants()))
+@pytest.mark.parametrize("kw", [{}, {"duplicates": "max", "conflicts": "max"}], ids=["defaults", "resolve"])
+def test_a_plain_table_checked_without_pandas_gives_check_runs_answer(name, kw, monkeypatch):
+    """evaluate() checks a plain run or golden set (only its canonical columns, Arrow-backed
+    string ids, float64 scores or int64 labels) on Arrow, as trec-eval checks a text file; the
+    per-question table, diagnostics, warnings and errors are those of the pandas checks
+    (the oracle: the same call with the Arrow checks turned off)."""
+    run, qrels = _variants()[name]
+    fast = _outcome(run, qrels, **kw)
+    monkeypatch.setattr(evalframe_io, "plain_table", lambda *a, **k: None)
+    slow = _outcome(run, qrels, **kw)
+    assert fast[1] == slow[1]
+    if isinstance(slow[0], str):
+        assert fast[0] == slow[0]
+        return
+    for a, b in zip(fast[0], slow[0]):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.filterwarnings("ignore::evalframe.EvalframeWarning")
+def test_plain_tables_take_the_arrow_checks(monkeypatch):
+    """The plain pair is checked on Arrow (both tables); object ids and float labels by the pandas checks."""
+    from evalframe import _id_codes
+    seen = []
+    for name in ("checked_text_run", "checked_text_qrels"):
+        real = getattr(_id_codes, name)
+        def answered(t, real=real, name=name):
+            out = real(t)
+            seen.extend([name] if out is not None else [])
+            return out
+        monkeypatch.setattr(evalframe_io, name, answered)
+    run, qrels = _plain_pair()
+    ef.evaluate(run, qrels, ["AP"])
+    assert seen == ["checked_text_run", "checked_text_qrels"]
+    seen.clear()
+    ef.evaluate(run.astype({"query_id": object, "doc_id": object}), qrels.astype({"relevance": np.float64}), ["AP"])
+    assert seen == []
