@@ -1,6 +1,5 @@
 """Loading: every accepted source gives the same canonical table; bad input gives one clear error."""
 import gzip
-import json
 import warnings
 
 import numpy as np
