@@ -29,6 +29,7 @@ separate processes.
     python benchmarks/bench_core.py --xl            # also 100,000 x 100
     python benchmarks/bench_core.py --cases 10000x100 7000x1000 --memory
     python benchmarks/bench_core.py --cases 1000000x5 50000x100   # per-question overhead
+    python benchmarks/bench_core.py --cases 10x100 100x100 1000x100 --repeat 21   # per-call overhead
     python benchmarks/bench_core.py --cases 7000x1000 --xl --threads 2 4   # evaluate(threads=N) beside one thread
 
 ``evalframe`` is evaluate() on one thread (the ratios per core); ``evalframe threads=N``
@@ -260,7 +261,9 @@ CASES = {  # name -> (questions, depth, ids, shuffled)
 }
 XL = {"100000x100": (100_000, 100, "str", False), "100000x100 shuffled": (100_000, 100, "str", True)}
 # cost grows with rows, not questions: the same 5M rows as many short or fewer long rankings
-PER_QUESTION = {"1000000x5": (1_000_000, 5, "str", False), "50000x100": (50_000, 100, "str", False)}
+PER_QUESTION = {"1000000x5": (1_000_000, 5, "str", False), "50000x100": (50_000, 100, "str", False),
+                # the cost of a call: small runs, as a notebook's loop over settings evaluates them
+                "10x100": (10, 100, "str", False), "100x100": (100, 100, "str", False)}
 
 
 def main() -> None:
