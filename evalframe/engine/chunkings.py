@@ -276,9 +276,8 @@ def judge_chunked(checked: CheckedRun, golden, chunkings: Chunkings, *, systems:
                   systems=within)
         J = note_foreign_ids(J, part, golden_g)
         if len(groups) > 1:  # each chunking's labels have their own questions without a relevant chunk
-            J = replace(J, records=tuple(replace(r, action=f"{r.action} {CHUNKING_OF}{', '.join(map(str, names))}")
-                                         if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r
-                                         for r in J.records), diagnostic_rows=None)
+            J = J.with_records(replace(r, action=f"{r.action} {CHUNKING_OF}{', '.join(map(str, names))}")
+                               if r.check is Check.GOLDEN_QUESTIONS_WITHOUT_RELEVANT else r for r in J.records)
         out.append(replace(J, spans=_span_rows(J, table, where, spans, codes), source_row=None))
     return out
 
