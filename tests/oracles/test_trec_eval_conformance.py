@@ -598,7 +598,7 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch, threads):
     # -q lines are laid out with numpy; the oracle is Python's own f-strings, line by line
     # (%6.4f values at and beside the rounding boundaries, negative, large, not finite;
     # counts; relevance strings; a name longer than 22 characters; ids of one to many
-    # bytes, non-ASCII among them), over chunks of a few questions laid out ``threads``
+    # bytes, non-ASCII among them, one holding a NUL byte), over chunks of a few questions laid out ``threads``
     # at once (written in order)
     import types
 
@@ -610,15 +610,18 @@ def test_per_question_numbers_are_printed_as_printf_does(monkeypatch, threads):
     halves = (np.arange(20000) + 0.5) / 1e4  # the rounding boundaries themselves
     v = np.concatenate([rng.random(20000), rng.integers(0, 9, 2000) / 8, halves, np.nextafter(halves, 0),
                         np.nextafter(halves, 1), [0.0, -0.0, 1.0, -1e-5, -0.3, 12345.678, 1e12, np.nan, np.inf,
-                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4, 10.5, 99999.4]])
+                                                  -np.inf, 0.03125, 0.00005, 0.99995, 9.99995e4, 10.5, 99999.4,
+                                                  # beside the tables' limit (what rounds to 100 and up: Python)
+                                                  9.99995, 10.0, 99.0, 99.99994, 99.999949, 99.99995, 99.99996,
+                                                  100.0, 100.00004]])
     n_q = len(v) // 2
-    ids = sorted({f"q{i}" for i in range(n_q - 3)} | {"\u00e9t\u00e9", "x" * 40, "7"})
+    ids = sorted({f"q{i}" for i in range(n_q - 4)} | {"\u00e9t\u00e9", "x" * 40, "7", "n\x00ul"})
     slot = lambda name, kind, integer: types.SimpleNamespace(  # noqa: E731
         name=name, spec=types.SimpleNamespace(kind=kind, integer=integer, per_query=True))
     rows = [slot("num_ret", "count", True), slot("map", "value", False), slot("relstring", "relstring", False),
             slot("a_name_longer_than_22_chars", "value", False), slot("num_rel", "count", True)]
     counts = rng.integers(0, 10 ** rng.integers(1, 12, n_q), n_q).astype(float)
-    counts[:3] = [0, -4, 10 ** 15]
+    counts[:12] = [0, -4, 10 ** 15, 999, 1000, 9999, 10000, 10001, 10 ** 7 - 1, 10 ** 7, 10 ** 7 + 1, 1]
     table = {id(rows[0]): counts, id(rows[1]): v[:n_q], id(rows[3]): v[n_q:2 * n_q],
              id(rows[4]): rng.integers(0, 7, n_q).astype(float)}
     rel = ["".join(rng.choice(list("-0123>."), rng.integers(0, 12))) for _ in range(n_q)]
