@@ -194,12 +194,11 @@ def evaluate(run, qrels, measures: "str | Measure | Iterable[str | Measure] | No
     0  librarian      sso      R@5   0.67
     1  librarian      sso  nDCG@10   0.62
     """
-    return evaluate_with_diagnostics(run, qrels, measures, rel=rel, ties=ties, missing=missing,
-                                     depth=depth, duplicates=duplicates, columns=columns,
-                                     conflicts=conflicts, ascending=ascending, engine=engine,
-                                     memory_budget=memory_budget, progress=progress, threads=threads, rollup=rollup,
-                                     chunks=chunks, min_overlap=min_overlap, tokens=tokens,
-                                     unjudged=unjudged, no_relevant=no_relevant)[0]
+    return _measured(run, qrels, measures, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
+                     columns=columns, conflicts=conflicts, ascending=ascending, engine=engine,
+                     memory_budget=memory_budget, progress=progress, threads=threads, rollup=rollup, chunks=chunks,
+                     min_overlap=min_overlap, tokens=tokens, shallow=None, unjudged=unjudged,
+                     no_relevant=no_relevant, diagnosed=False)[0]
 
 
 def diagnostics(run, qrels, measures: "str | Measure | Iterable[str | Measure] | None" = None, *,
@@ -545,6 +544,19 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
         The per-question table of :func:`evaluate` and the table of
         :func:`diagnostics`.
     """
+    return _measured(run, qrels, measures, rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates,
+                     columns=columns, conflicts=conflicts, ascending=ascending, engine=engine,
+                     memory_budget=memory_budget, progress=progress, threads=threads, rollup=rollup, chunks=chunks,
+                     min_overlap=min_overlap, tokens=tokens, shallow=shallow, unjudged=unjudged,
+                     no_relevant=no_relevant)
+
+
+def _measured(run, qrels, measures, *, rel, ties, missing, depth, duplicates, columns, conflicts, ascending, engine,
+              memory_budget, progress, threads, rollup, chunks, min_overlap, tokens, shallow, unjudged, no_relevant,
+              diagnosed: bool = True) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """:func:`evaluate_with_diagnostics`; ``diagnosed=False`` (:func:`evaluate`): the
+    in-memory engine leaves out the diagnostics table (None), which ``evaluate`` does not
+    return (its records are made and warned of all the same)."""
     conv = Conventions(rel=rel, ties=ties, missing=missing, depth=depth, duplicates=duplicates, conflicts=conflicts,
                        columns=columns, ascending=ascending, min_overlap=min_overlap, no_relevant=no_relevant)
     choice = choose(run, engine=engine, memory_budget=memory_budget, threads=threads)
@@ -552,7 +564,7 @@ def evaluate_with_diagnostics(run, qrels, measures: "str | Measure | Iterable[st
     shallow = None if shallow is None else [resolve(m, rel=rel) for m in parse_measures(shallow)]
     check_unjudged(unjudged, ms)
     return _evaluate(run, qrels, ms, conv, choice, progress=progress, rollup=rollup, chunks=chunks, tokens=tokens,
-                     shallow=shallow, unjudged=unjudged)
+                     shallow=shallow, unjudged=unjudged, diagnosed=diagnosed)
 
 
 def _check_no_relevant(no_relevant, chunked) -> None:
@@ -566,10 +578,13 @@ def _check_no_relevant(no_relevant, chunked) -> None:
 
 
 def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, *, progress, rollup, chunks,
-              tokens, shallow, unjudged, measured: bool = True) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+              tokens, shallow, unjudged, measured: bool = True, diagnosed: bool = True
+              ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """The per-question table and the diagnostics of ``run`` on the engine ``choice`` names:
     every caller's one path.  ``measured=False``: the diagnostics only (:func:`diagnostics`:
-    no warning; ``ms`` are then computed only where a chunking needs them flagged)."""
+    no warning; ``ms`` are then computed only where a chunking needs them flagged).
+    ``diagnosed=False``: the in-memory engine on one thread may leave out the diagnostics
+    table (None; a call's fixed cost, about 0.4 ms)."""
     check(conv.caller, "progress", progress, BOOLEAN_OR_NONE)
     warn = measured
     refuse_unjudged_with_spans(unjudged, chunks, qrels, conv.columns)
@@ -602,7 +617,7 @@ def _evaluate(run, qrels, ms: list[Measure], conv: Conventions, choice: Choice, 
         if out is not None:
             return out
     return evaluate_partition(run, qrels, ms, conv, warn=warn, rollup=rollup, shallow=shallow,
-                              chunks=chunks if chunkings is not None else None, unjudged=unjudged)
+                              chunks=chunks if chunkings is not None else None, unjudged=unjudged, diagnosed=diagnosed)
 
 
 def _token_counts(run, tokens, conv: Conventions, choice: Choice):

@@ -47,6 +47,7 @@ from .errors import EvalframeInputError, InputProblem
 from .canonical import apply_columns, arrow_frame, arrow_table_frame, check_columns, pandas_strings_are_large
 from .spans import check_chunks, check_spans, is_span_table
 from ._conflicts import Conflicts, check_conflicts
+from ._arrow_numpy import arrow_of
 from ._id_bytes import arrow_backing
 from ._id_codes import CheckedQrels, CheckedRun, checked_text_qrels, checked_text_run, encode_run
 from .schema import check_qrels, check_run, clean_run
@@ -616,4 +617,4 @@ def plain_table(frame: pd.DataFrame, names: tuple[str, str, str]):
     number = frame[names[2]]
     if ids[0] is None or ids[1] is None or not isinstance(number.dtype, np.dtype) or number.dtype.kind not in "if":
         return None
-    return pa.table(dict(zip(names, [*ids, pa.array(number.to_numpy())])))
+    return pa.table(dict(zip(names, [*ids, arrow_of(number.to_numpy())])))

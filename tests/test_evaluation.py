@@ -47,3 +47,29 @@ def test_bundled_hnsw_against_exact():
     assert len(ir) == 225
     # PROVENANCE: about 0.95 at k = 10 on Cranfield
     assert 0.9 < ir.value.mean() < 0.99
+
+
+def test_evaluate_leaves_out_the_diagnostics_table_it_does_not_return(monkeypatch):
+    # evaluate() returns the per-question table only: the in-memory engine does not build the
+    # diagnostics table (a fixed cost per call) and the table and warnings are those of
+    # evaluate_with_diagnostics
+    import warnings
+
+    import evalframe._diagnostic_records as records
+    from evalframe.evaluation import evaluate_with_diagnostics
+    made = []
+    real = records.diagnostics_table
+    monkeypatch.setattr(records, "diagnostics_table", lambda recs: made.append(len(recs)) or real(recs))
+    run = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q3"], "doc_id": ["a", "b", "c", "d"],
+                        "score": [2.0, 1.0, 1.0, 0.5]})
+    qrels = pd.DataFrame({"query_id": ["q1", "q2", "q4"], "doc_id": ["a", "x", "y"], "relevance": [1, 1, 2]})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        table = ef.evaluate(run, qrels, ["P@5", "nDCG@10"])
+    assert made == []
+    with warnings.catch_warnings(record=True) as seen_too:
+        warnings.simplefilter("always")
+        want, diag = evaluate_with_diagnostics(run, qrels, ["P@5", "nDCG@10"])
+    assert made and len(diag) >= 2  # shallow rankings, questions the golden set lacks
+    pd.testing.assert_frame_equal(table, want)
+    assert [(w.category, str(w.message)) for w in seen] == [(w.category, str(w.message)) for w in seen_too]

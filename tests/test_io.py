@@ -837,3 +837,25 @@ def test_plain_tables_take_the_arrow_checks(monkeypatch):
     seen.clear()
     ef.evaluate(run.astype({"query_id": object, "doc_id": object}), qrels.astype({"relevance": np.float64}), ["AP"])
     assert seen == []
+
+
+def test_arrow_backing_gives_the_columns_own_chunks():
+    # pandas' Arrow protocol, not pyarrow.array of the Series: the same answer (the column's
+    # own chunks and buffers; None for other columns)
+    import pyarrow as pa
+
+    from evalframe._id_bytes import arrow_backing
+    one = pd.Series(["q1", "q2", "q10"], dtype="str")
+    got = arrow_backing(one)
+    assert got.num_chunks == 1 and got.to_pylist() == ["q1", "q2", "q10"]
+    own = one.array.__arrow_array__().chunk(0).buffers()[2].address
+    assert got.chunk(0).buffers()[2].address == own
+    chunks = pa.chunked_array([["a", "b"], ["c"]], pa.large_string())
+    many = pd.Series(pd.arrays.ArrowStringArray(chunks))
+    got = arrow_backing(many)
+    assert got.num_chunks == 2 and got.to_pylist() == ["a", "b", "c"] and got.type == pa.large_string()
+    assert got.chunk(1).buffers()[2].address == chunks.chunk(1).buffers()[2].address
+    small = arrow_backing(pd.Series(["x", "y"], dtype=pd.ArrowDtype(pa.string())))
+    assert small.type == pa.string() and small.to_pylist() == ["x", "y"]
+    assert arrow_backing(pd.Series([1, 2], dtype=pd.ArrowDtype(pa.int64()))) is None
+    assert arrow_backing(pd.Series(["x"], dtype=object)) is None

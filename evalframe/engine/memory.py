@@ -76,8 +76,10 @@ def _split_page_column(run, column: str):
 
 def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAULT, *, warn: bool = True,
                        rollup: Rollup | None = None, chunks=None, shallow: list[Measure] | None = None,
-                       unjudged: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per-question table and diagnostics table of one partition (measures already resolved).
+                       unjudged: str | None = None, diagnosed: bool = True) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Per-question table and diagnostics table of one partition (measures already resolved;
+    ``diagnosed=False``: without the diagnostics table, None, where it would be made from
+    the records: a run without chunk offsets).
 
     ``unjudged="relevant"`` or ``"bounds"``: the table of :func:`bound_table` (measures
     checked by :func:`check_unjudged`; not with chunk offsets).
@@ -102,7 +104,7 @@ def evaluate_partition(run, qrels, ms: list[Measure], conv: Conventions = DEFAUL
                  else per_question_table(J, ms, keep))
         if rollup is not None:
             table.insert(table.columns.get_loc("measure"), "unit", UNIT)
-        return table, J.diagnostics.copy()
+        return table, J.diagnostics.copy() if diagnosed else None
     if rollup is not None:
         raise ValueError("evaluate: rollup= and chunks= (or a span golden set) cannot be combined: "
                          "a span golden set already scores any chunking")
