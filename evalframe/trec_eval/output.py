@@ -1,5 +1,6 @@
 """trec_eval's output: per-question lines written as bytes, vectorised (no Python loop per
-question or per value), and the writer that keeps the files' bytes.
+question or per value; only a chunk whose ids hold a NUL byte is written line by line), and
+the writer that keeps the files' bytes.
 """
 from __future__ import annotations
 
